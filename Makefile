@@ -1,0 +1,39 @@
+GO ?= go
+PKGS := ./...
+FUZZTIME ?= 10s
+BENCHTIME ?= 1s
+SCENARIO ?= examples/gamedays/primary-429-storm.yaml
+
+.PHONY: build test vet staticcheck bench fuzz demo clean
+
+build:
+	$(GO) build -o bin/brownout ./cmd/brownout
+
+vet:
+	$(GO) vet $(PKGS)
+
+staticcheck:
+	$(GO) tool staticcheck $(PKGS)
+
+test: vet staticcheck
+	$(GO) test -race -shuffle=on -timeout 14m $(PKGS)
+
+# Benchmarks only (no tests); compare runs with benchstat.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+
+# A short, bounded run of every fuzz target (FUZZTIME each).
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+# A real game day end to end on the embedded defaults (simulated mode).
+demo: build
+	./bin/brownout gameday run $(SCENARIO) --mode sim --out out/demo
+
+clean:
+	rm -rf bin out

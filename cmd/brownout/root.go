@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes (DESIGN.md): 0 success, 1 the game day failed its expectations,
+// 2 usage or input error.
+const (
+	exitOK       = 0
+	exitFailed   = 1
+	exitUsageErr = 2
+)
+
+// IOStreams are the injected input and outputs of every command.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// Factory carries what commands share: streams and the logger built from the
+// global flags.
+type Factory struct {
+	IO     IOStreams
+	logger *slog.Logger
+}
+
+// Logger returns the logger configured by --log-level and --log-format.
+func (f *Factory) Logger() *slog.Logger {
+	if f.logger == nil {
+		return slog.New(slog.NewTextHandler(f.IO.ErrOut, nil))
+	}
+	return f.logger
+}
+
+// exitError carries a specific exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError marks bad flags or input (exit 2).
+func usageError(err error) error { return &exitError{code: exitUsageErr, err: err} }
+
+// failedError marks a run whose expectations failed (exit 1); the output was
+// already written, so nothing more is printed.
+func failedError() error { return &exitError{code: exitFailed} }
+
+type rootOptions struct {
+	LogLevel  string
+	LogFormat string
+}
+
+// NewCmdRoot builds the command tree.
+func NewCmdRoot(f *Factory) *cobra.Command {
+	opts := &rootOptions{}
+	cmd := &cobra.Command{
+		Use:           "brownout",
+		Short:         "LLM failover gateway, programmable mock providers and game-day runner",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			l, err := newLogger(f.IO.ErrOut, opts.LogLevel, opts.LogFormat)
+			if err != nil {
+				return usageError(err)
+			}
+			f.logger = l
+			return nil
+		},
+	}
+	cmd.SetIn(f.IO.In)
+	cmd.SetOut(f.IO.Out)
+	cmd.SetErr(f.IO.ErrOut)
+	cmd.PersistentFlags().StringVar(&opts.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	cmd.PersistentFlags().StringVar(&opts.LogFormat, "log-format", "text", "log format: text or json")
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(err) })
+
+	cmd.AddCommand(NewCmdVersion(f, nil))
+	addCommands(cmd, f)
+	return cmd
+}
+
+// addCommands registers the subcommands that each package's wiring provides.
+// One line per command.
+func addCommands(root *cobra.Command, f *Factory) {
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", level)
+	}
+	hopts := &slog.HandlerOptions{Level: lv}
+	switch strings.ToLower(format) {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, hopts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, hopts)), nil
+	default:
+		return nil, fmt.Errorf("--log-format: %q is not text or json", format)
+	}
+}
+
+// run executes the CLI and returns the process exit code.
+func run(ctx context.Context, args []string, io IOStreams) int {
+	f := &Factory{IO: io}
+	root := NewCmdRoot(f)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(io.ErrOut, "error:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(io.ErrOut, "error:", err)
+	// Cobra's own argument errors (unknown command, wrong arg count) are usage errors.
+	if strings.Contains(err.Error(), "unknown command") || strings.Contains(err.Error(), "arg(s)") {
+		return exitUsageErr
+	}
+	return exitFailed
+}

@@ -1,0 +1,13 @@
+// Package llm is brownout's normalized chat model: requests with messages,
+// content parts, tools and structured-output formats; responses with content,
+// tool calls, finish reasons and usage; stream events; and provider errors.
+//
+// The wire formats live in sub-packages (llm/openai, llm/anthropic,
+// llm/gemini), each exporting a [Codec]; llm/sse reads and writes server-sent
+// events. Translating between two formats is decoding with one codec and
+// encoding with the other: a feature the target cannot express is an
+// [*UnsupportedError], never a silent drop.
+//
+// This package performs no I/O and does not link net/http, so the gateway's
+// decision core can use its types.
+package llm
