@@ -1,0 +1,389 @@
+package yamlfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Error is one problem in a YAML file, with its position.
+type Error struct {
+	File  string
+	Line  int // 1-based; 0 when unknown
+	Col   int // 1-based; 0 when unknown
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Col > 0 {
+			fmt.Fprintf(&b, ":%d", e.Col)
+		}
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Errors is every problem found in a file. Validators collect them instead of
+// stopping at the first, so a user fixes a file in one pass.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Err returns es as an error, or nil when it is empty.
+func (es Errors) Err() error {
+	if len(es) == 0 {
+		return nil
+	}
+	return es
+}
+
+// Doc is a decoded file: its name and its node tree, so validators can report
+// positions for semantic errors.
+type Doc struct {
+	File string
+	Root *yaml.Node // the document's top node (a mapping for our files)
+}
+
+// ReadFile reads and strictly decodes a file into v.
+func ReadFile(path string, v any) (*Doc, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(path, data, v)
+}
+
+var (
+	reLine         = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+	reFieldMissing = regexp.MustCompile(`^field (\S+) not found in type `)
+	reValue        = regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)`")
+	reAlreadySet   = regexp.MustCompile(`^mapping key "([^"]+)" already defined`)
+)
+
+// Decode strictly decodes data (named file in errors) into v: unknown fields,
+// duplicate keys, type mismatches and syntax errors are all errors with
+// file:line:col. A decode error is Errors (every problem yaml.v3 reports).
+func Decode(file string, data []byte, v any) (*Doc, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, Errors{convert(file, nil, err.Error())}
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return nil, Errors{{File: file, Line: 1, Col: 1, Msg: "empty document"}}
+	}
+	doc := &Doc{File: file, Root: root.Content[0]}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	err := dec.Decode(v)
+	if err == nil || errors.Is(err, io.EOF) {
+		return doc, nil
+	}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		var es Errors
+		for _, m := range te.Errors {
+			es = append(es, convert(file, doc.Root, m))
+		}
+		return doc, es
+	}
+	var ye *Error
+	if errors.As(err, &ye) {
+		ye.File = file
+		return doc, Errors{ye}
+	}
+	return doc, Errors{convert(file, doc.Root, err.Error())}
+}
+
+// convert turns a yaml.v3 message ("line 3: field foo not found in type T")
+// into an Error, finding the column from the node tree.
+func convert(file string, root *yaml.Node, msg string) *Error {
+	e := &Error{File: file, Msg: msg}
+	m := reLine.FindStringSubmatch(msg)
+	if m == nil {
+		return e
+	}
+	e.Line, _ = strconv.Atoi(m[1])
+	e.Msg = m[2]
+	if fm := reFieldMissing.FindStringSubmatch(e.Msg); fm != nil {
+		e.Field = fm[1]
+		e.Msg = "unknown field"
+		e.Col = findKeyCol(root, e.Line, fm[1])
+		return e
+	}
+	if am := reAlreadySet.FindStringSubmatch(e.Msg); am != nil {
+		e.Field = am[1]
+		e.Msg = "duplicate key"
+		e.Col = findKeyCol(root, e.Line, am[1])
+		return e
+	}
+	if vm := reValue.FindStringSubmatch(e.Msg); vm != nil {
+		if col := findValueCol(root, e.Line, vm[1]); col > 0 {
+			e.Col = col
+			return e
+		}
+	}
+	e.Col = firstCol(root, e.Line)
+	return e
+}
+
+func findValueCol(n *yaml.Node, line int, value string) int {
+	if n == nil {
+		return 0
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 1; i < len(n.Content); i += 2 {
+			v := n.Content[i]
+			if v.Line == line && v.Kind == yaml.ScalarNode && v.Value == value {
+				return v.Column
+			}
+		}
+	}
+	if n.Kind == yaml.SequenceNode {
+		for _, v := range n.Content {
+			if v.Line == line && v.Kind == yaml.ScalarNode && v.Value == value {
+				return v.Column
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if col := findValueCol(c, line, value); col > 0 {
+			return col
+		}
+	}
+	return 0
+}
+
+func findKeyCol(n *yaml.Node, line int, key string) int {
+	if n == nil {
+		return 0
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Line == line && k.Value == key {
+				return k.Column
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if col := findKeyCol(c, line, key); col > 0 {
+			return col
+		}
+	}
+	return 0
+}
+
+func firstCol(n *yaml.Node, line int) int {
+	if n == nil {
+		return 0
+	}
+	best := 0
+	var walk func(*yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Line == line && (best == 0 || n.Column < best) {
+			best = n.Column
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(n)
+	return best
+}
+
+// Node returns the node at a dotted path ("timeline.2.fault.kind": mapping keys
+// and sequence indexes), or nil.
+func (d *Doc) Node(path string) *yaml.Node {
+	if d == nil || d.Root == nil {
+		return nil
+	}
+	n := d.Root
+	if path == "" {
+		return n
+	}
+	for _, seg := range strings.Split(path, ".") {
+		for n.Kind == yaml.AliasNode && n.Alias != nil {
+			n = n.Alias
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			var next *yaml.Node
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == seg {
+					next = n.Content[i+1]
+					break
+				}
+			}
+			if next == nil {
+				return nil
+			}
+			n = next
+		case yaml.SequenceNode:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(n.Content) {
+				return nil
+			}
+			n = n.Content[i]
+		default:
+			return nil
+		}
+	}
+	return n
+}
+
+// Pos returns the line and column of the value at path. When the path does
+// not exist it falls back to its longest existing prefix.
+func (d *Doc) Pos(path string) (line, col int) {
+	for p := path; ; {
+		if n := d.Node(p); n != nil {
+			return n.Line, n.Column
+		}
+		i := strings.LastIndexByte(p, '.')
+		if i < 0 {
+			if n := d.Node(""); n != nil {
+				return n.Line, n.Column
+			}
+			return 0, 0
+		}
+		p = p[:i]
+	}
+}
+
+// Errorf returns an Error at the position of path, naming path as the field.
+func (d *Doc) Errorf(path, format string, args ...any) *Error {
+	line, col := d.Pos(path)
+	file := ""
+	if d != nil {
+		file = d.File
+	}
+	return &Error{File: file, Line: line, Col: col, Field: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// nodeError is an error from a custom unmarshaler, placed at its node.
+func nodeError(n *yaml.Node, format string, args ...any) *Error {
+	return &Error{Line: n.Line, Col: n.Column, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Duration is a time.Duration written as "30s", "1m30s" or "250ms" in YAML and
+// JSON. A bare 0 is accepted; other bare numbers are errors (a unit is required).
+type Duration time.Duration
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// UnmarshalYAML parses a duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return nodeError(n, "duration must be a string like \"30s\"")
+	}
+	if n.Value == "0" {
+		*d = 0
+		return nil
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return nodeError(n, "invalid duration %q (use a unit, e.g. \"30s\", \"2m\", \"250ms\")", n.Value)
+	}
+	if v < 0 {
+		return nodeError(n, "duration %q must not be negative", n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration as a string.
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Percent is a fraction written "25%" or as a plain fraction (0.25) in YAML.
+// Values must lie in [0, 1] unless the field documents otherwise.
+type Percent float64
+
+// F returns the fraction.
+func (p Percent) F() float64 { return float64(p) }
+
+func (p Percent) String() string {
+	return strconv.FormatFloat(float64(p)*100, 'f', -1, 64) + "%"
+}
+
+// ParsePercent parses "25%", "25.5%" or "0.25".
+func ParsePercent(s string) (Percent, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasSuffix(s, "%") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "%")), 64)
+		if err != nil {
+			return 0, fmt.Errorf("invalid percentage %q", s)
+		}
+		return Percent(v / 100), nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid percentage %q (use \"25%%\" or 0.25)", s)
+	}
+	return Percent(v), nil
+}
+
+// UnmarshalYAML parses a percentage in [0, 1].
+func (p *Percent) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return nodeError(n, "percentage must be a scalar like \"25%%\"")
+	}
+	v, err := ParsePercent(n.Value)
+	if err != nil {
+		return nodeError(n, "%v", err)
+	}
+	if v < 0 || v > 1 {
+		return nodeError(n, "percentage %q must be between 0%% and 100%%", n.Value)
+	}
+	*p = v
+	return nil
+}
+
+// MarshalYAML writes "25%".
+func (p Percent) MarshalYAML() (any, error) { return p.String(), nil }
+
+// MarshalJSON writes the fraction as a number.
+func (p Percent) MarshalJSON() ([]byte, error) { return json.Marshal(float64(p)) }
