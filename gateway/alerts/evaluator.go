@@ -121,9 +121,9 @@ func quantile(hist *[histBuckets]uint32, n uint32, q float64) time.Duration {
 }
 
 type reqState struct {
-	route   string
-	start   time.Time
-	first   string // first target attempted
+	route    string
+	start    time.Time
+	first    string // first target attempted
 	servedBy string // target of the last successful attempt
 }
 
