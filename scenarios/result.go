@@ -1,0 +1,298 @@
+package scenarios
+
+import (
+	"time"
+)
+
+// SchemaVersion is the version of the [Result] JSON schema (result.json). It
+// changes only when a field is renamed or removed or its meaning changes;
+// adding fields keeps the version.
+const SchemaVersion = 1
+
+// Mode says how a scenario was run.
+type Mode string
+
+// Run modes.
+const (
+	ModeSim  Mode = "sim"  // discrete-event simulation in virtual time
+	ModeLive Mode = "live" // real HTTP on loopback, real time
+)
+
+// Result is everything a game day measured: the scores of every fault step and
+// target, overall scores, and the verdict of each expectation. It is plain data
+// and round-trips through encoding/json; durations are nanoseconds in fields
+// whose JSON name ends in _ns. reports renders it.
+type Result struct {
+	Schema   int    `json:"schema"` // SchemaVersion
+	Scenario string `json:"scenario"`
+	File     string `json:"file,omitempty"`
+	Mode     Mode   `json:"mode"`
+	Seed     uint64 `json:"seed"`
+	// Versions of what ran: "brownout" and, in live black-box runs, "gateway".
+	Versions map[string]string `json:"versions,omitempty"`
+	// Start is when traffic began (virtual time in sim mode: a fixed epoch).
+	Start time.Time `json:"start"`
+	// Duration is the scheduled length; Elapsed what actually ran (shorter
+	// when a stop condition or a cancel cut the run).
+	Duration time.Duration `json:"duration_ns"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
+	// Aborted is set when the run ended early; AbortReason says why
+	// ("stop_when: success rate 41% < 50% for 30s", "canceled").
+	Aborted     bool   `json:"aborted,omitempty"`
+	AbortReason string `json:"abort_reason,omitempty"`
+	SLO         SLO    `json:"slo"`
+	// BlackBox is set when the gateway emitted no events and detection was
+	// measured from the mocks' journals (traffic shift).
+	BlackBox bool `json:"black_box,omitempty"`
+
+	Overall Overall       `json:"overall"`
+	Faults  []FaultScore  `json:"faults"`
+	Targets []TargetScore `json:"targets"`
+	Alerts  []AlertScore  `json:"alerts,omitempty"`
+	// Expectations holds one verdict per checked expectation, in file order.
+	Expectations []Verdict    `json:"expectations"`
+	Pass         bool         `json:"pass"` // every expectation holds (and the run was not aborted)
+	Events       EventSummary `json:"events"`
+}
+
+// SLO is the user-visible success objective the run is judged against.
+type SLO struct {
+	SuccessRate float64       `json:"success_rate"` // fraction, e.g. 0.99
+	Window      time.Duration `json:"window_ns"`    // sliding window, default 10s
+}
+
+// Overall are the scores over the whole run.
+type Overall struct {
+	Availability Availability `json:"availability"`
+	Latency      Latency      `json:"latency"`
+	Retry        Retry        `json:"retry"`
+	Cost         Cost         `json:"cost"`
+	BadServed    int          `json:"bad_served"`
+	Flaps        int          `json:"flaps"`
+}
+
+// Availability counts user requests by outcome. Rates are fractions of
+// Requests; all zero when there were no requests.
+type Availability struct {
+	Requests int     `json:"requests"`
+	Served   int     `json:"served"`   // in full, by the first tier
+	Degraded int     `json:"degraded"` // by a lower tier
+	Failed   int     `json:"failed"`
+	Success  float64 `json:"success"` // (served + degraded) / requests
+	// ServedRate, DegradedRate and FailedRate split Success.
+	ServedRate   float64 `json:"served_rate"`
+	DegradedRate float64 `json:"degraded_rate"`
+	FailedRate   float64 `json:"failed_rate"`
+}
+
+// Percentiles are p50/p95/p99 of a latency sample.
+type Percentiles struct {
+	N   int           `json:"n"`
+	P50 time.Duration `json:"p50_ns"`
+	P95 time.Duration `json:"p95_ns"`
+	P99 time.Duration `json:"p99_ns"`
+}
+
+// Latency compares time to first token and total time of successful requests
+// outside every fault window (baseline) and inside any (fault).
+type Latency struct {
+	BaselineTTFT  Percentiles `json:"baseline_ttft"`
+	FaultTTFT     Percentiles `json:"fault_ttft"`
+	BaselineTotal Percentiles `json:"baseline_total"`
+	FaultTotal    Percentiles `json:"fault_total"`
+	// TTFTPenalty and TotalPenalty are fault p95 / baseline p95; 0 when either
+	// sample is empty.
+	TTFTPenalty  float64 `json:"ttft_penalty"`
+	TotalPenalty float64 `json:"total_penalty"`
+}
+
+// Retry measures amplification: upstream attempts per user request.
+type Retry struct {
+	Requests      int     `json:"requests"`
+	Attempts      int     `json:"attempts"`
+	Amplification float64 `json:"amplification"` // attempts / requests
+	// PeakAmplification is the highest attempts/requests ratio over any
+	// 10-second window (windows with fewer than 5 requests are ignored);
+	// PeakAt is that window's end.
+	PeakAmplification float64   `json:"peak_amplification"`
+	PeakAt            time.Time `json:"peak_at"`
+	BudgetExhausted   int       `json:"budget_exhausted"` // budget.exhausted events
+}
+
+// Cost is spend from metered usage and the pricing table, in the price
+// table's currency (USD per million tokens in the shipped examples).
+type Cost struct {
+	Total float64 `json:"total"`
+	// Counterfactual is what the served requests would have cost at the
+	// primary target's price, with the tokens they actually used.
+	Counterfactual float64 `json:"counterfactual"`
+	// FallbackPremium is Total - Counterfactual.
+	FallbackPremium float64 `json:"fallback_premium"`
+	// Multiplier is spend per user request during the fault windows over spend
+	// per user request outside them; 0 when either side has no requests.
+	Multiplier float64 `json:"multiplier"`
+	// CacheWarmupPenalty is what input tokens that missed the prompt cache
+	// cost beyond the target's warm hit ratio (see the scoring README).
+	CacheWarmupPenalty float64            `json:"cache_warmup_penalty"`
+	ByTarget           map[string]float64 `json:"by_target,omitempty"`
+}
+
+// FaultScore are the scores of one fault step on one target.
+type FaultScore struct {
+	Step   string    `json:"step"`
+	Target string    `json:"target"` // provider:model
+	Kind   string    `json:"kind,omitempty"`
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+
+	// Detected is false when no detection happened during the fault; TTD is
+	// then zero. DetectedBy names the first detection: "breaker", "health",
+	// "detector:<name>", "probe", "traffic_shift" or "already_open".
+	Detected   bool          `json:"detected"`
+	TTD        time.Duration `json:"ttd_ns"`
+	DetectedBy string        `json:"detected_by,omitempty"`
+
+	// Impact is whether the windowed success rate ever fell below the SLO
+	// during the fault. Mitigated is false when it never held again until the
+	// fault ended; TTM is then zero.
+	Impact    bool          `json:"impact"`
+	Mitigated bool          `json:"mitigated"`
+	TTM       time.Duration `json:"ttm_ns"`
+
+	// Recovered is false when the target's share never came back to 90% of its
+	// baseline before the run (or the next fault on it) ended. BaselineShare
+	// is its pre-fault share of successful attempts. Superseded means another
+	// fault on the same target started when this one ended, so recovery is
+	// measured on that one.
+	Recovered     bool          `json:"recovered"`
+	TTR           time.Duration `json:"ttr_ns"`
+	BaselineShare float64       `json:"baseline_share"`
+	Superseded    bool          `json:"superseded,omitempty"`
+
+	Availability Availability `json:"availability"` // requests that started during the fault
+	Latency      Latency      `json:"latency"`      // baseline vs this fault
+	Retry        Retry        `json:"retry"`        // during the fault
+	// OfferedLoad is attempts per second sent to the faulted target during
+	// the fault; BaselineLoad before it; LoadRatio their quotient (0 when the
+	// baseline is 0).
+	OfferedLoad  float64 `json:"offered_load"`
+	BaselineLoad float64 `json:"baseline_load"`
+	LoadRatio    float64 `json:"load_ratio"`
+	// CostMultiplier is spend per request during this fault over baseline.
+	CostMultiplier float64 `json:"cost_multiplier"`
+	BadServed      int     `json:"bad_served"`
+	// Flaps counts breaker openings and unhealthy markings of the target
+	// beyond the first during this fault.
+	Flaps int `json:"flaps"`
+}
+
+// TargetScore are per-target totals over the run.
+type TargetScore struct {
+	Target   string  `json:"target"`
+	Attempts int     `json:"attempts"`
+	OK       int     `json:"ok"`    // successful attempts
+	Served   int     `json:"served"` // user requests this target answered
+	Share    float64 `json:"share"` // of successful attempts
+	Cost     float64 `json:"cost"`
+	// Quality is the eval pass rate of the responses it served (1 when it
+	// served none); QualityN the sample size.
+	Quality  float64 `json:"quality"`
+	QualityN int     `json:"quality_n"`
+	// Breaker openings, half-open → open cycles, unhealthy markings, and
+	// openings or markings outside every fault window (false positives).
+	Openings       int `json:"openings"`
+	Cycles         int `json:"cycles"`
+	Unhealthy      int `json:"unhealthy"`
+	FalsePositives int `json:"false_positives"`
+	Flaps          int `json:"flaps"`
+	BadServed      int `json:"bad_served"`
+	// Classes counts attempt outcome classes ("ok", "rate_limited", ...).
+	Classes map[string]int `json:"classes,omitempty"`
+}
+
+// AlertScore is one alert rule's activity.
+type AlertScore struct {
+	Name     string    `json:"name"`
+	Severity string    `json:"severity,omitempty"`
+	Fired    int       `json:"fired"`
+	FirstAt  time.Time `json:"first_at,omitzero"`
+	Resolved int       `json:"resolved"`
+	// Delivered and Undelivered count deliveries per sink name; an
+	// undelivered alert is one nobody received.
+	Delivered   map[string]int `json:"delivered,omitempty"`
+	Undelivered map[string]int `json:"undelivered,omitempty"`
+}
+
+// Verdict is the outcome of one expectation.
+type Verdict struct {
+	Name   string `json:"name"`             // e.g. "ttd", "availability", "alert fallback_rate_high"
+	Step   string `json:"step,omitempty"`   // the fault step it applies to, if any
+	Target string `json:"target,omitempty"` // provider:model, if any
+	Want   string `json:"want"`             // e.g. "<= 30s"
+	Got    string `json:"got"`              // e.g. "12.4s", "not detected"
+	Pass   bool   `json:"pass"`
+}
+
+// EventSummary counts the event log by kind.
+type EventSummary struct {
+	Total  int            `json:"total"`
+	ByKind map[string]int `json:"by_kind"`
+}
+
+// Fault returns the score of the named step on target ("provider:model" or
+// "provider/model"; "" for the step's first target).
+func (r *Result) Fault(step, target string) (FaultScore, bool) {
+	target = normTarget(target)
+	for _, f := range r.Faults {
+		if f.Step == step && (target == "" || f.Target == target) {
+			return f, true
+		}
+	}
+	return FaultScore{}, false
+}
+
+// Target returns the per-target score ("provider:model" or "provider/model").
+func (r *Result) Target(target string) (TargetScore, bool) {
+	target = normTarget(target)
+	for _, t := range r.Targets {
+		if t.Target == target {
+			return t, true
+		}
+	}
+	return TargetScore{}, false
+}
+
+// TTD returns the time to detect of a step, and whether it was detected.
+func (r *Result) TTD(step string) (time.Duration, bool) {
+	f, ok := r.Fault(step, "")
+	return f.TTD, ok && f.Detected
+}
+
+// TTM returns the time to mitigate of a step, and whether it was mitigated.
+func (r *Result) TTM(step string) (time.Duration, bool) {
+	f, ok := r.Fault(step, "")
+	return f.TTM, ok && f.Mitigated
+}
+
+// TTR returns the time to recover of a step, and whether it recovered.
+func (r *Result) TTR(step string) (time.Duration, bool) {
+	f, ok := r.Fault(step, "")
+	return f.TTR, ok && f.Recovered
+}
+
+// Availability returns the overall success rate (served in full or degraded).
+func (r *Result) Availability() float64 { return r.Overall.Availability.Success }
+
+// RetryAmplification returns upstream attempts per user request over the run.
+func (r *Result) RetryAmplification() float64 { return r.Overall.Retry.Amplification }
+
+// Failed returns the verdicts that did not hold.
+func (r *Result) Failed() []Verdict {
+	var out []Verdict
+	for _, v := range r.Expectations {
+		if !v.Pass {
+			out = append(out, v)
+		}
+	}
+	return out
+}
