@@ -1,0 +1,527 @@
+package evals
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"sync"
+	"time"
+
+	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/yamlfile"
+)
+
+// Detector names, as they appear in [Signal] and detector.signal events.
+const (
+	DetectFinishLength  = "finish_length"   // share of finish_reason=length rising, traffic mix unchanged
+	DetectTokenWall     = "token_wall"      // output-token counts piling up at one value
+	DetectJSONInvalid   = "json_invalid"    // JSON parse failures rising on structured routes
+	DetectRefusal       = "refusal_rate"    // refusal phrases rising
+	DetectEmptyToolArgs = "empty_tool_args" // tool calls with empty or unparsable arguments rising
+)
+
+// DetectorNames lists the detector names in a fixed order.
+var DetectorNames = []string{DetectFinishLength, DetectTokenWall, DetectJSONInvalid, DetectRefusal, DetectEmptyToolArgs}
+
+const numDetectors = 5
+
+// Rule tunes one detector. Threshold is the rise of the detector's rate over
+// the target's baseline that fires it (absolute, as a fraction).
+type Rule struct {
+	Disabled  bool             `yaml:"disabled" json:"disabled,omitempty"`
+	Threshold yamlfile.Percent `yaml:"threshold" json:"threshold,omitempty"`
+}
+
+// DetectorConfig is the `detectors:` section of the gateway configuration.
+// Its zero value is usable: every zero field takes the default its comment
+// states.
+type DetectorConfig struct {
+	// Window is the recent span compared with the baseline. Default 60s.
+	Window yamlfile.Duration `yaml:"window" json:"window,omitempty"`
+	// BaselineHalfLife is how fast the baseline forgets: it is an
+	// exponentially decayed history of the windows that aged out. Default 10m.
+	BaselineHalfLife yamlfile.Duration `yaml:"baseline_half_life" json:"baseline_half_life,omitempty"`
+	// MinSamples is the fewest relevant observations in the window (and in the
+	// baseline, where one is needed) before a detector may fire. Default 20.
+	MinSamples int `yaml:"min_samples" json:"min_samples,omitempty"`
+	// Z is the binomial z-score the window's rate must reach over the
+	// baseline rate, on top of the threshold, so that small windows do not
+	// fire on noise. Default 3.
+	Z float64 `yaml:"z" json:"z,omitempty"`
+	// Repeat is how often a detector that keeps firing signals again.
+	// Default: Window.
+	Repeat yamlfile.Duration `yaml:"repeat" json:"repeat,omitempty"`
+	// Relearn: while any detector of a target fires, its baseline is frozen
+	// so the degradation does not become the new normal; after Relearn of
+	// continuous firing it learns again. Default 30m.
+	Relearn yamlfile.Duration `yaml:"relearn" json:"relearn,omitempty"`
+	// MixTolerance is how far the window's mean input tokens or mean
+	// max_tokens may move from the baseline's before the finish_length
+	// detector considers the traffic mix changed and stays quiet. Default 25%.
+	MixTolerance yamlfile.Percent `yaml:"mix_tolerance" json:"mix_tolerance,omitempty"`
+
+	// FinishLength: default threshold 15%. Needs a baseline.
+	FinishLength Rule `yaml:"finish_length" json:"finish_length"`
+	// TokenWall: share of the window's responses at one exact output-token
+	// count, above that count's baseline share. Default 20%.
+	TokenWall Rule `yaml:"token_wall" json:"token_wall"`
+	// JSONInvalid: rise of the parse-failure rate on structured routes.
+	// Default 10%; without a baseline the expected failure rate is 0.
+	JSONInvalid Rule `yaml:"json_invalid" json:"json_invalid"`
+	// Refusal: rise of the refusal rate. Default 10%; without a baseline 0.
+	Refusal Rule `yaml:"refusal" json:"refusal"`
+	// EmptyToolArgs: rise of the share of tool-calling responses with an
+	// empty or unparsable call. Default 10%; without a baseline 0.
+	EmptyToolArgs Rule `yaml:"empty_tool_args" json:"empty_tool_args"`
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c DetectorConfig) withDefaults() DetectorConfig {
+	def := func(d *yamlfile.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = yamlfile.Duration(v)
+		}
+	}
+	def(&c.Window, 60*time.Second)
+	def(&c.BaselineHalfLife, 10*time.Minute)
+	def(&c.Repeat, c.Window.D())
+	def(&c.Relearn, 30*time.Minute)
+	if c.MinSamples <= 0 {
+		c.MinSamples = 20
+	}
+	if c.Z <= 0 {
+		c.Z = 3
+	}
+	if c.MixTolerance <= 0 {
+		c.MixTolerance = 0.25
+	}
+	thr := func(r *Rule, v float64) {
+		if r.Threshold <= 0 {
+			r.Threshold = yamlfile.Percent(v)
+		}
+	}
+	thr(&c.FinishLength, 0.15)
+	thr(&c.TokenWall, 0.20)
+	thr(&c.JSONInvalid, 0.10)
+	thr(&c.Refusal, 0.10)
+	thr(&c.EmptyToolArgs, 0.10)
+	return c
+}
+
+// Validate reports a configuration error naming the field.
+func (c DetectorConfig) Validate() error {
+	if c.MinSamples < 0 {
+		return fmt.Errorf("min_samples: %d is negative", c.MinSamples)
+	}
+	if c.Z < 0 {
+		return fmt.Errorf("z: %g is negative", c.Z)
+	}
+	for _, r := range []struct {
+		name string
+		rule Rule
+	}{{"finish_length", c.FinishLength}, {"token_wall", c.TokenWall}, {"json_invalid", c.JSONInvalid},
+		{"refusal", c.Refusal}, {"empty_tool_args", c.EmptyToolArgs}} {
+		if r.rule.Threshold < 0 || r.rule.Threshold > 1 {
+			return fmt.Errorf("%s.threshold: %v is not in [0%%, 100%%]", r.name, r.rule.Threshold)
+		}
+	}
+	return nil
+}
+
+// Signal says a detector fired for a target: its rate in the window (Value)
+// against the target's own baseline rate (Baseline).
+type Signal struct {
+	Time     time.Time `json:"time"`
+	Target   string    `json:"target"`
+	Detector string    `json:"detector"`
+	Value    float64   `json:"value"`
+	Baseline float64   `json:"baseline"`
+	Samples  int       `json:"samples"` // relevant observations in the window
+	Detail   string    `json:"detail"`  // one human-readable line
+}
+
+func (s Signal) String() string {
+	return fmt.Sprintf("%s %s: %s", s.Target, s.Detector, s.Detail)
+}
+
+// counts are the per-bucket tallies of observations.
+type counts struct {
+	n, length             float64
+	inSum, maxSum, maxN   float64
+	structured, jsonValid float64
+	refusal               float64
+	tool, emptyTool       float64
+	tokN                  float64 // observations with OutputTokens > 0
+}
+
+func (c *counts) add(o *Observation) {
+	c.n++
+	if o.FinishReason == llm.FinishLength {
+		c.length++
+	}
+	c.inSum += float64(o.InputTokens)
+	if o.MaxTokens > 0 {
+		c.maxSum += float64(o.MaxTokens)
+		c.maxN++
+	}
+	if o.Structured {
+		c.structured++
+		if o.JSONValid {
+			c.jsonValid++
+		}
+	}
+	if o.Refusal {
+		c.refusal++
+	}
+	if o.ToolCalls > 0 {
+		c.tool++
+		if o.EmptyToolArgs > 0 {
+			c.emptyTool++
+		}
+	}
+	if o.OutputTokens > 0 {
+		c.tokN++
+	}
+}
+
+func (c *counts) plus(d *counts, sign float64) {
+	c.n += sign * d.n
+	c.length += sign * d.length
+	c.inSum += sign * d.inSum
+	c.maxSum += sign * d.maxSum
+	c.maxN += sign * d.maxN
+	c.structured += sign * d.structured
+	c.jsonValid += sign * d.jsonValid
+	c.refusal += sign * d.refusal
+	c.tool += sign * d.tool
+	c.emptyTool += sign * d.emptyTool
+	c.tokN += sign * d.tokN
+}
+
+func (c *counts) scale(f float64) {
+	c.n *= f
+	c.length *= f
+	c.inSum *= f
+	c.maxSum *= f
+	c.maxN *= f
+	c.structured *= f
+	c.jsonValid *= f
+	c.refusal *= f
+	c.tool *= f
+	c.emptyTool *= f
+	c.tokN *= f
+}
+
+const numBuckets = 6
+
+type bucket struct {
+	idx    int64 // bucket number (time / width); -1 empty
+	c      counts
+	tokens []int32 // output-token counts observed in this bucket (> 0 only)
+}
+
+type firing struct {
+	on    bool
+	last  time.Time // last signal
+	value int32     // token_wall: the count the wall is at
+}
+
+type targetState struct {
+	cur      int64 // newest bucket number
+	buckets  [numBuckets]bucket
+	win      counts
+	hist     map[int32]int32 // window: output tokens -> responses
+	base     counts
+	baseHist map[int32]float64
+	fire     [numDetectors]firing
+	since    time.Time // when the oldest still-firing detector started; zero when none
+}
+
+// Detectors watch served responses for silent degradation, per target,
+// comparing a sliding window with the target's own decayed baseline. Time is
+// an argument: the gateway passes the wall clock, the simulator virtual time.
+// Detectors is safe for concurrent use.
+type Detectors struct {
+	cfg   DetectorConfig
+	width int64   // bucket width, ns
+	decay float64 // baseline factor per bucket step
+	mu    sync.Mutex
+	ts    map[string]*targetState
+}
+
+// NewDetectors returns detectors with cfg (defaults filled in).
+func NewDetectors(cfg DetectorConfig) *Detectors {
+	cfg = cfg.withDefaults()
+	width := int64(cfg.Window.D()) / numBuckets
+	if width <= 0 {
+		width = 1
+	}
+	return &Detectors{
+		cfg:   cfg,
+		width: width,
+		decay: math.Pow(0.5, float64(width)/float64(cfg.BaselineHalfLife.D())),
+		ts:    make(map[string]*targetState),
+	}
+}
+
+// Config returns the configuration in effect, defaults filled in.
+func (d *Detectors) Config() DetectorConfig { return d.cfg }
+
+// Observe records one observation at now and returns the signals it raises:
+// a detector signals when it starts firing and again every Repeat while it
+// keeps firing. Most calls return nil.
+func (d *Detectors) Observe(now time.Time, o Observation) []Signal {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := d.ts[o.Target]
+	if st == nil {
+		st = &targetState{cur: -1, hist: make(map[int32]int32), baseHist: make(map[int32]float64)}
+		for i := range st.buckets {
+			st.buckets[i].idx = -1
+		}
+		d.ts[o.Target] = st
+	}
+	d.advance(st, now)
+	b := &st.buckets[mod(st.cur)]
+	b.c.add(&o)
+	st.win.add(&o)
+	if o.OutputTokens > 0 {
+		v := int32(min(o.OutputTokens, math.MaxInt32))
+		b.tokens = append(b.tokens, v)
+		st.hist[v]++
+	}
+	return d.evaluate(st, now, o)
+}
+
+// Firing returns the names of the detectors currently firing for target.
+func (d *Detectors) Firing(target string) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := d.ts[target]
+	if st == nil {
+		return nil
+	}
+	var out []string
+	for i, f := range st.fire {
+		if f.on {
+			out = append(out, DetectorNames[i])
+		}
+	}
+	return out
+}
+
+func mod(idx int64) int { return int(idx % numBuckets) }
+
+// advance moves the window so that its newest bucket holds now, expiring
+// buckets into the baseline. Time going backwards stays in the newest bucket.
+func (d *Detectors) advance(st *targetState, now time.Time) {
+	idx := now.UnixNano() / d.width
+	if st.cur < 0 {
+		st.cur = idx
+		st.buckets[mod(idx)].idx = idx
+		return
+	}
+	if idx <= st.cur {
+		return
+	}
+	learn := st.since.IsZero() || now.Sub(st.since) >= d.cfg.Relearn.D()
+	steps := idx - st.cur
+	for i := int64(1); i <= min(steps, numBuckets); i++ {
+		nb := st.cur + i
+		b := &st.buckets[mod(nb)]
+		if b.idx >= 0 {
+			d.expire(st, b, learn)
+		}
+		b.idx = nb
+	}
+	if learn && steps > numBuckets {
+		// Empty bucket steps still age the baseline.
+		f := math.Pow(d.decay, float64(steps-numBuckets))
+		st.base.scale(f)
+		for k, v := range st.baseHist {
+			st.baseHist[k] = v * f
+		}
+	}
+	st.cur = idx
+}
+
+func (d *Detectors) expire(st *targetState, b *bucket, learn bool) {
+	st.win.plus(&b.c, -1)
+	for _, v := range b.tokens {
+		if n := st.hist[v] - 1; n > 0 {
+			st.hist[v] = n
+		} else {
+			delete(st.hist, v)
+		}
+	}
+	if learn {
+		st.base.scale(d.decay)
+		st.base.plus(&b.c, 1)
+		for k, v := range st.baseHist {
+			if v *= d.decay; v < 0.01 {
+				delete(st.baseHist, k)
+			} else {
+				st.baseHist[k] = v
+			}
+		}
+		for _, v := range b.tokens {
+			st.baseHist[v]++
+		}
+	}
+	b.c = counts{}
+	b.tokens = b.tokens[:0]
+}
+
+// rising decides one rate detector: the window rate r over n samples against
+// the baseline rate b. It fires when r-b reaches the threshold and the rise is
+// significant (binomial z-score against max(b, 1%)).
+func (d *Detectors) rising(r, b, n, threshold float64) bool {
+	if r-b < threshold {
+		return false
+	}
+	p := math.Max(b, 0.01)
+	return (r-p)*math.Sqrt(n)/math.Sqrt(p*(1-p)) >= d.cfg.Z
+}
+
+func (d *Detectors) evaluate(st *targetState, now time.Time, o Observation) []Signal {
+	cfg := &d.cfg
+	minN := float64(cfg.MinSamples)
+	w, base := &st.win, &st.base
+	var out []Signal
+	// decide updates detector i's state and reports whether it signals now.
+	decide := func(i int, on bool) bool {
+		f := &st.fire[i]
+		switch {
+		case on && (!f.on || now.Sub(f.last) >= cfg.Repeat.D()):
+			if !f.on && st.since.IsZero() {
+				st.since = now
+			}
+			f.on, f.last = true, now
+			return true
+		case !on && f.on:
+			f.on = false
+		}
+		return false
+	}
+	signal := func(i int, value, baseline, samples float64, detail string) {
+		out = append(out, Signal{Time: now, Target: o.Target, Detector: DetectorNames[i],
+			Value: value, Baseline: baseline, Samples: int(samples), Detail: detail})
+	}
+	// hold keeps a firing detector on until its rise falls under half the
+	// threshold (hysteresis), so a borderline rate does not flap.
+	hold := func(i int, r, b, threshold float64) bool {
+		return st.fire[i].on && r-b >= threshold/2
+	}
+
+	// finish_reason=length share, traffic mix unchanged.
+	if !cfg.FinishLength.Disabled && w.n >= minN && base.n >= minN {
+		r, b := w.length/w.n, base.length/base.n
+		th := cfg.FinishLength.Threshold.F()
+		on := (d.rising(r, b, w.n, th) || hold(0, r, b, th)) && !d.mixChanged(w, base)
+		if decide(0, on) {
+			signal(0, r, b, w.n, fmt.Sprintf("finish_reason=length in %.0f%% of responses (baseline %.0f%%)", 100*r, 100*b))
+		}
+	}
+
+	// Wall in the output-token histogram.
+	if !cfg.TokenWall.Disabled && w.tokN >= minN {
+		v := int32(o.OutputTokens)
+		if f := st.fire[1]; f.on {
+			v = f.value
+		}
+		if v > 0 {
+			r := float64(st.hist[v]) / w.tokN
+			b := 0.0
+			if base.tokN >= minN {
+				b = st.baseHist[v] / base.tokN
+			}
+			th := cfg.TokenWall.Threshold.F()
+			on := d.rising(r, b, w.tokN, th) || hold(1, r, b, th)
+			if on && !st.fire[1].on {
+				st.fire[1].value = v
+			}
+			if decide(1, on) {
+				detail := fmt.Sprintf("%.0f%% of responses end at exactly %d output tokens (baseline %.0f%%)", 100*r, v, 100*b)
+				if bits.OnesCount32(uint32(v)) == 1 {
+					detail += ", a power of two"
+				}
+				signal(1, r, b, w.tokN, detail)
+			}
+		}
+	}
+
+	// JSON parse failures on structured routes.
+	if !cfg.JSONInvalid.Disabled && w.structured >= minN {
+		r := 1 - w.jsonValid/w.structured
+		b := 0.0
+		if base.structured >= minN {
+			b = 1 - base.jsonValid/base.structured
+		}
+		th := cfg.JSONInvalid.Threshold.F()
+		on := d.rising(r, b, w.structured, th) || hold(2, r, b, th)
+		if decide(2, on) {
+			signal(2, r, b, w.structured, fmt.Sprintf("%.0f%% of structured responses are not valid JSON (baseline %.0f%%)", 100*r, 100*b))
+		}
+	}
+
+	// Refusal-phrase rate.
+	if !cfg.Refusal.Disabled && w.n >= minN {
+		r := w.refusal / w.n
+		b := 0.0
+		if base.n >= minN {
+			b = base.refusal / base.n
+		}
+		th := cfg.Refusal.Threshold.F()
+		on := d.rising(r, b, w.n, th) || hold(3, r, b, th)
+		if decide(3, on) {
+			signal(3, r, b, w.n, fmt.Sprintf("%.0f%% of responses are refusals (baseline %.0f%%)", 100*r, 100*b))
+		}
+	}
+
+	// Empty tool-call arguments.
+	if !cfg.EmptyToolArgs.Disabled && w.tool >= minN {
+		r := w.emptyTool / w.tool
+		b := 0.0
+		if base.tool >= minN {
+			b = base.emptyTool / base.tool
+		}
+		th := cfg.EmptyToolArgs.Threshold.F()
+		on := d.rising(r, b, w.tool, th) || hold(4, r, b, th)
+		if decide(4, on) {
+			signal(4, r, b, w.tool, fmt.Sprintf("%.0f%% of tool-calling responses have empty or invalid arguments (baseline %.0f%%)", 100*r, 100*b))
+		}
+	}
+
+	any := false
+	for _, f := range st.fire {
+		any = any || f.on
+	}
+	if !any {
+		st.since = time.Time{}
+	}
+	return out
+}
+
+// mixChanged reports whether the window's traffic differs from the
+// baseline's: mean input tokens or mean max_tokens moved by more than
+// MixTolerance, or max_tokens went from unset to set (or back) for a large
+// share of requests.
+func (d *Detectors) mixChanged(w, b *counts) bool {
+	tol := d.cfg.MixTolerance.F()
+	moved := func(x, y float64) bool {
+		if y == 0 {
+			return x != 0
+		}
+		return math.Abs(x/y-1) > tol
+	}
+	if moved(w.inSum/w.n, b.inSum/b.n) {
+		return true
+	}
+	if math.Abs(w.maxN/w.n-b.maxN/b.n) > tol {
+		return true
+	}
+	if w.maxN > 0 && b.maxN > 0 && moved(w.maxSum/w.maxN, b.maxSum/b.maxN) {
+		return true
+	}
+	return false
+}

@@ -1,0 +1,249 @@
+package evals
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unsafe"
+
+	"github.com/brownout-dev/brownout/llm"
+)
+
+// Observation is what the detectors need to know about one served response.
+// It is a small value built per response by [Observe] (or [ObserveStream]);
+// the caller fills Target (and Route, InputTokens, MaxTokens when known).
+type Observation struct {
+	Target       string           `json:"target"` // "provider:model"
+	Route        string           `json:"route,omitempty"`
+	FinishReason llm.FinishReason `json:"finish_reason"`
+	OutputTokens int              `json:"output_tokens"`
+	// InputTokens and MaxTokens (the request's cap, 0 when unset) describe the
+	// traffic mix: the finish_reason=length detector stays quiet when they move.
+	InputTokens int `json:"input_tokens,omitempty"`
+	MaxTokens   int `json:"max_tokens,omitempty"`
+	// Structured says the route expects JSON content; JSONValid is only
+	// meaningful when it is set.
+	Structured bool `json:"structured,omitempty"`
+	JSONValid  bool `json:"json_valid,omitempty"`
+	Refusal    bool `json:"refusal,omitempty"`
+	ToolCalls  int  `json:"tool_calls,omitempty"`
+	// EmptyToolArgs counts tool calls whose arguments are empty, "{}" or not
+	// valid JSON.
+	EmptyToolArgs int `json:"empty_tool_args,omitempty"`
+}
+
+// RefusalScan is how many leading bytes of content [Observe] searches for
+// refusal phrases: refusals open the answer, and the bound keeps the cost per
+// response constant.
+const RefusalScan = 512
+
+// Observe summarises one response for the detectors. It is cheap enough to run
+// on every response: no allocation, JSON validity via json.Valid (no decode)
+// and only when structured, and refusal phrases searched in the first
+// RefusalScan bytes. refusals nil means DefaultRefusals; phrases match ASCII
+// case-insensitively, with curly apostrophes read as straight ones.
+func Observe(r *llm.Response, structured bool, refusals []string) Observation {
+	o := Observation{Structured: structured}
+	if r == nil {
+		return o
+	}
+	o.FinishReason = r.FinishReason
+	o.OutputTokens = r.Usage.OutputTokens
+	o.InputTokens = r.Usage.InputTokens
+	if structured {
+		o.JSONValid = validJSON(r.Content)
+	}
+	if refusals == nil {
+		refusals = DefaultRefusals
+	}
+	if r.Refusal != "" || r.FinishReason == llm.FinishContentFilter {
+		o.Refusal = true
+	} else {
+		_, o.Refusal = findPhrase(r.Content, refusals, RefusalScan)
+	}
+	o.ToolCalls = len(r.ToolCalls)
+	for i := range r.ToolCalls {
+		if emptyArgs(r.ToolCalls[i].Arguments) {
+			o.EmptyToolArgs++
+		}
+	}
+	return o
+}
+
+// ObserveStream summarises a streamed response from what the proxy
+// accumulated: the text deltas joined, the tool calls assembled from their
+// deltas, the finish reason (empty if the stream was cut) and the final usage.
+// When usage is missing, outputTokens estimates it (e.g. the number of text
+// deltas); pass 0 when unknown.
+func ObserveStream(content string, toolCalls []llm.ToolCall, finish llm.FinishReason, usage llm.Usage, outputTokens int, structured bool, refusals []string) Observation {
+	r := llm.Response{Content: content, ToolCalls: toolCalls, FinishReason: finish, Usage: usage}
+	if r.Usage.OutputTokens == 0 {
+		r.Usage.OutputTokens = outputTokens
+	}
+	return Observe(&r, structured, refusals)
+}
+
+// Accumulator folds stream events into a response, for [ObserveStream] and
+// for checks on streamed answers. The zero value is ready to use.
+type Accumulator struct {
+	id, model string
+	content   strings.Builder
+	calls     []llm.ToolCall
+	index     map[int]int // stream index -> position in calls
+	finish    llm.FinishReason
+	usage     llm.Usage
+	deltas    int
+	err       *llm.Error
+}
+
+// Add folds one event in.
+func (a *Accumulator) Add(ev llm.StreamEvent) {
+	switch ev.Type {
+	case llm.EventStart:
+		a.id, a.model = ev.ID, ev.Model
+	case llm.EventTextDelta:
+		a.content.WriteString(ev.Text)
+		if ev.Text != "" {
+			a.deltas++
+		}
+	case llm.EventToolCallDelta:
+		if ev.ToolCall == nil {
+			return
+		}
+		if a.index == nil {
+			a.index = make(map[int]int)
+		}
+		i, ok := a.index[ev.ToolCall.Index]
+		if !ok {
+			i = len(a.calls)
+			a.index[ev.ToolCall.Index] = i
+			a.calls = append(a.calls, llm.ToolCall{})
+		}
+		c := &a.calls[i]
+		if ev.ToolCall.ID != "" {
+			c.ID = ev.ToolCall.ID
+		}
+		if ev.ToolCall.Name != "" {
+			c.Name = ev.ToolCall.Name
+		}
+		c.Arguments += ev.ToolCall.Arguments
+	case llm.EventFinish:
+		a.finish = ev.FinishReason
+	case llm.EventUsage:
+		if ev.Usage != nil {
+			a.usage = *ev.Usage
+		}
+	case llm.EventError:
+		a.err = ev.Err
+	}
+}
+
+// Err returns the in-band error the stream carried, or nil.
+func (a *Accumulator) Err() *llm.Error { return a.err }
+
+// Response returns the response accumulated so far. When the stream carried
+// no usage, OutputTokens is the number of non-empty text deltas.
+func (a *Accumulator) Response() *llm.Response {
+	r := &llm.Response{ID: a.id, Model: a.model, Content: a.content.String(),
+		ToolCalls: append([]llm.ToolCall(nil), a.calls...), FinishReason: a.finish, Usage: a.usage}
+	if r.Usage.OutputTokens == 0 {
+		r.Usage.OutputTokens = a.deltas
+	}
+	return r
+}
+
+// Observe summarises the accumulated stream (see [ObserveStream]).
+func (a *Accumulator) Observe(structured bool, refusals []string) Observation {
+	return ObserveStream(a.content.String(), a.calls, a.finish, a.usage, a.deltas, structured, refusals)
+}
+
+// validJSON reports whether s, trimmed, is one JSON value, without copying s.
+func validJSON(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return false
+	}
+	// json.Valid only reads its argument; viewing the string's bytes avoids a
+	// copy of every structured response on the hot path.
+	return json.Valid(unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
+func emptyArgs(args string) bool {
+	args = strings.TrimSpace(args)
+	if args == "" {
+		return true
+	}
+	if args[0] == '{' {
+		inner := strings.TrimSpace(args[1:])
+		if inner == "}" {
+			return true
+		}
+	}
+	return !validJSON(args)
+}
+
+// findPhrase reports the first phrase found in the first limit bytes of s
+// (limit 0: all of s), ASCII case-insensitively, reading U+2019 as '.
+func findPhrase(s string, phrases []string, limit int) (string, bool) {
+	if len(phrases) == 0 || s == "" {
+		return "", false
+	}
+	var stack [RefusalScan]byte
+	var buf []byte
+	if limit > 0 && limit <= RefusalScan {
+		buf = stack[:0]
+	} else {
+		buf = make([]byte, 0, len(s))
+	}
+	if limit > 0 && len(s) > limit {
+		s = s[:limit]
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && s[i+2] == 0x99: // ’
+			c = '\''
+			i += 2
+		}
+		buf = append(buf, c)
+	}
+	for _, p := range phrases {
+		if indexFold(buf, p) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// indexFold reports whether p (compared ASCII-lowercased) occurs in lower.
+func indexFold(lower []byte, p string) bool {
+	if p == "" || len(p) > len(lower) {
+		return false
+	}
+	first := lowerASCII(p[0])
+	for i := 0; i+len(p) <= len(lower); {
+		j := bytes.IndexByte(lower[i:len(lower)-len(p)+1], first)
+		if j < 0 {
+			return false
+		}
+		i += j
+		k := 1
+		for k < len(p) && lower[i+k] == lowerASCII(p[k]) {
+			k++
+		}
+		if k == len(p) {
+			return true
+		}
+		i++
+	}
+	return false
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
