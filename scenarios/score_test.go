@@ -1,0 +1,450 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/brownout-dev/brownout/events"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+// logb builds event logs by hand.
+type logb struct {
+	evs     []events.Event
+	journal []JournalEntry
+	n       int
+}
+
+type att struct {
+	target string
+	class  string
+	dur    time.Duration
+	in     int
+	cached int
+	out    int
+	cost   float64
+}
+
+func (b *logb) emit(e events.Event) { e.Seq = uint64(len(b.evs) + 1); b.evs = append(b.evs, e) }
+
+// req adds a request starting at start whose attempts run back to back; it
+// is served by the last attempt when that one is ok.
+func (b *logb) req(start time.Duration, outcome string, atts ...att) string {
+	b.n++
+	id := fmt.Sprintf("r%d", b.n)
+	b.emit(events.Event{Time: at(start), Kind: events.RequestStart, RequestID: id, Route: "chat"})
+	t := at(start)
+	target := ""
+	for i, a := range atts {
+		b.emit(events.Event{Time: t, Kind: events.AttemptStart, RequestID: id, Target: a.target, Attempt: i + 1})
+		if a.dur == 0 {
+			a.dur = 100 * time.Millisecond
+		}
+		t = t.Add(a.dur)
+		b.emit(events.Event{Time: t, Kind: events.AttemptEnd, RequestID: id, Target: a.target, Attempt: i + 1, Class: a.class,
+			TTFT: a.dur / 2, Duration: a.dur, InputTokens: a.in, CachedTokens: a.cached, OutputTokens: a.out, Cost: a.cost})
+		if a.class == "ok" {
+			target = a.target
+		}
+	}
+	b.emit(events.Event{Time: t, Kind: events.RequestEnd, RequestID: id, Route: "chat", Outcome: outcome, Target: target, Duration: t.Sub(at(start))})
+	return id
+}
+
+func (b *logb) ev(d time.Duration, e events.Event) { e.Time = at(d); b.emit(e) }
+
+func (b *logb) fault(name, target string, from, to time.Duration) {
+	b.ev(from, events.Event{Kind: events.FaultStart, Name: name, Target: target, Reason: "http_error"})
+	if to > 0 {
+		b.ev(to, events.Event{Kind: events.FaultEnd, Name: name, Target: target})
+	}
+}
+
+// traffic adds 10 requests per second in [from, to) answered by f(t).
+func (b *logb) traffic(from, to time.Duration, f func(t time.Duration) (string, []att)) {
+	for t := from; t < to; t += 100 * time.Millisecond {
+		outcome, atts := f(t)
+		b.req(t, outcome, atts...)
+	}
+}
+
+func ok(target string) att   { return att{target: target, class: "ok"} }
+func fail(target string) att { return att{target: target, class: "rate_limited"} }
+
+func (b *logb) score(end time.Duration) *Result {
+	// Sort is not needed: builders emit in time order per helper; the scorer
+	// reads events by kind, not by position.
+	return Score(Input{Events: b.evs, Journal: b.journal, Start: t0, End: at(end),
+		SLO: SLO{SuccessRate: 0.99, Window: 10 * time.Second}, PrimaryTarget: "a:m"})
+}
+
+func near(t *testing.T, name string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol {
+		t.Errorf("%s = %v, want %v ± %v", name, got, want, tol)
+	}
+}
+
+func TestScoreTTM(t *testing.T) {
+	tests := []struct {
+		name          string
+		failUntil     time.Duration // requests starting in [20s, failUntil) fail
+		wantImpact    bool
+		wantMitigated bool
+		wantTTM       time.Duration
+	}{
+		{"no impact", 20 * time.Second, false, true, 0},
+		{"mitigated after 5s of failures", 25 * time.Second, true, true, 15 * time.Second},
+		{"never mitigated", 60 * time.Second, true, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &logb{}
+			b.fault("f", "a:m", 20*time.Second, 40*time.Second)
+			b.traffic(0, 60*time.Second, func(d time.Duration) (string, []att) {
+				if d >= 20*time.Second && d < tt.failUntil {
+					return events.OutcomeFailed, []att{fail("a:m")}
+				}
+				return events.OutcomeServed, []att{ok("a:m")}
+			})
+			f, found := b.score(60 * time.Second).Fault("f", "a:m")
+			if !found {
+				t.Fatal("fault not scored")
+			}
+			if f.Impact != tt.wantImpact || f.Mitigated != tt.wantMitigated || f.TTM != tt.wantTTM {
+				t.Errorf("impact=%v mitigated=%v ttm=%v, want %v %v %v", f.Impact, f.Mitigated, f.TTM, tt.wantImpact, tt.wantMitigated, tt.wantTTM)
+			}
+		})
+	}
+}
+
+func TestScoreTTD(t *testing.T) {
+	tests := []struct {
+		name   string
+		events func(b *logb)
+		want   time.Duration
+		by     string
+		found  bool
+	}{
+		{"breaker opens", func(b *logb) {
+			b.ev(25*time.Second, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: "closed", To: "open"})
+		}, 5 * time.Second, "breaker", true},
+		{"health before breaker", func(b *logb) {
+			b.ev(23*time.Second, events.Event{Kind: events.HealthChange, Target: "a:m", From: "healthy", To: "unhealthy"})
+			b.ev(25*time.Second, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: "closed", To: "open"})
+		}, 3 * time.Second, "health", true},
+		{"detector signal", func(b *logb) {
+			b.ev(31*time.Second, events.Event{Kind: events.DetectorSignal, Target: "a:m", Name: "length_share"})
+		}, 11 * time.Second, "detector:length_share", true},
+		{"probe threshold crossed on the third failure", func(b *logb) {
+			for i := range 3 {
+				b.ev(time.Duration(21+i)*time.Second, events.Event{Kind: events.ProbeResult, Target: "a:m"})
+			}
+		}, 3 * time.Second, "probe", true},
+		{"other target and before the fault ignored", func(b *logb) {
+			b.ev(10*time.Second, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: "closed", To: "open"})
+			b.ev(15*time.Second, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: "open", To: "half-open"})
+			b.ev(25*time.Second, events.Event{Kind: events.BreakerTransition, Target: "b:m", From: "closed", To: "open"})
+		}, 0, "", false},
+		{"already open at fault start", func(b *logb) {
+			b.ev(10*time.Second, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: "closed", To: "open"})
+		}, 0, "already_open", true},
+		{"after the fault ended", func(b *logb) {
+			b.ev(41*time.Second, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: "closed", To: "open"})
+		}, 0, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &logb{}
+			b.req(0, events.OutcomeServed, ok("a:m"))
+			b.fault("f", "a:m", 20*time.Second, 40*time.Second)
+			tt.events(b)
+			f, _ := b.score(60 * time.Second).Fault("f", "")
+			if f.Detected != tt.found || f.TTD != tt.want || f.DetectedBy != tt.by {
+				t.Errorf("detected=%v ttd=%v by=%q, want %v %v %q", f.Detected, f.TTD, f.DetectedBy, tt.found, tt.want, tt.by)
+			}
+		})
+	}
+}
+
+func TestScoreTTDTrafficShiftBlackBox(t *testing.T) {
+	// No gateway events: attempts are what the mocks journaled. Before the
+	// fault a:m takes every attempt; from 25s on it takes none.
+	b := &logb{}
+	b.fault("f", "a:m", 20*time.Second, 40*time.Second)
+	for d := time.Duration(0); d < 60*time.Second; d += 100 * time.Millisecond {
+		id := fmt.Sprintf("r%d", d/time.Millisecond)
+		b.ev(d, events.Event{Kind: events.RequestStart, RequestID: id})
+		tgt := "a:m"
+		if d >= 25*time.Second && d < 40*time.Second {
+			tgt = "b:m"
+		}
+		b.journal = append(b.journal, JournalEntry{Time: at(d), RequestID: id, Target: tgt, Outcome: "ok"})
+		b.ev(d+50*time.Millisecond, events.Event{Kind: events.RequestEnd, RequestID: id, Outcome: events.OutcomeServed})
+	}
+	res := b.score(60 * time.Second)
+	if !res.BlackBox {
+		t.Fatal("want black-box scoring")
+	}
+	f, _ := res.Fault("f", "a:m")
+	// Window (t-10s, t]: a:m's share drops below 50% once more than 5s of the
+	// window is after 25s, i.e. at t = 30.1s (bin edge after 30s).
+	if !f.Detected || f.DetectedBy != "traffic_shift" {
+		t.Fatalf("detected=%v by=%q", f.Detected, f.DetectedBy)
+	}
+	near(t, "ttd seconds", f.TTD.Seconds(), 10.1, 0.11)
+}
+
+func TestScoreTTR(t *testing.T) {
+	tests := []struct {
+		name      string
+		backAt    time.Duration // a:m serves again from here
+		runEnd    time.Duration
+		recovered bool
+		ttr       time.Duration
+	}{
+		// From 50s a:m serves all; the 10s window holds 90% a:m at 59s.
+		{"recovers", 50 * time.Second, 90 * time.Second, true, 19 * time.Second},
+		{"immediately", 40 * time.Second, 90 * time.Second, true, 9 * time.Second},
+		{"never", 200 * time.Second, 90 * time.Second, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &logb{}
+			b.fault("f", "a:m", 20*time.Second, 40*time.Second)
+			b.traffic(0, tt.runEnd, func(d time.Duration) (string, []att) {
+				if d >= 20*time.Second && d < tt.backAt {
+					return events.OutcomeServed, []att{ok("b:m")}
+				}
+				return events.OutcomeServed, []att{ok("a:m")}
+			})
+			f, _ := b.score(tt.runEnd).Fault("f", "a:m")
+			near(t, "baseline share", f.BaselineShare, 1, 1e-9)
+			// Attempts end 100ms after they start, which shifts the series by one bin.
+			if f.Recovered != tt.recovered || (f.Recovered && absDur(f.TTR-tt.ttr) > 100*time.Millisecond) {
+				t.Errorf("recovered=%v ttr=%v, want %v %v", f.Recovered, f.TTR, tt.recovered, tt.ttr)
+			}
+		})
+	}
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func TestScoreFaultAtZeroAndSuperseded(t *testing.T) {
+	// Step one starts at t=0 (no pre-fault baseline) and is followed at once
+	// by step two on the same target.
+	b := &logb{}
+	b.fault("half", "a:m", 0, 20*time.Second)
+	b.fault("full", "a:m", 20*time.Second, 40*time.Second)
+	b.ev(2*time.Second, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: "closed", To: "open"})
+	b.traffic(0, 80*time.Second, func(d time.Duration) (string, []att) {
+		if d < 40*time.Second {
+			return events.OutcomeServed, []att{fail("a:m"), ok("b:m")}
+		}
+		return events.OutcomeServed, []att{ok("a:m")}
+	})
+	res := b.score(80 * time.Second)
+	half, _ := res.Fault("half", "")
+	if !half.Superseded || half.Recovered {
+		t.Errorf("half: superseded=%v recovered=%v, want superseded", half.Superseded, half.Recovered)
+	}
+	if !half.Detected || half.TTD != 2*time.Second {
+		t.Errorf("half: ttd=%v detected=%v", half.TTD, half.Detected)
+	}
+	full, _ := res.Fault("full", "")
+	if full.DetectedBy != "already_open" || full.TTD != 0 {
+		t.Errorf("full: by=%q ttd=%v", full.DetectedBy, full.TTD)
+	}
+	// Baseline falls back to the time outside faults (after 40s): share 1.
+	near(t, "full baseline share", full.BaselineShare, 1, 0.01) // one b:m answer ends just after 40s
+	if !full.Recovered {
+		t.Error("full: not recovered")
+	}
+	near(t, "half amplification", half.Retry.Amplification, 2, 1e-9)
+	if half.LoadRatio != 0 {
+		// No pre-fault period at all: the ratio is undefined (0).
+		t.Errorf("half load ratio = %v, want 0 (no baseline)", half.LoadRatio)
+	}
+}
+
+func TestScoreOverlappingFaults(t *testing.T) {
+	b := &logb{}
+	b.fault("a-down", "a:m", 10*time.Second, 30*time.Second)
+	b.fault("b-slow", "b:m", 20*time.Second, 40*time.Second)
+	b.traffic(0, 50*time.Second, func(d time.Duration) (string, []att) {
+		switch {
+		case d >= 20*time.Second && d < 30*time.Second:
+			return events.OutcomeFailed, []att{fail("a:m"), fail("b:m")}
+		case d >= 10*time.Second && d < 30*time.Second:
+			return events.OutcomeServed, []att{fail("a:m"), ok("b:m")}
+		}
+		return events.OutcomeServed, []att{ok("a:m")}
+	})
+	res := b.score(50 * time.Second)
+	if len(res.Faults) != 2 {
+		t.Fatalf("faults = %d, want 2", len(res.Faults))
+	}
+	a, _ := res.Fault("a-down", "")
+	bb, _ := res.Fault("b-slow", "")
+	near(t, "a-down availability", a.Availability.Success, 0.5, 1e-9)
+	near(t, "b-slow availability", bb.Availability.Success, 0.5, 1e-9)
+	near(t, "overall availability", res.Overall.Availability.Success, 0.8, 1e-9)
+	if a.Availability.Requests != 200 || bb.Availability.Requests != 200 {
+		t.Errorf("requests per fault = %d, %d, want 200, 200", a.Availability.Requests, bb.Availability.Requests)
+	}
+	// Offered load on a:m during its fault equals its baseline (1 attempt per request).
+	near(t, "a load ratio", a.LoadRatio, 1, 1e-9)
+}
+
+func TestScoreFlaps(t *testing.T) {
+	b := &logb{}
+	b.req(0, events.OutcomeServed, ok("a:m"))
+	b.fault("f", "a:m", 20*time.Second, 40*time.Second)
+	tr := func(d time.Duration, from, to string) {
+		b.ev(d, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: from, To: to})
+	}
+	tr(25*time.Second, "closed", "open")
+	tr(35*time.Second, "open", "half_open")
+	tr(36*time.Second, "half_open", "open") // a cycle: the second opening in the fault
+	tr(45*time.Second, "open", "closed")
+	tr(70*time.Second, "closed", "open") // outside every fault: false positive
+	b.ev(26*time.Second, events.Event{Kind: events.HealthChange, Target: "a:m", From: "healthy", To: "unhealthy"})
+	res := b.score(90 * time.Second)
+	ts, _ := res.Target("a/m")
+	if ts.Openings != 3 || ts.Cycles != 1 || ts.FalsePositives != 1 || ts.Unhealthy != 1 || ts.Flaps != 2 {
+		t.Errorf("openings=%d cycles=%d fp=%d unhealthy=%d flaps=%d, want 3 1 1 1 2", ts.Openings, ts.Cycles, ts.FalsePositives, ts.Unhealthy, ts.Flaps)
+	}
+	f, _ := res.Fault("f", "")
+	if f.Flaps != 1 {
+		t.Errorf("fault flaps = %d, want 1", f.Flaps)
+	}
+	if res.Overall.Flaps != 2 {
+		t.Errorf("overall flaps = %d, want 2", res.Overall.Flaps)
+	}
+}
+
+func TestScoreCost(t *testing.T) {
+	prices := map[string]Price{
+		"a:m": {InputPerMTok: 1, OutputPerMTok: 2, CachedInputPerMTok: 0.5},
+		"b:m": {InputPerMTok: 10, OutputPerMTok: 20, CachedInputPerMTok: 5},
+	}
+	cost := func(tgt string, in, cached, out int) att {
+		return att{target: tgt, class: "ok", in: in, cached: cached, out: out, cost: prices[tgt].Cost(in, cached, out)}
+	}
+	b := &logb{}
+	b.fault("f", "a:m", 10*time.Second, 20*time.Second)
+	// Baseline: 1M in (all cached when warm), 1M out on a:m: 0.5 + 2 = 2.5 each.
+	b.req(1*time.Second, events.OutcomeServed, cost("a:m", 1e6, 1e6, 1e6))
+	b.req(2*time.Second, events.OutcomeServed, cost("a:m", 1e6, 1e6, 1e6))
+	// Fault: a failed attempt (no tokens) then b:m, cold cache: 10 + 20 = 30.
+	b.req(11*time.Second, events.OutcomeServed, fail("a:m"), cost("b:m", 1e6, 0, 1e6))
+	b.req(12*time.Second, events.OutcomeServed, fail("a:m"), cost("b:m", 1e6, 1e6, 1e6)) // warm: 5 + 20
+	res := Score(Input{Events: b.evs, Start: t0, End: at(30 * time.Second), PrimaryTarget: "a:m", Prices: prices,
+		SLO: SLO{SuccessRate: 0.99, Window: 10 * time.Second}})
+	c := res.Overall.Cost
+	near(t, "total", c.Total, 2.5+2.5+30+25, 1e-9)
+	// Counterfactual: the same usage at a:m's price.
+	near(t, "counterfactual", c.Counterfactual, 2.5+2.5+(1+2)+(0.5+2), 1e-9)
+	near(t, "premium", c.FallbackPremium, 60-10.5, 1e-9)
+	near(t, "multiplier", c.Multiplier, 27.5/2.5, 1e-9)
+	// b:m is warm (hit ratio 1) in its later half; the cold request missed
+	// 1M cached tokens at (10-5) per M.
+	near(t, "warm-up penalty", c.CacheWarmupPenalty, 5, 1e-9)
+	near(t, "by target b:m", c.ByTarget["b:m"], 55, 1e-9)
+	f, _ := res.Fault("f", "")
+	near(t, "fault cost multiplier", f.CostMultiplier, 11, 1e-9)
+}
+
+func TestScoreAvailabilityBadServedQuality(t *testing.T) {
+	b := &logb{}
+	r1 := b.req(1*time.Second, events.OutcomeServed, ok("a:m"))
+	r2 := b.req(2*time.Second, events.OutcomeDegraded, fail("a:m"), ok("c:small"))
+	r3 := b.req(3*time.Second, events.OutcomeFailed, fail("a:m"), fail("b:m"))
+	r4 := b.req(4*time.Second, events.OutcomeServed, ok("a:m"))
+	b.journal = []JournalEntry{
+		{Time: at(1 * time.Second), RequestID: r1, Target: "a:m", Outcome: "ok", Corrupted: true, Fault: "truncate"},
+		{Time: at(2 * time.Second), RequestID: r2, Target: "a:m", Outcome: "429"},
+		{Time: at(2*time.Second + 100*time.Millisecond), RequestID: r2, Target: "c:small", Outcome: "ok"},
+		// Corrupted but the request failed: not served.
+		{Time: at(3 * time.Second), RequestID: r3, Target: "b:m", Outcome: "ok", Corrupted: true},
+		{Time: at(4 * time.Second), RequestID: r4, Target: "a:m", Outcome: "ok"},
+	}
+	res := b.score(10 * time.Second)
+	a := res.Overall.Availability
+	if a.Requests != 4 || a.Served != 2 || a.Degraded != 1 || a.Failed != 1 {
+		t.Errorf("availability = %+v", a)
+	}
+	near(t, "success", a.Success, 0.75, 1e-9)
+	if res.Overall.BadServed != 1 {
+		t.Errorf("bad served = %d, want 1", res.Overall.BadServed)
+	}
+	ts, _ := res.Target("a:m")
+	near(t, "a:m quality", ts.Quality, 0.5, 1e-9)
+	if ts.Attempts != 4 || ts.OK != 2 || ts.Classes["rate_limited"] != 2 {
+		t.Errorf("a:m attempts=%d ok=%d classes=%v", ts.Attempts, ts.OK, ts.Classes)
+	}
+	// Eval records, when present, decide quality.
+	res = Score(Input{Events: b.evs, Start: t0, End: at(10 * time.Second), Evals: []EvalRecord{
+		{RequestID: r1, Target: "a:m", Pass: true}, {RequestID: r4, Target: "a:m", Pass: false}, {RequestID: r4, Target: "a:m", Pass: false},
+	}})
+	ts, _ = res.Target("a:m")
+	near(t, "a:m eval quality", ts.Quality, 1.0/3, 1e-9)
+}
+
+func TestScoreLatencyAndRetry(t *testing.T) {
+	b := &logb{}
+	b.fault("f", "a:m", 10*time.Second, 20*time.Second)
+	b.traffic(0, 30*time.Second, func(d time.Duration) (string, []att) {
+		if d >= 10*time.Second && d < 20*time.Second {
+			return events.OutcomeServed, []att{{target: "a:m", class: "timeout_ttft", dur: time.Second}, {target: "b:m", class: "ok", dur: 200 * time.Millisecond}}
+		}
+		return events.OutcomeServed, []att{{target: "a:m", class: "ok", dur: 200 * time.Millisecond}}
+	})
+	res := b.score(30 * time.Second)
+	l := res.Overall.Latency
+	if l.BaselineTTFT.P95 != 100*time.Millisecond || l.FaultTTFT.P95 != 1100*time.Millisecond {
+		t.Errorf("ttft p95 baseline=%v fault=%v", l.BaselineTTFT.P95, l.FaultTTFT.P95)
+	}
+	near(t, "ttft penalty", l.TTFTPenalty, 11, 1e-9)
+	near(t, "total penalty", l.TotalPenalty, 6, 1e-9)
+	r := res.Overall.Retry
+	near(t, "amplification", r.Amplification, 400.0/300, 1e-9)
+	near(t, "peak", r.PeakAmplification, 2, 1e-9)
+	f, _ := res.Fault("f", "")
+	near(t, "fault amplification", f.Retry.Amplification, 2, 1e-9)
+	near(t, "offered load a:m", f.OfferedLoad, 10, 1e-9)
+	near(t, "load ratio", f.LoadRatio, 1, 1e-9)
+}
+
+func TestScoreNoTraffic(t *testing.T) {
+	res := Score(Input{Start: t0, End: at(time.Minute)})
+	if res.Overall.Availability.Requests != 0 || res.Overall.Retry.Amplification != 0 || len(res.Faults) != 0 {
+		t.Errorf("empty run scored %+v", res.Overall)
+	}
+}
+
+func TestScoreAlerts(t *testing.T) {
+	b := &logb{}
+	b.ev(30*time.Second, events.Event{Kind: events.AlertFired, Name: "fallback_rate_high", Severity: "page"})
+	b.ev(30*time.Second, events.Event{Kind: events.AlertDelivered, Name: "fallback_rate_high", Sink: "oncall", OK: false})
+	b.ev(30*time.Second, events.Event{Kind: events.AlertDelivered, Name: "fallback_rate_high", Sink: "log", OK: true})
+	b.ev(90*time.Second, events.Event{Kind: events.AlertResolved, Name: "fallback_rate_high"})
+	res := b.score(2 * time.Minute)
+	if len(res.Alerts) != 1 {
+		t.Fatalf("alerts = %+v", res.Alerts)
+	}
+	a := res.Alerts[0]
+	if a.Fired != 1 || a.Resolved != 1 || a.Undelivered["oncall"] != 1 || a.Delivered["log"] != 1 || !a.FirstAt.Equal(at(30*time.Second)) || a.Severity != "page" {
+		t.Errorf("alert = %+v", a)
+	}
+}
