@@ -53,6 +53,8 @@ type Result struct {
 	Expectations []Verdict    `json:"expectations"`
 	Pass         bool         `json:"pass"` // every expectation holds (and the run was not aborted)
 	Events       EventSummary `json:"events"`
+	// Series is the run over time, for charts.
+	Series Series `json:"series"`
 }
 
 // SLO is the user-visible success objective the run is judged against.
@@ -190,9 +192,9 @@ type FaultScore struct {
 type TargetScore struct {
 	Target   string  `json:"target"`
 	Attempts int     `json:"attempts"`
-	OK       int     `json:"ok"`    // successful attempts
+	OK       int     `json:"ok"`     // successful attempts
 	Served   int     `json:"served"` // user requests this target answered
-	Share    float64 `json:"share"` // of successful attempts
+	Share    float64 `json:"share"`  // of successful attempts
 	Cost     float64 `json:"cost"`
 	// Quality is the eval pass rate of the responses it served (1 when it
 	// served none); QualityN the sample size.

@@ -126,6 +126,7 @@ func Score(in Input) *Result {
 	res.Targets = s.targets()
 	res.Faults = s.faultScores()
 	res.Alerts = s.alerts()
+	res.Series = s.timeseries()
 	for _, t := range res.Targets {
 		res.Overall.Flaps += t.Flaps
 		res.Overall.BadServed += t.BadServed
