@@ -1,0 +1,105 @@
+package usage
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/brownout-dev/brownout/llm"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func load(t *testing.T) []Record {
+	t.Helper()
+	f, err := os.Open("testdata/tuesday.jsonl")
+	require.NoError(t, err)
+	defer f.Close()
+	recs, err := Read(f)
+	require.NoError(t, err)
+	return recs
+}
+
+func TestReportGolden(t *testing.T) {
+	recs := load(t)
+	from := time.Date(2026, 1, 6, 10, 0, 0, 0, time.UTC)
+	to := from.Add(time.Hour)
+	for _, by := range []By{ByTarget, ByRoute, ByTier} {
+		t.Run(string(by), func(t *testing.T) {
+			rows, err := Report(recs, Query{From: from, To: to, By: by})
+			require.NoError(t, err)
+			var buf bytes.Buffer
+			require.NoError(t, WriteTable(&buf, by, rows))
+			golden := filepath.Join("testdata", "report-"+string(by)+".golden")
+			if *update {
+				require.NoError(t, os.WriteFile(golden, buf.Bytes(), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), buf.String())
+		})
+	}
+}
+
+func TestReportRange(t *testing.T) {
+	recs := load(t)
+	from := time.Date(2026, 1, 6, 10, 0, 0, 0, time.UTC)
+	rows, err := Report(recs, Query{From: from, To: from.Add(time.Hour), By: ByTarget})
+	require.NoError(t, err)
+	byKey := map[string]Row{}
+	for _, r := range rows {
+		byKey[r.Key] = r
+	}
+	// r0 (before) and r4 (at To, exclusive) are out of range.
+	assert.Equal(t, 2, byKey["openai:gpt-4o"].Attempts)
+	assert.Equal(t, 2, byKey["openai:gpt-4o"].FailedAttempts)
+	assert.InDelta(t, 0.003, byKey["openai:gpt-4o"].Cost, 1e-12, "a failed attempt that streamed tokens is paid for")
+	assert.Equal(t, 2, byKey["anthropic:claude-sonnet-4"].Requests)
+	_, err = Report(recs, Query{By: "provider"})
+	assert.ErrorContains(t, err, `cannot group by "provider"`)
+}
+
+func TestCost(t *testing.T) {
+	p := Price{InputPerMTok: 2.5, OutputPerMTok: 10, CachedInputPerMTok: 1.25}
+	tests := []struct {
+		name string
+		u    llm.Usage
+		want float64
+	}{
+		{"plain", llm.Usage{InputTokens: 1000, OutputTokens: 200}, 0.0025 + 0.002},
+		{"cached input at the cached price", llm.Usage{InputTokens: 1000, CachedInputTokens: 800, OutputTokens: 0}, (200*2.5 + 800*1.25) / 1e6},
+		{"nothing", llm.Usage{}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.InDelta(t, tt.want, Cost(tt.u, p), 1e-12)
+		})
+	}
+	assert.InDelta(t, 1000*2.5/1e6, Cost(llm.Usage{InputTokens: 1000, CachedInputTokens: 1000}, Price{InputPerMTok: 2.5}), 1e-12, "no cached price: input price")
+}
+
+func TestWriterRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "u.jsonl")
+	w, err := OpenFile(path)
+	require.NoError(t, err)
+	in := load(t)
+	for i := range in {
+		w.Write(&in[i])
+	}
+	require.NoError(t, w.Close())
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	out, err := Read(f)
+	require.NoError(t, err)
+	assert.Equal(t, in, out)
+
+	_, err = Read(bytes.NewBufferString("{}\nnot json\n"))
+	assert.ErrorContains(t, err, "line 2")
+}
