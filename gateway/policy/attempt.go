@@ -1,0 +1,630 @@
+package policy
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/llm"
+)
+
+// Request describes one user request to the core.
+type Request struct {
+	// ID is carried on every event of the request.
+	ID string
+	// Route is the logical name the client asked for.
+	Route string
+	// PromptTokens is the estimated prompt size; targets whose context
+	// window is smaller are skipped. 0: unknown.
+	PromptTokens int
+	// Stream, Structured and Tools say which capabilities the request needs.
+	Stream, Structured, Tools bool
+	// Hint is the client's preferred target ("provider:model" or a model
+	// name), honoured only on routes with AllowHints.
+	Hint string
+	// NonRetryable forbids replaying the request once bytes reached a
+	// provider (Outcome.BytesSent).
+	NonRetryable bool
+}
+
+// Kind is the kind of a Decision.
+type Kind uint8
+
+// Decision kinds. See the package documentation for what the caller does
+// with each.
+const (
+	// Send: make one upstream attempt to Decision.Target, within
+	// Decision.Deadlines, then call Observe.
+	Send Kind = iota + 1
+	// Wait: call Next again at Decision.Until (a backoff before a retry).
+	Wait
+	// ServeCached: answer from the cache (labelled stale), then Observe
+	// OK on a hit or CacheMiss on a miss.
+	ServeCached
+	// Fail: return Decision.Err to the client at once. Final.
+	Fail
+	// Done: the last attempt's answer was served. Final.
+	Done
+)
+
+var kindNames = [...]string{"", "send", "wait", "serve_cached", "fail", "done"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", k)
+}
+
+// Deadlines are a Send's absolute deadlines. Idle gaps and the token-rate
+// floor are relative to the stream's progress: use NewWatchdog with
+// Decision.Timeouts for them.
+type Deadlines struct {
+	Connect    time.Time
+	FirstToken time.Time
+	Total      time.Time
+}
+
+// Decision is what the caller must do next.
+type Decision struct {
+	Kind Kind
+	// Target is the target to send to (Send, and Wait before a retry) or
+	// the one that served (Done). The caller applies its OverrideParams and
+	// DropParams. It points into the engine's configuration: do not modify.
+	Target *Target
+	// Try numbers the upstream attempts of the request, from 1 (Send).
+	Try int
+	// Deadlines of the attempt (Send).
+	Deadlines Deadlines
+	// Timeouts of the target, defaults applied (Send).
+	Timeouts Timeouts
+	// Prefill: part of the answer already reached the client; send it as an
+	// assistant prefill so the target continues it (Send).
+	Prefill bool
+	// Until is when to call Next again (Wait).
+	Until time.Time
+	// Tier is the degradation tier of the target or of the cached answer.
+	Tier string
+	// Err is the provider-neutral error to return (Fail), with RetryAfter.
+	Err *llm.Error
+}
+
+// Outcome is what the caller observed of one attempt.
+type Outcome struct {
+	Class Class
+	// Status is the HTTP status, 0 when there was none.
+	Status int
+	// Err is the provider's error, returned as is when the request cannot
+	// go elsewhere (content filter, bad parameter, ...). Param names a
+	// rejected parameter for bad_request_param.
+	Err *llm.Error
+	// TTFT is the time to the first token (or to the response).
+	TTFT time.Duration
+	// OutputTokens is the number of output tokens received.
+	OutputTokens int
+	// Usage is the metered usage, for cost.
+	Usage llm.Usage
+	// RetryAfter is the provider's Retry-After, 0 when absent.
+	RetryAfter time.Duration
+	// BytesSent: the request body reached the provider.
+	BytesSent bool
+	// Partial: output tokens already reached the client.
+	Partial bool
+}
+
+type phase uint8
+
+const (
+	phasePick phase = iota
+	phaseSending
+	phaseWaiting
+	phaseCaching
+	phaseFinal
+)
+
+// Attempt drives one user request. It is used by one goroutine at a time.
+type Attempt struct {
+	e     *Engine
+	r     *route
+	req   Request
+	start time.Time
+	end   time.Time // request deadline, zero if none
+
+	phase phase
+	d     Decision
+
+	excluded  uint64 // targets that may not be sent to any more
+	cur       int    // current target, -1 none
+	curTries  int    // tries on cur
+	curGen    uint64
+	curTrial  bool
+	curStart  time.Time
+	attempts  int
+	retries   int
+	partial   bool
+	bytesSent bool
+	failed    bool // some attempt failed (StrictFallbacks)
+	cacheDone bool
+	last      Outcome
+	lastErr   *llm.Error
+}
+
+// Begin starts a request and emits request.start. An unknown route gives
+// an Attempt whose first decision is Fail (404).
+func (e *Engine) Begin(now time.Time, req Request) *Attempt {
+	a := &Attempt{e: e, req: req, start: now, cur: -1}
+	e.emit(events.Event{Time: now, Kind: events.RequestStart, RequestID: req.ID, Route: req.Route, Stream: req.Stream})
+	a.r = e.routes[req.Route]
+	if a.r == nil {
+		a.fail(now, &llm.Error{Status: 404, Type: llm.ErrNotFound, Code: "model_not_found",
+			Message: fmt.Sprintf("no route named %q", req.Route), Param: "model"})
+		return a
+	}
+	if d := e.set.RequestTimeout.D(); d > 0 {
+		a.end = now.Add(d)
+	}
+	if a.r.cfg.Structured {
+		a.req.Structured = true
+	}
+	a.r.mu.Lock()
+	a.r.budget.add(now, 1, 0)
+	a.r.mu.Unlock()
+	return a
+}
+
+// Request returns the request being driven.
+func (a *Attempt) Request() Request { return a.req }
+
+// Attempts returns the number of upstream attempts so far.
+func (a *Attempt) Attempts() int { return a.attempts }
+
+// Next returns what to do at now. It returns the same decision until the
+// caller observes the outcome (Send, ServeCached) or until Wait's Until.
+func (a *Attempt) Next(now time.Time) Decision {
+	switch a.phase {
+	case phaseWaiting:
+		if now.Before(a.d.Until) {
+			return a.d
+		}
+		if d, ok := a.send(now, a.cur); ok {
+			return d
+		}
+		a.exclude(a.cur) // its breaker opened meanwhile
+		a.phase = phasePick
+		return a.pick(now)
+	case phasePick:
+		return a.pick(now)
+	}
+	return a.d
+}
+
+func (a *Attempt) exclude(i int) { a.excluded |= 1 << uint(i) }
+
+func (a *Attempt) excludedAt(i int) bool { return a.excluded&(1<<uint(i)) != 0 }
+
+// pick chooses the next step: a target, the cached tier, or the honest error.
+func (a *Attempt) pick(now time.Time) Decision {
+	if !a.end.IsZero() && !now.Before(a.end) {
+		a.fail(now, a.honest(now, "request timeout"))
+		return a.d
+	}
+	for {
+		i, key, soonest := -1, 0, time.Time{}
+		if a.attempts < a.e.set.MaxAttempts {
+			i, key, soonest = a.choose(now)
+		}
+		if a.r.cached >= 0 && !a.cacheDone && !a.partial {
+			ck := a.r.cached
+			if ck > a.r.last {
+				ck = 4 * MaxTargets // trailing: after every target
+			}
+			if i < 0 || ck < key {
+				a.phase = phaseCaching
+				a.d = Decision{Kind: ServeCached, Tier: TierCached}
+				return a.d
+			}
+		}
+		if i < 0 {
+			reason := "no target available"
+			if a.attempts >= a.e.set.MaxAttempts {
+				reason = "attempt cap reached"
+			}
+			err := a.lastErr
+			if err == nil || a.last.Class.info().failover {
+				err = a.honest(now, reason)
+				if !soonest.IsZero() && soonest.After(now) {
+					err.RetryAfter = ceilSecond(soonest.Sub(now))
+				}
+			}
+			a.fail(now, err)
+			return a.d
+		}
+		if d, ok := a.send(now, i); ok {
+			return d
+		}
+		a.exclude(i)
+	}
+}
+
+func ceilSecond(d time.Duration) time.Duration {
+	return (d + time.Second - 1) / time.Second * time.Second
+}
+
+// eligible applies the static filters: capabilities, context window,
+// prefill after a partial answer, strict fall-backs.
+func (a *Attempt) eligible(i int) bool {
+	if a.excludedAt(i) {
+		return false
+	}
+	t := &a.r.targets[i]
+	c := t.Capabilities
+	switch {
+	case a.req.Stream && !c.Streaming,
+		a.req.Tools && !c.Tools,
+		a.req.Structured && !c.StructuredOutput,
+		a.partial && !c.Prefill,
+		a.req.PromptTokens > 0 && t.ContextWindow > 0 && a.req.PromptTokens > t.ContextWindow,
+		a.failed && a.r.cfg.StrictFallbacks && !t.FallbackCandidate:
+		return false
+	}
+	return true
+}
+
+// choose returns the best target to try next, its order key, and the
+// soonest time a skipped open breaker half-opens.
+func (a *Attempt) choose(now time.Time) (best, bestKey int, soonest time.Time) {
+	r := a.r
+	var group [MaxTargets]uint8
+	n := 0
+	bestKey = 1 << 30
+	bestPrio := 1 << 30
+	var p pending
+	for i := range r.targets {
+		if !a.eligible(i) {
+			continue
+		}
+		ts := r.states[i]
+		ts.mu.Lock()
+		ts.advance(now, &p)
+		ok := ts.usable(now)
+		share := ts.share(now)
+		if !ok && ts.state == Open && (soonest.IsZero() || ts.openUntil.Before(soonest)) {
+			soonest = ts.openUntil
+		}
+		ts.mu.Unlock()
+		p.flush(a.e.sink)
+		if !ok {
+			continue
+		}
+		t := &r.targets[i]
+		key := r.tierIdx[i]
+		if share < 1 && (share <= 0 || a.draw() >= share) {
+			key += 2 * MaxTargets // end of the line
+		}
+		prio := t.Priority
+		if r.cfg.AllowHints && a.req.Hint != "" && (a.req.Hint == t.Key() || a.req.Hint == t.Model) {
+			key, prio = -1, -1
+		}
+		switch {
+		case key < bestKey || (key == bestKey && prio < bestPrio):
+			bestKey, bestPrio = key, prio
+			group[0] = uint8(i)
+			n = 1
+		case key == bestKey && prio == bestPrio:
+			group[n] = uint8(i)
+			n++
+		}
+	}
+	if n == 0 {
+		return -1, 0, soonest
+	}
+	if n == 1 {
+		return int(group[0]), bestKey, soonest
+	}
+	total := 0
+	for _, i := range group[:n] {
+		total += r.targets[i].Weight
+	}
+	if total <= 0 {
+		return int(group[0]), bestKey, soonest
+	}
+	r.mu.Lock()
+	x := r.rnd.IntN(total)
+	r.mu.Unlock()
+	for _, i := range group[:n] {
+		x -= r.targets[i].Weight
+		if x < 0 {
+			return int(i), bestKey, soonest
+		}
+	}
+	return int(group[n-1]), bestKey, soonest
+}
+
+// draw returns a uniform float in [0, 1) from the route's source.
+func (a *Attempt) draw() float64 {
+	a.r.mu.Lock()
+	f := a.r.rnd.Float64()
+	a.r.mu.Unlock()
+	return f
+}
+
+// send admits an attempt to target i through its breaker.
+func (a *Attempt) send(now time.Time, i int) (Decision, bool) {
+	ts := a.r.states[i]
+	var p pending
+	ts.mu.Lock()
+	ts.advance(now, &p)
+	if !ts.usable(now) {
+		ts.mu.Unlock()
+		p.flush(a.e.sink)
+		return Decision{}, false
+	}
+	gen, trial := ts.admit()
+	ts.mu.Unlock()
+	p.flush(a.e.sink)
+
+	if i != a.cur {
+		a.cur, a.curTries = i, 0
+	}
+	a.curTries++
+	a.curGen, a.curTrial, a.curStart = gen, trial, now
+	a.attempts++
+	t := &a.r.targets[i]
+	to := t.Timeouts
+	total := now.Add(to.Total.D())
+	if !a.end.IsZero() && a.end.Before(total) {
+		total = a.end
+	}
+	a.phase = phaseSending
+	a.d = Decision{
+		Kind:   Send,
+		Target: t,
+		Try:    a.attempts,
+		Deadlines: Deadlines{
+			Connect:    minTime(now.Add(to.Connect.D()), total),
+			FirstToken: minTime(now.Add(to.FirstToken.D()), total),
+			Total:      total,
+		},
+		Timeouts: to,
+		Prefill:  a.partial,
+		Tier:     t.Tier,
+	}
+	a.e.emit(events.Event{Time: now, Kind: events.AttemptStart, RequestID: a.req.ID, Route: a.req.Route,
+		Target: ts.key, Tier: t.Tier, Attempt: a.attempts, Stream: a.req.Stream})
+	return a.d, true
+}
+
+func minTime(x, y time.Time) time.Time {
+	if y.Before(x) {
+		return y
+	}
+	return x
+}
+
+// Observe reports the outcome of the last Send (or ServeCached).
+// Observing when nothing is outstanding does nothing.
+func (a *Attempt) Observe(now time.Time, o Outcome) {
+	switch a.phase {
+	case phaseCaching:
+		if o.Class == OK {
+			a.done(now, nil, TierCached)
+			return
+		}
+		a.cacheDone = true
+		a.phase = phasePick
+		return
+	case phaseSending:
+	default:
+		return
+	}
+	i := a.cur
+	t := &a.r.targets[i]
+	ts := a.r.states[i]
+	dur := now.Sub(a.curStart)
+	tokens := o.OutputTokens
+	if tokens == 0 {
+		tokens = o.Usage.OutputTokens
+	}
+	a.e.emit(events.Event{Time: now, Kind: events.AttemptEnd, RequestID: a.req.ID, Route: a.req.Route,
+		Target: ts.key, Tier: t.Tier, Attempt: a.attempts, Stream: a.req.Stream,
+		Status: o.Status, Class: string(o.Class), TTFT: o.TTFT, Duration: dur,
+		InputTokens: o.Usage.InputTokens, OutputTokens: tokens, CachedTokens: o.Usage.CachedInputTokens,
+		Cost: cost(t.Price, o.Usage, tokens)})
+	var p pending
+	ts.mu.Lock()
+	ts.record(now, a.curGen, a.curTrial, o.Class, o.TTFT, dur, tokens, &p)
+	ts.mu.Unlock()
+	p.flush(a.e.sink)
+
+	a.last = o
+	a.bytesSent = a.bytesSent || o.BytesSent
+	a.partial = a.partial || o.Partial
+	if o.Class == OK {
+		a.done(now, t, t.Tier)
+		return
+	}
+	a.lastErr = providerError(o)
+	a.afterFailure(now, i, o)
+}
+
+// afterFailure decides between a retry on the same target, a fail-over and
+// failing the request.
+func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
+	t := &a.r.targets[i]
+	ci := o.Class.info()
+	if o.Class == ClientCanceled {
+		a.fail(now, &llm.Error{Status: 499, Type: llm.ErrInvalidRequest, Code: "client_canceled", Message: "the client canceled the request"})
+		return
+	}
+	if a.req.NonRetryable && a.bytesSent {
+		a.fail(now, a.lastErr)
+		return
+	}
+	governed := ci.byStatus || o.Class == Auth
+	retry := ci.retrySame && (!ci.byStatus || o.Status == 0 || contains(t.Retry.OnStatusCodes, o.Status))
+	if a.partial && !t.Capabilities.Prefill {
+		retry = false
+	}
+	if retry && a.curTries < t.Retry.Attempts && a.attempts < a.e.set.MaxAttempts && o.RetryAfter <= t.Retry.RetryAfterCap.D() {
+		wait := o.RetryAfter
+		if wait == 0 {
+			a.r.mu.Lock()
+			wait = Backoff(a.curTries-1, t.Retry.Base.D(), t.Retry.Cap.D(), a.r.rnd.Float64())
+			a.r.mu.Unlock()
+		}
+		until := now.Add(wait)
+		if a.end.IsZero() || until.Before(a.end) {
+			if a.withdraw(now) {
+				a.retries++
+				a.phase = phaseWaiting
+				a.d = Decision{Kind: Wait, Target: t, Until: until, Tier: t.Tier}
+				return
+			}
+			a.e.emit(events.Event{Time: now, Kind: events.BudgetExhausted, RequestID: a.req.ID, Route: a.req.Route, Target: t.Key()})
+			if a.e.set.RetryBudget.OnExhausted == OnExhaustedFailFast {
+				a.fail(now, a.lastErr)
+				return
+			}
+		}
+	}
+	failover := ci.failover && (!governed || o.Status == 0 || contains(t.FallbackStatusCodes, o.Status))
+	if o.Class == ContentFilter && !a.r.cfg.FallbackOnContentFilter {
+		failover = false
+	}
+	if !failover {
+		a.fail(now, a.lastErr)
+		return
+	}
+	a.exclude(i)
+	a.failed = true
+	switch o.Class {
+	case ContextLength:
+		// Never resend to the same model; only larger windows remain.
+		for j := range a.r.targets {
+			u := &a.r.targets[j]
+			if u.Model == t.Model || (t.ContextWindow > 0 && u.ContextWindow > 0 && u.ContextWindow <= t.ContextWindow) {
+				a.exclude(j)
+			}
+		}
+	case BadRequestParam:
+		// Another target may accept it: another model, or one that drops the
+		// rejected parameter.
+		param := ""
+		if o.Err != nil {
+			param = o.Err.Param
+		}
+		for j := range a.r.targets {
+			u := &a.r.targets[j]
+			if u.Model == t.Model && (param == "" || !contains(u.DropParams, param)) {
+				a.exclude(j)
+			}
+		}
+	}
+	a.phase = phasePick
+}
+
+// withdraw takes one retry from the route's budget.
+func (a *Attempt) withdraw(now time.Time) bool {
+	r := a.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	req, ret := r.budget.sums(now)
+	if int(ret)+1 > a.e.allowed(req) {
+		return false
+	}
+	r.budget.add(now, 0, 1)
+	return true
+}
+
+// Backoff is the full-jitter backoff before retry n (0-based): u scaled to
+// [0, min(cap, base*2^n)), where u is a uniform random number in [0, 1).
+func Backoff(n int, base, cap time.Duration, u float64) time.Duration {
+	d := base
+	for i := 0; i < n && d < cap; i++ {
+		d *= 2
+	}
+	d = min(d, cap)
+	return time.Duration(u * float64(d))
+}
+
+func cost(p Price, u llm.Usage, outTokens int) float64 {
+	in := u.InputTokens - u.CachedInputTokens
+	return (float64(in)*p.InputPerMTok + float64(u.CachedInputTokens)*p.CachedInputPerMTok + float64(outTokens)*p.OutputPerMTok) / 1e6
+}
+
+// providerError is the error to return when the request stops after o.
+func providerError(o Outcome) *llm.Error {
+	if o.Err != nil {
+		e := *o.Err
+		if e.Status == 0 {
+			e.Status = o.Status
+		}
+		if e.RetryAfter == 0 {
+			e.RetryAfter = o.RetryAfter
+		}
+		return &e
+	}
+	status := o.Status
+	typ := classType(o.Class)
+	if status == 0 {
+		status = llm.StatusFor(typ)
+	}
+	return &llm.Error{Status: status, Type: typ, Code: string(o.Class), Message: "upstream attempt failed: " + string(o.Class), RetryAfter: o.RetryAfter}
+}
+
+func classType(c Class) llm.ErrorType {
+	switch c {
+	case RateLimited:
+		return llm.ErrRateLimit
+	case Overloaded:
+		return llm.ErrOverloaded
+	case Auth:
+		return llm.ErrAuthentication
+	case BadRequestParam:
+		return llm.ErrInvalidRequest
+	case ContextLength:
+		return llm.ErrContextLength
+	case ContentFilter:
+		return llm.ErrContentFilter
+	case TimeoutTTFT, Stall, TokenRateFloor, TimeoutTotal:
+		return llm.ErrTimeout
+	default:
+		return llm.ErrServer
+	}
+}
+
+// honest is the error when no tier can serve: 503 with Retry-After.
+func (a *Attempt) honest(now time.Time, reason string) *llm.Error {
+	msg := fmt.Sprintf("route %q: %s after %d attempts", a.req.Route, reason, a.attempts)
+	if a.last.Class != "" {
+		msg += "; last outcome " + string(a.last.Class)
+	}
+	return &llm.Error{Status: 503, Type: llm.ErrOverloaded, Code: "no_target_available", Message: msg,
+		RetryAfter: a.e.set.RetryAfter.D()}
+}
+
+func (a *Attempt) fail(now time.Time, err *llm.Error) {
+	a.phase = phaseFinal
+	a.d = Decision{Kind: Fail, Err: err}
+	class := string(a.last.Class)
+	a.e.emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
+		Outcome: events.OutcomeFailed, Status: err.Status, Class: class, Attempt: a.attempts,
+		Duration: now.Sub(a.start), Stream: a.req.Stream})
+}
+
+func (a *Attempt) done(now time.Time, t *Target, tier string) {
+	a.phase = phaseFinal
+	a.d = Decision{Kind: Done, Target: t, Tier: tier}
+	outcome := events.OutcomeServed
+	key := ""
+	if t != nil {
+		key = t.Key()
+	}
+	if len(a.r.tiers) > 0 && tier != a.r.tiers[0] {
+		outcome = events.OutcomeDegraded
+		a.e.emit(events.Event{Time: now, Kind: events.TierServed, RequestID: a.req.ID, Route: a.req.Route, Target: key, Tier: tier})
+	}
+	a.e.emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
+		Target: key, Tier: tier, Outcome: outcome, Class: string(OK), Attempt: a.attempts,
+		Duration: now.Sub(a.start), Stream: a.req.Stream})
+}

@@ -1,0 +1,92 @@
+// Package policy is the gateway's decision core: routing, retries, the
+// attempt cap, the retry budget, circuit breakers, passive health, SLA
+// cutoffs, degradation tiers and the stream watchdog. It performs no I/O,
+// starts no goroutines, reads no clock and draws no global random numbers:
+// time is an argument of every method, randomness comes from the
+// *rand.Rand in Options, and every decision and state change is an
+// events.Event sent to Options.Events. The HTTP gateway and the game-day
+// simulator drive the same code, so a simulated incident predicts the real
+// one.
+//
+// # Driving a request
+//
+// An Engine holds the shared state (breakers and health per
+// "provider:model", retry budgets per route) and is safe for concurrent use.
+// Each user request gets an Attempt from Engine.Begin; an Attempt is used by
+// one goroutine. The caller loops:
+//
+//	att := eng.Begin(now, policy.Request{ID: id, Route: "chat", Stream: true})
+//	for {
+//		d := att.Next(now)
+//		switch d.Kind {
+//		case policy.Send:    // attempt d.Target, then att.Observe(now, outcome)
+//		case policy.Wait:    // sleep until d.Until (backoff before a retry)
+//		case policy.ServeCached: // answer from cache, Observe OK (hit) or CacheMiss
+//		case policy.Fail:    // return d.Err to the client; stop
+//		case policy.Done:    // the last attempt's answer was served; stop
+//		}
+//	}
+//
+// What the caller must do with each decision:
+//
+//   - Send: apply d.Target.OverrideParams and DropParams to the request and
+//     send it to d.Target (d.Target.Key() is "provider:model"). Enforce
+//     d.Deadlines (connect, first token, total are absolute times); for a
+//     stream, build NewWatchdog(now, d.Timeouts), feed it every token with
+//     Watchdog.Token, wake up at Watchdog.Deadline and ask Watchdog.Check,
+//     which returns the class of the timeout that fired. When d.Prefill is
+//     set, part of the answer already reached the client: send it as an
+//     assistant prefill so the target continues it, and forward only the
+//     continuation. Then call Observe exactly once with the Outcome: the
+//     Class (Classify maps an HTTP error; the watchdog names timeouts; the
+//     stream reader names cut_mid_stream and malformed_stream; evals name
+//     truncated and invalid_output), the status, TTFT, tokens, usage,
+//     Retry-After, whether bytes reached the provider (BytesSent) and
+//     whether tokens reached the client (Partial). Deliver an OK answer to
+//     the client before or after Observe as it suits; the next decision
+//     is Done.
+//   - Wait: call Next again at d.Until, not before (Next keeps returning the
+//     same Wait until then). This is the full-jitter backoff or the
+//     provider's Retry-After before a retry on d.Target.
+//   - ServeCached: the route's "cached" tier is next. Answer from the cache,
+//     labelled stale, and Observe Class OK; on a miss Observe CacheMiss and
+//     call Next again.
+//   - Fail: return d.Err to the client now, shaped in the client's wire
+//     format, with its RetryAfter as the Retry-After header. Fail is final:
+//     either the request cannot go elsewhere (the provider's own error is
+//     returned, e.g. a content filter refusal) or every tier is exhausted
+//     (503, the honest error, returned at once).
+//   - Done: the request is served. Final.
+//
+// Call Engine.Tick at Engine.NextTick (or periodically) so timed transitions
+// — a breaker half-opening, a target recovering and its ramp ending — are
+// emitted when they happen; they also happen lazily when a request needs
+// them. Feed detector verdicts to Engine.Signal and active probe results to
+// Engine.ProbeResult. Engine.State is a plain-data snapshot for /admin/state.
+//
+// # Mechanisms
+//
+// Routes map a name to targets ordered by degradation tier, then health
+// (unhealthy targets go to the end of the line), then priority, with a
+// weighted random choice among equals. Targets that lack a capability the
+// request needs, whose context window is too small, or (after a partial
+// answer) that cannot prefill are skipped. Each outcome Class decides what
+// follows: a retry on the same target (per its status code lists, with
+// full-jitter backoff or Retry-After up to a cap, and only while the route's
+// retry budget allows), a fail-over, or the end of the request. A hard cap
+// bounds attempts per request. Breakers are keyed provider:model and open on
+// the error rate over a rolling window (after a minimum of samples) or on
+// consecutive probe failures; they half-open after an open duration that
+// doubles on repeated re-opening, admit a capped trickle of real requests,
+// and close only if all succeed. A result admitted under an older breaker
+// generation is discarded.
+//
+// # Dependencies
+//
+// The package imports only the standard library, llm, events and yamlfile
+// (for the Duration and Percent field types). A test over `go list -deps`
+// checks that nothing links net, net/http or math/rand (v1), and that no
+// file imports os directly: fmt and yamlfile pull os in transitively, which
+// cannot be avoided and does no I/O here. A source scan checks that no
+// non-test file calls time.Now or time.Sleep.
+package policy

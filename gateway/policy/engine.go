@@ -1,0 +1,298 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/brownout-dev/brownout/events"
+)
+
+// ErrUnknownTarget is returned by Signal and ProbeResult for a key that no
+// route uses.
+var ErrUnknownTarget = errors.New("policy: unknown target")
+
+// Options are an engine's collaborators.
+type Options struct {
+	// Rand is the source of every random choice (weighted routing, jitter,
+	// ramp draws). The engine seeds one generator per route from it at New,
+	// so it is not used afterwards. Default: a PCG seeded with (0, 0), so
+	// two engines are identical unless told otherwise.
+	Rand *rand.Rand
+	// Events receives every decision and state change. Default: events.Discard.
+	Events events.Sink
+}
+
+// Engine is the shared state of the decision core: breakers, health, budgets.
+// It is safe for concurrent use: each provider:model and each route has its
+// own lock, and the route and target tables never change after New.
+type Engine struct {
+	cfg     Config
+	set     Settings // resolved
+	sink    events.Sink
+	routes  map[string]*route
+	targets map[string]*targetState
+	keys    []string // sorted target keys
+}
+
+// route is a route's resolved configuration and its mutable state.
+type route struct {
+	name    string
+	cfg     *Route
+	targets []Target // resolved, same order as cfg.Targets
+	states  []*targetState
+	tierIdx []int // per target: index into tiers
+	tiers   []string
+	cached  int // index of the cached tier in tiers, -1 if none
+	last    int // highest tier index that has targets
+
+	mu     sync.Mutex
+	rnd    *rand.Rand
+	budget window // a: requests, b: retries
+}
+
+// New validates cfg and builds an engine.
+func New(cfg Config, opts Options) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Events == nil {
+		opts.Events = events.Discard
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.New(rand.NewPCG(0, 0))
+	}
+	e := &Engine{
+		cfg:     cfg,
+		set:     cfg.Policy.withDefaults(),
+		sink:    opts.Events,
+		routes:  make(map[string]*route, len(cfg.Routes)),
+		targets: map[string]*targetState{},
+	}
+	for ri := range cfg.Routes {
+		rc := &e.cfg.Routes[ri]
+		r := &route{
+			name:   rc.Name,
+			cfg:    rc,
+			tiers:  rc.routeTiers(),
+			cached: -1,
+			rnd:    rand.New(rand.NewPCG(opts.Rand.Uint64(), opts.Rand.Uint64())),
+			budget: newWindow(e.set.RetryBudget.Window.D()),
+		}
+		r.cached = slices.Index(r.tiers, TierCached)
+		for ti := range rc.Targets {
+			t := rc.Targets[ti].withDefaults()
+			r.targets = append(r.targets, t)
+			k := t.Key()
+			ts, ok := e.targets[k]
+			if !ok {
+				ts = newTargetState(k, &e.set, t.SLA)
+				e.targets[k] = ts
+				e.keys = append(e.keys, k)
+			}
+			r.states = append(r.states, ts)
+			idx := slices.Index(r.tiers, t.Tier)
+			r.tierIdx = append(r.tierIdx, idx)
+			r.last = max(r.last, idx)
+		}
+		e.routes[rc.Name] = r
+	}
+	slices.Sort(e.keys)
+	return e, nil
+}
+
+// Config returns the configuration the engine was built with.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Settings returns the engine-wide settings with defaults applied.
+func (e *Engine) Settings() Settings { return e.set }
+
+// Routes returns the route names in configuration order.
+func (e *Engine) Routes() []string {
+	names := make([]string, len(e.cfg.Routes))
+	for i := range e.cfg.Routes {
+		names[i] = e.cfg.Routes[i].Name
+	}
+	return names
+}
+
+// Targets returns a route's targets with defaults applied, or nil for an
+// unknown route.
+func (e *Engine) Targets(route string) []Target {
+	r := e.routes[route]
+	if r == nil {
+		return nil
+	}
+	return slices.Clone(r.targets)
+}
+
+// Tick performs the timed transitions due at now (open → half-open, health
+// recovery and the end of its ramp) and emits their events. Calling it is
+// optional for correctness — every transition also happens lazily when a
+// request looks at the target — but it makes the events timely.
+func (e *Engine) Tick(now time.Time) {
+	var p pending
+	for _, k := range e.keys {
+		t := e.targets[k]
+		t.mu.Lock()
+		t.advance(now, &p)
+		t.mu.Unlock()
+		p.flush(e.sink)
+	}
+}
+
+// NextTick returns when Tick next has work, or the zero time when nothing is
+// scheduled. A simulator advances its clock to it.
+func (e *Engine) NextTick() time.Time {
+	var next time.Time
+	for _, k := range e.keys {
+		t := e.targets[k]
+		t.mu.Lock()
+		x := t.nextTick()
+		t.mu.Unlock()
+		if !x.IsZero() && (next.IsZero() || x.Before(next)) {
+			next = x
+		}
+	}
+	return next
+}
+
+// Signal applies a detector's or prober's verdict on a target
+// ("provider:model"): Demote moves it to the end of the line for
+// Health.Window; Trip opens its breaker.
+func (e *Engine) Signal(now time.Time, target, reason string, action Action) error {
+	t := e.targets[target]
+	if t == nil {
+		return fmt.Errorf("%w %q", ErrUnknownTarget, target)
+	}
+	var p pending
+	t.mu.Lock()
+	t.advance(now, &p)
+	switch action {
+	case Demote:
+		t.demote(now, now.Add(t.hs.Window.D()), reason, &p)
+	case Trip:
+		if t.state != Open {
+			t.transition(now, Open, reason, &p)
+		}
+	default:
+		t.mu.Unlock()
+		return fmt.Errorf("policy: unknown action %q", action)
+	}
+	t.mu.Unlock()
+	p.flush(e.sink)
+	return nil
+}
+
+// ProbeResult records an active probe of a target. Breaker.ProbeFailures
+// consecutive failures open a closed breaker; a success resets the count.
+func (e *Engine) ProbeResult(now time.Time, target string, ok bool) error {
+	t := e.targets[target]
+	if t == nil {
+		return fmt.Errorf("%w %q", ErrUnknownTarget, target)
+	}
+	var p pending
+	t.mu.Lock()
+	t.advance(now, &p)
+	if ok {
+		t.probeFails = 0
+	} else {
+		t.probeFails++
+		if t.state == Closed && t.probeFails >= t.bs.ProbeFailures {
+			t.transition(now, Open, "probe_failures", &p)
+		}
+	}
+	t.mu.Unlock()
+	p.flush(e.sink)
+	return nil
+}
+
+// State is a snapshot of the engine's state as plain data (/admin/state).
+type State struct {
+	Targets []TargetState `json:"targets"`
+	Routes  []RouteState  `json:"routes"`
+}
+
+// TargetState is the state of one provider:model.
+type TargetState struct {
+	Key        string       `json:"key"`
+	Breaker    BreakerState `json:"breaker"`
+	Generation uint64       `json:"generation"`
+	// OpenUntil is when an open breaker half-opens.
+	OpenUntil time.Time `json:"open_until,omitzero"`
+	// Openings counts every opening so far.
+	Openings int `json:"openings"`
+	// OpenFor is the duration of the current (or last) opening.
+	OpenFor time.Duration `json:"open_for_ns"`
+	// Samples and Failures in the breaker window as of the last update.
+	Samples  int `json:"samples"`
+	Failures int `json:"failures"`
+	// HalfOpenTrials admitted and succeeded in the current half-open state.
+	HalfOpenTrials    int `json:"half_open_trials,omitempty"`
+	HalfOpenSucceeded int `json:"half_open_succeeded,omitempty"`
+	ProbeFailures     int `json:"probe_failures,omitempty"`
+
+	Health HealthState `json:"health"`
+	Reason string      `json:"reason,omitempty"`
+	// UnhealthyUntil is when an unhealthy target recovers.
+	UnhealthyUntil time.Time `json:"unhealthy_until,omitzero"`
+	// RecoveredAt is when a recovering target's ramp started.
+	RecoveredAt time.Time `json:"recovered_at,omitzero"`
+}
+
+// RouteState is the retry budget of one route, as of its last update.
+type RouteState struct {
+	Name     string `json:"name"`
+	Requests int    `json:"requests"`
+	Retries  int    `json:"retries"`
+	// Allowed is the number of retries the budget allows in the window.
+	Allowed int `json:"allowed"`
+}
+
+// State returns a snapshot. Windowed counts are as of each item's last update.
+func (e *Engine) State() State {
+	var s State
+	for _, k := range e.keys {
+		t := e.targets[k]
+		t.mu.Lock()
+		f, n := t.counts.sums(time.Unix(0, t.counts.cur*t.counts.width))
+		ts := TargetState{
+			Key: k, Breaker: t.state, Generation: t.gen, Openings: t.openings,
+			Samples: int(n), Failures: int(f),
+			HalfOpenTrials: t.trials, HalfOpenSucceeded: t.trialOK, ProbeFailures: t.probeFails,
+			Health: t.health, Reason: t.reason,
+		}
+		ts.OpenFor = t.openFor()
+		if t.state == Open {
+			ts.OpenUntil = t.openUntil
+		}
+		switch t.health {
+		case Unhealthy:
+			ts.UnhealthyUntil = t.downUntil
+		case Recovering:
+			ts.RecoveredAt = t.upAt
+		}
+		t.mu.Unlock()
+		s.Targets = append(s.Targets, ts)
+	}
+	for _, name := range e.Routes() {
+		r := e.routes[name]
+		r.mu.Lock()
+		req, ret := r.budget.sums(time.Unix(0, r.budget.cur*r.budget.width))
+		r.mu.Unlock()
+		s.Routes = append(s.Routes, RouteState{Name: name, Requests: int(req), Retries: int(ret), Allowed: e.allowed(req)})
+	}
+	return s
+}
+
+// allowed is the number of retries the budget allows for req requests.
+func (e *Engine) allowed(req float64) int {
+	b := e.set.RetryBudget
+	return max(b.MinRetries, int(b.Ratio.F()*req))
+}
+
+// emit sends one event.
+func (e *Engine) emit(ev events.Event) { e.sink.Emit(ev) }

@@ -1,0 +1,331 @@
+package policy
+
+import (
+	"sync"
+	"time"
+
+	"github.com/brownout-dev/brownout/events"
+)
+
+// BreakerState is a circuit breaker's state.
+type BreakerState string
+
+// Breaker states.
+const (
+	Closed   BreakerState = "closed"
+	Open     BreakerState = "open"
+	HalfOpen BreakerState = "half_open"
+)
+
+// HealthState is a target's passive health.
+type HealthState string
+
+// Health states.
+const (
+	Healthy   HealthState = "healthy"
+	Unhealthy HealthState = "unhealthy"
+	// Recovering: healthy again, its share of traffic ramping back over the
+	// cooldown.
+	Recovering HealthState = "recovering"
+)
+
+// Action is what a Signal asks of the engine.
+type Action string
+
+// Signal actions.
+const (
+	// Demote marks the target unhealthy (end of the line) for Health.Window.
+	Demote Action = "demote"
+	// Trip opens the target's breaker.
+	Trip Action = "open"
+)
+
+// targetState is the shared state of one provider:model: breaker, passive
+// health and SLA windows. Each has its own lock.
+type targetState struct {
+	key string
+	bs  *Breaker // resolved settings (shared)
+	hs  *Health
+	sla SLA // resolved
+
+	mu sync.Mutex
+	// breaker
+	state      BreakerState
+	gen        uint64
+	counts     window // a: failures, b: samples
+	openUntil  time.Time
+	openings   int // total openings
+	streak     int // re-openings counting toward the open duration growth
+	closedAt   time.Time
+	probeFails int
+	trials     int // half-open requests admitted
+	trialOK    int // half-open successes
+	// health
+	health    HealthState
+	reason    string
+	fails     []time.Time // ring of the last Failures failure times
+	failN     int
+	downUntil time.Time
+	upAt      time.Time // when it recovered (ramp start)
+	// SLA: a: sum, b: count
+	ttft, tpot window
+}
+
+func newTargetState(key string, s *Settings, sla SLA) *targetState {
+	ts := &targetState{
+		key: key, bs: &s.Breaker, hs: &s.Health, sla: sla,
+		state:  Closed,
+		health: Healthy,
+		counts: newWindow(s.Breaker.Window.D()),
+		fails:  make([]time.Time, s.Health.Failures),
+		ttft:   newWindow(sla.Window.D()),
+		tpot:   newWindow(sla.Window.D()),
+	}
+	return ts
+}
+
+// pending events are collected under the lock and emitted after it.
+type pending struct {
+	evs [4]events.Event
+	n   int
+}
+
+func (p *pending) add(e events.Event) {
+	if p.n < len(p.evs) {
+		p.evs[p.n] = e
+		p.n++
+	}
+}
+
+func (p *pending) flush(s events.Sink) {
+	for i := 0; i < p.n; i++ {
+		s.Emit(p.evs[i])
+	}
+	p.n = 0
+}
+
+// advance performs the transitions that are due at now. Caller holds mu.
+func (t *targetState) advance(now time.Time, p *pending) {
+	if t.state == Open && !now.Before(t.openUntil) {
+		t.transition(now, HalfOpen, "open_for_elapsed", p)
+	}
+	switch t.health {
+	case Unhealthy:
+		if !now.Before(t.downUntil) {
+			t.setHealth(now, Recovering, "recovered", p)
+			t.upAt = t.downUntil
+		}
+		fallthrough
+	case Recovering:
+		if t.health == Recovering && !now.Before(t.upAt.Add(t.hs.Cooldown.D())) {
+			t.setHealth(now, Healthy, "cooldown_elapsed", p)
+		}
+	}
+}
+
+func (t *targetState) setHealth(now time.Time, to HealthState, reason string, p *pending) {
+	if t.health == to {
+		return
+	}
+	p.add(events.Event{Time: now, Kind: events.HealthChange, Target: t.key, From: string(t.health), To: string(to), Reason: reason})
+	t.health = to
+	t.reason = reason
+}
+
+// transition moves the breaker to state to, starting a new generation.
+func (t *targetState) transition(now time.Time, to BreakerState, reason string, p *pending) {
+	from := t.state
+	t.state = to
+	t.gen++
+	t.trials, t.trialOK = 0, 0
+	switch to {
+	case Open:
+		if from == HalfOpen || (!t.closedAt.IsZero() && t.openings > 0 && now.Sub(t.closedAt) < t.bs.ResetAfter.D()) {
+			t.streak++
+		} else {
+			t.streak = 0
+		}
+		t.openings++
+		t.openUntil = now.Add(t.openFor())
+		t.probeFails = 0
+	case Closed:
+		t.closedAt = now
+		t.counts.reset()
+	}
+	p.add(events.Event{Time: now, Kind: events.BreakerTransition, Target: t.key, From: string(from), To: string(to), Reason: reason})
+}
+
+// openFor is OpenFor doubled per re-opening in the streak, capped.
+func (t *targetState) openFor() time.Duration {
+	d := t.bs.OpenFor.D()
+	maxD := t.bs.MaxOpenFor.D()
+	for i := 0; i < t.streak && d < maxD; i++ {
+		d *= 2
+	}
+	return min(d, maxD)
+}
+
+// usable reports whether a request could be sent now, and whether the target
+// sits at the end of the line (unhealthy, or not drawn into the ramp share).
+// Caller holds mu.
+func (t *targetState) usable(now time.Time) bool {
+	switch t.state {
+	case Open:
+		return false
+	case HalfOpen:
+		return t.trials < t.bs.HalfOpenRequests
+	}
+	return true
+}
+
+// share is the ramp share of traffic admitted at the usual place in line.
+// Caller holds mu.
+func (t *targetState) share(now time.Time) float64 {
+	switch t.health {
+	case Unhealthy:
+		return 0
+	case Recovering:
+		cd := t.hs.Cooldown.D()
+		if cd <= 0 {
+			return 1
+		}
+		f := float64(now.Sub(t.upAt)) / float64(cd)
+		return max(0, min(1, f))
+	}
+	return 1
+}
+
+// admit reserves a send; it returns the generation and whether it is a
+// half-open trial. Caller holds mu and has checked usable.
+func (t *targetState) admit() (gen uint64, trial bool) {
+	if t.state == HalfOpen {
+		t.trials++
+		return t.gen, true
+	}
+	return t.gen, false
+}
+
+// record applies an attempt outcome admitted under generation gen.
+// Caller holds mu.
+func (t *targetState) record(now time.Time, gen uint64, trial bool, c Class, ttft, dur time.Duration, tokens int, p *pending) {
+	t.advance(now, p)
+	if gen != t.gen {
+		return // a result from an older generation is discarded
+	}
+	ci := c.info()
+	if ci.ignore {
+		if trial && t.state == HalfOpen {
+			t.trials-- // give the trial slot back
+		}
+		return
+	}
+	ok := c == OK
+	// breaker
+	switch t.state {
+	case Closed:
+		if ok || ci.breaker {
+			f := 0.0
+			if !ok {
+				f = 1
+			}
+			t.counts.add(now, f, 1)
+			if !ok {
+				fails, samples := t.counts.sums(now)
+				if int(samples) >= t.bs.MinSamples && fails/samples >= t.bs.ErrorRate.F() {
+					t.transition(now, Open, "error_rate", p)
+				}
+			}
+		}
+	case HalfOpen:
+		if trial {
+			switch {
+			case ok:
+				t.trialOK++
+				if t.trialOK >= t.bs.HalfOpenRequests {
+					t.transition(now, Closed, "trials_succeeded", p)
+				}
+			case ci.breaker:
+				t.transition(now, Open, "trial_failed", p)
+			default:
+				t.trials--
+			}
+		}
+	}
+	// passive health
+	if ci.health && !ok {
+		t.failure(now, string(c), p)
+	}
+	// SLA
+	if ok && (t.sla.FirstToken > 0 || t.sla.TimePerOutputToken > 0) {
+		t.slaSample(now, ttft, dur, tokens, p)
+	}
+}
+
+// failure records a passive-health failure.
+func (t *targetState) failure(now time.Time, reason string, p *pending) {
+	n := len(t.fails)
+	if n == 0 {
+		return
+	}
+	t.fails[t.failN%n] = now
+	t.failN++
+	if t.failN < n {
+		return
+	}
+	oldest := t.fails[t.failN%n] // the n-th most recent failure
+	w := t.hs.Window.D()
+	if now.Sub(oldest) <= w {
+		until := oldest.Add(w)
+		t.demote(now, until, "failures", p)
+	}
+}
+
+// demote marks the target unhealthy until until.
+func (t *targetState) demote(now, until time.Time, reason string, p *pending) {
+	if until.After(t.downUntil) || t.health != Unhealthy {
+		t.downUntil = until
+	}
+	if t.health != Unhealthy {
+		t.setHealth(now, Unhealthy, reason, p)
+	}
+}
+
+func (t *targetState) slaSample(now time.Time, ttft, dur time.Duration, tokens int, p *pending) {
+	if t.sla.FirstToken > 0 {
+		t.ttft.add(now, float64(ttft), 1)
+		sum, n := t.ttft.sums(now)
+		if int(n) >= t.sla.MinSamples && sum/n > float64(t.sla.FirstToken) {
+			t.ttft.reset()
+			t.demote(now, now.Add(t.sla.Window.D()), "sla_first_token", p)
+			return
+		}
+	}
+	if t.sla.TimePerOutputToken > 0 && tokens > 1 && dur > ttft {
+		t.tpot.add(now, float64(dur-ttft)/float64(tokens-1), 1)
+		sum, n := t.tpot.sums(now)
+		if int(n) >= t.sla.MinSamples && sum/n > float64(t.sla.TimePerOutputToken) {
+			t.tpot.reset()
+			t.demote(now, now.Add(t.sla.Window.D()), "sla_time_per_output_token", p)
+		}
+	}
+}
+
+// nextTick is when advance next has work, or zero. Caller holds mu.
+func (t *targetState) nextTick() time.Time {
+	var next time.Time
+	take := func(x time.Time) {
+		if next.IsZero() || x.Before(next) {
+			next = x
+		}
+	}
+	if t.state == Open {
+		take(t.openUntil)
+	}
+	switch t.health {
+	case Unhealthy:
+		take(t.downUntil)
+	case Recovering:
+		take(t.upAt.Add(t.hs.Cooldown.D()))
+	}
+	return next
+}
