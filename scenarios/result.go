@@ -26,8 +26,10 @@ type Result struct {
 	Schema   int    `json:"schema"` // SchemaVersion
 	Scenario string `json:"scenario"`
 	File     string `json:"file,omitempty"`
-	Mode     Mode   `json:"mode"`
-	Seed     uint64 `json:"seed"`
+	// Source is the scenario file's text, so a report can show it.
+	Source string `json:"source,omitempty"`
+	Mode   Mode   `json:"mode"`
+	Seed   uint64 `json:"seed"`
 	// Versions of what ran: "brownout" and, in live black-box runs, "gateway".
 	Versions map[string]string `json:"versions,omitempty"`
 	// Start is when traffic began (virtual time in sim mode: a fixed epoch).
