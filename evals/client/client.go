@@ -1,0 +1,202 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/brownout-dev/brownout/evals"
+	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/anthropic"
+	"github.com/brownout-dev/brownout/llm/gemini"
+	"github.com/brownout-dev/brownout/llm/openai"
+)
+
+// Headers a gateway may read to route an eval request.
+const (
+	HeaderRoute  = "X-Brownout-Route"
+	HeaderTarget = "X-Brownout-Target"
+)
+
+// AnthropicVersion is the anthropic-version header sent to Anthropic endpoints.
+const AnthropicVersion = "2023-06-01"
+
+// maxBody bounds a response body.
+const maxBody = 32 << 20
+
+// Endpoint is where and how to send requests.
+type Endpoint struct {
+	// URL is the base URL: "http://127.0.0.1:8080" (a gateway),
+	// "https://api.openai.com/v1", "https://api.anthropic.com". A base
+	// without a version path gets "/v1" (OpenAI, Anthropic) or "/v1beta"
+	// (Gemini).
+	URL    string
+	Format llm.Format
+	// APIKey is sent as Authorization: Bearer (OpenAI), x-api-key
+	// (Anthropic) or x-goog-api-key (Gemini). Empty sends none.
+	APIKey string
+	// Headers are extra request headers.
+	Headers map[string]string
+}
+
+// Client sends requests to one endpoint. It is safe for concurrent use.
+type Client struct {
+	ep    Endpoint
+	base  *url.URL
+	codec llm.Codec
+	hc    *http.Client
+}
+
+// Codec returns the codec for a wire format.
+func Codec(f llm.Format) (llm.Codec, error) {
+	switch f {
+	case llm.FormatOpenAI, "":
+		return openai.Codec{}, nil
+	case llm.FormatAnthropic:
+		return anthropic.Codec{}, nil
+	case llm.FormatGemini:
+		return gemini.Codec{}, nil
+	}
+	return nil, fmt.Errorf("format %q is not openai, anthropic or gemini", f)
+}
+
+// New returns a client for ep; hc nil uses http.DefaultClient.
+func New(ep Endpoint, hc *http.Client) (*Client, error) {
+	codec, err := Codec(ep.Format)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(ep.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("url %q: want http(s)://host[:port][/path]", ep.URL)
+	}
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &Client{ep: ep, base: u, codec: codec, hc: hc}, nil
+}
+
+// Path returns the request path for model under the base URL.
+func (c *Client) Path(model string) string {
+	base := strings.TrimSuffix(c.base.Path, "/")
+	switch c.codec.Format() {
+	case llm.FormatAnthropic:
+		if !strings.HasSuffix(base, "/v1") {
+			base += "/v1"
+		}
+		return base + "/messages"
+	case llm.FormatGemini:
+		p := gemini.Path(model, false) // "/v1beta/models/..."
+		if strings.HasSuffix(base, "/v1beta") || strings.HasSuffix(base, "/v1") {
+			base = base[:strings.LastIndexByte(base, '/')]
+		}
+		return base + p
+	default:
+		if !strings.HasSuffix(base, "/v1") {
+			base += "/v1"
+		}
+		return base + "/chat/completions"
+	}
+}
+
+// Send encodes req, posts it and decodes the answer. A non-2xx answer is the
+// *llm.Error the codec reads from it (Retry-After included).
+func (c *Client) Send(ctx context.Context, t evals.Target, route string, req *llm.Request) (*llm.Response, error) {
+	r := *req
+	r.Stream = false
+	if r.Model == "" {
+		r.Model = t.Model
+	}
+	body, err := c.codec.EncodeRequest(&r)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s request: %w", c.codec.Format(), err)
+	}
+	u := *c.base
+	p := c.Path(r.Model)
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		u.RawQuery = p[i+1:]
+		p = p[:i]
+	}
+	u.Path, u.RawPath = p, ""
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+	if route != "" {
+		hreq.Header.Set(HeaderRoute, route)
+	}
+	if t.Provider != "" {
+		hreq.Header.Set(HeaderTarget, t.String())
+	}
+	for k, v := range c.ep.Headers {
+		hreq.Header.Set(k, v)
+	}
+	switch c.codec.Format() {
+	case llm.FormatAnthropic:
+		hreq.Header.Set("anthropic-version", AnthropicVersion)
+		if c.ep.APIKey != "" {
+			hreq.Header.Set("x-api-key", c.ep.APIKey)
+		}
+	case llm.FormatGemini:
+		if c.ep.APIKey != "" {
+			hreq.Header.Set("x-goog-api-key", c.ep.APIKey)
+		}
+	default:
+		if c.ep.APIKey != "" {
+			hreq.Header.Set("Authorization", "Bearer "+c.ep.APIKey)
+		}
+	}
+	resp, err := c.hc.Do(hreq)
+	if err != nil {
+		return nil, fmt.Errorf("post %s: %w", u.Redacted(), unwrapURL(err))
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("read response from %s: %w", u.Redacted(), err)
+	}
+	if len(data) > maxBody {
+		return nil, fmt.Errorf("response from %s is larger than %d bytes", u.Redacted(), maxBody)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, c.codec.DecodeError(resp.StatusCode, resp.Header, data)
+	}
+	out, err := c.codec.DecodeResponse(data)
+	if err != nil {
+		return nil, fmt.Errorf("decode %s response: %w", c.codec.Format(), err)
+	}
+	return out, nil
+}
+
+// unwrapURL drops *url.Error's own copy of the URL (we print a redacted one).
+func unwrapURL(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}
+
+// Router sends each request to the client of its target's provider, or to
+// Default.
+type Router struct {
+	Default    *Client
+	ByProvider map[string]*Client
+}
+
+// Send picks the client and sends.
+func (r *Router) Send(ctx context.Context, t evals.Target, route string, req *llm.Request) (*llm.Response, error) {
+	c := r.ByProvider[t.Provider]
+	if c == nil {
+		c = r.Default
+	}
+	if c == nil {
+		return nil, fmt.Errorf("no endpoint for provider %q", t.Provider)
+	}
+	return c.Send(ctx, t, route, req)
+}
