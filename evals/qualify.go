@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"text/tabwriter"
 	"time"
 )
 
@@ -241,4 +243,21 @@ func position(data []byte, off int64) (line, col int) {
 		}
 	}
 	return line, col
+}
+
+// WriteText prints one line per entry: verdict, pair, route and pass rates.
+func (q *Qualification) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "qualification of suite %s at threshold %.1f%%\n\n", q.Suite, 100*q.Threshold)
+	fmt.Fprintln(tw, "VERDICT\tROUTE\tPRIMARY\tFALLBACK\tPASSED\tRATE\tPRIMARY RATE")
+	for _, e := range q.Entries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%.1f%%\t%.1f%%\n", e.Verdict, e.Route, e.Primary, e.Fallback,
+			e.Passed, e.Cases, 100*e.PassRate, 100*e.PrimaryPassRate)
+	}
+	for _, e := range q.Entries {
+		for _, f := range e.Failures {
+			fmt.Fprintf(tw, "  %s on %s: %s\n", e.Fallback, e.Route, f)
+		}
+	}
+	return tw.Flush()
 }

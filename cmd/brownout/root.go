@@ -99,6 +99,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 // addCommands registers the subcommands that each package's wiring provides.
 // One line per command.
 func addCommands(root *cobra.Command, f *Factory) {
+	root.AddCommand(NewCmdEvals(f))
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {

@@ -200,3 +200,34 @@ func (r *Router) Send(ctx context.Context, t evals.Target, route string, req *ll
 	}
 	return c.Send(ctx, t, route, req)
 }
+
+// KeyEnv is the environment variable conventionally holding the API key for
+// a wire format.
+func KeyEnv(f llm.Format) string {
+	switch f {
+	case llm.FormatAnthropic:
+		return "ANTHROPIC_API_KEY"
+	case llm.FormatGemini:
+		return "GEMINI_API_KEY"
+	default:
+		return "OPENAI_API_KEY"
+	}
+}
+
+// ParseEndpoint reads "PROVIDER=[FORMAT@]URL" (the --endpoint flag): the
+// provider whose targets go to URL, in FORMAT (default def).
+func ParseEndpoint(spec string, def llm.Format) (provider string, ep Endpoint, err error) {
+	provider, rest, ok := strings.Cut(spec, "=")
+	if !ok || provider == "" || rest == "" {
+		return "", Endpoint{}, fmt.Errorf("endpoint %q: want PROVIDER=[FORMAT@]URL", spec)
+	}
+	ep.Format = def
+	if f, u, ok := strings.Cut(rest, "@"); ok && !strings.Contains(f, "/") {
+		ep.Format, rest = llm.Format(f), u
+	}
+	if _, err := Codec(ep.Format); err != nil {
+		return "", Endpoint{}, fmt.Errorf("endpoint %q: %w", spec, err)
+	}
+	ep.URL = rest
+	return provider, ep, nil
+}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brownout-dev/brownout/evals"
+	"github.com/brownout-dev/brownout/evals/client"
+	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/yamlfile"
+)
+
+// EvalsEndpointOptions are the flags that say where requests go.
+type EvalsEndpointOptions struct {
+	URL       string
+	Format    string
+	Endpoints []string // PROVIDER=[FORMAT@]URL
+	KeyEnv    string   // "" means the format's conventional variable
+	Timeout   time.Duration
+	Getenv    func(string) string
+}
+
+// EvalsRunOptions are the inputs of `brownout evals run`.
+type EvalsRunOptions struct {
+	IO          IOStreams
+	Suite       string
+	Target      string
+	Out         string
+	Routes      []string
+	Concurrency int
+	MinPassRate string
+	Endpoint    EvalsEndpointOptions
+}
+
+// EvalsQualifyOptions are the inputs of `brownout evals qualify`.
+type EvalsQualifyOptions struct {
+	IO          IOStreams
+	Suite       string
+	Primary     string
+	Fallbacks   []string
+	Threshold   string
+	Out         string
+	ReportsOut  string
+	Routes      []string
+	Concurrency int
+	Endpoint    EvalsEndpointOptions
+	Now         func() time.Time
+}
+
+// NewCmdEvals groups the eval subcommands.
+func NewCmdEvals(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "evals",
+		Short: "Run eval suites against targets and qualify fallbacks",
+	}
+	cmd.AddCommand(NewCmdEvalsRun(f, nil), NewCmdEvalsQualify(f, nil))
+	return cmd
+}
+
+func addEndpointFlags(cmd *cobra.Command, o *EvalsEndpointOptions) {
+	o.Getenv = os.Getenv
+	cmd.Flags().StringVar(&o.URL, "url", "", "base URL of a gateway or provider (e.g. http://127.0.0.1:8080, https://api.openai.com/v1)")
+	cmd.Flags().StringVar(&o.Format, "format", "openai", "wire format of --url: openai, anthropic or gemini")
+	cmd.Flags().StringArrayVar(&o.Endpoints, "endpoint", nil, "per-provider endpoint PROVIDER=[FORMAT@]URL (repeatable); overrides --url for that provider")
+	cmd.Flags().StringVar(&o.KeyEnv, "api-key-env", "", "environment variable holding the API key (default: OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by format)")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 60*time.Second, "timeout of one request")
+}
+
+// NewCmdEvalsRun runs a suite against one target.
+func NewCmdEvalsRun(f *Factory, runF func(*EvalsRunOptions) error) *cobra.Command {
+	opts := &EvalsRunOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "run SUITE --target PROVIDER/MODEL --url URL",
+		Short: "Send a suite's prompts to a target and print pass rates per check",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Suite = args[0]
+			if opts.Target == "" {
+				return usageError(errors.New("--target is required"))
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return evalsRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Target, "target", "", "target to evaluate, provider/model")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "write the JSON report to this file")
+	cmd.Flags().StringArrayVar(&opts.Routes, "route", nil, "only run cases of this route (repeatable)")
+	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 4, "cases in flight at once")
+	cmd.Flags().StringVar(&opts.MinPassRate, "min-pass-rate", "", "exit 1 when the pass rate is below this (e.g. 95%)")
+	addEndpointFlags(cmd, &opts.Endpoint)
+	return cmd
+}
+
+// NewCmdEvalsQualify qualifies fallbacks of a primary against a suite.
+func NewCmdEvalsQualify(f *Factory, runF func(*EvalsQualifyOptions) error) *cobra.Command {
+	opts := &EvalsQualifyOptions{IO: f.IO, Now: time.Now}
+	cmd := &cobra.Command{
+		Use:   "qualify --suite SUITE --primary P/M --fallback P/M... --threshold 95% --url URL",
+		Short: "Run a suite against a primary and its fallbacks and write a qualification file",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case opts.Suite == "":
+				return usageError(errors.New("--suite is required"))
+			case opts.Primary == "":
+				return usageError(errors.New("--primary is required"))
+			case len(opts.Fallbacks) == 0:
+				return usageError(errors.New("--fallback is required (repeatable)"))
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return evalsQualify(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Suite, "suite", "", "suite file")
+	cmd.Flags().StringVar(&opts.Primary, "primary", "", "primary target, provider/model")
+	cmd.Flags().StringArrayVar(&opts.Fallbacks, "fallback", nil, "fallback target, provider/model (repeatable)")
+	cmd.Flags().StringVar(&opts.Threshold, "threshold", "95%", "pass rate a fallback needs per route")
+	cmd.Flags().StringVar(&opts.Out, "out", "qualification.json", "qualification file to write")
+	cmd.Flags().StringVar(&opts.ReportsOut, "reports", "", "also write every target's JSON report to this file")
+	cmd.Flags().StringArrayVar(&opts.Routes, "route", nil, "only qualify this route (repeatable)")
+	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 4, "cases in flight at once")
+	addEndpointFlags(cmd, &opts.Endpoint)
+	return cmd
+}
+
+// sender builds the router from the endpoint flags. Keys come from the
+// environment only.
+func (o *EvalsEndpointOptions) sender() (evals.Sender, error) {
+	hc := &http.Client{Timeout: o.Timeout}
+	key := func(f llm.Format) string {
+		name := o.KeyEnv
+		if name == "" {
+			name = client.KeyEnv(f)
+		}
+		return o.Getenv(name)
+	}
+	r := &client.Router{ByProvider: map[string]*client.Client{}}
+	if o.URL != "" {
+		ep := client.Endpoint{URL: o.URL, Format: llm.Format(o.Format)}
+		if _, err := client.Codec(ep.Format); err != nil {
+			return nil, fmt.Errorf("--format: %w", err)
+		}
+		ep.APIKey = key(ep.Format)
+		c, err := client.New(ep, hc)
+		if err != nil {
+			return nil, fmt.Errorf("--url: %w", err)
+		}
+		r.Default = c
+	}
+	for _, spec := range o.Endpoints {
+		p, ep, err := client.ParseEndpoint(spec, llm.Format(o.Format))
+		if err != nil {
+			return nil, fmt.Errorf("--endpoint: %w", err)
+		}
+		ep.APIKey = key(ep.Format)
+		c, err := client.New(ep, hc)
+		if err != nil {
+			return nil, fmt.Errorf("--endpoint %s: %w", p, err)
+		}
+		r.ByProvider[p] = c
+	}
+	if r.Default == nil && len(r.ByProvider) == 0 {
+		return nil, errors.New("--url or --endpoint is required")
+	}
+	return r, nil
+}
+
+func evalsRun(ctx context.Context, opts *EvalsRunOptions) error {
+	t, err := evals.ParseTarget(opts.Target)
+	if err != nil {
+		return usageError(fmt.Errorf("--target: %w", err))
+	}
+	var minRate float64 = -1
+	if opts.MinPassRate != "" {
+		p, err := yamlfile.ParsePercent(opts.MinPassRate)
+		if err != nil {
+			return usageError(fmt.Errorf("--min-pass-rate: %w", err))
+		}
+		minRate = p.F()
+	}
+	send, err := opts.Endpoint.sender()
+	if err != nil {
+		return usageError(err)
+	}
+	s, err := evals.LoadSuite(opts.Suite)
+	if err != nil {
+		return usageError(err)
+	}
+	rep, err := evals.Run(ctx, s, t, send, evals.RunOptions{Concurrency: opts.Concurrency, Routes: opts.Routes})
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteText(opts.IO.Out); err != nil {
+		return err
+	}
+	if opts.Out != "" {
+		if err := writeJSON(opts.Out, rep); err != nil {
+			return err
+		}
+	}
+	if minRate >= 0 && rep.PassRate+1e-9 < minRate {
+		fmt.Fprintf(opts.IO.Out, "pass rate %.1f%% is below %.1f%%\n", 100*rep.PassRate, 100*minRate)
+		return failedError()
+	}
+	return nil
+}
+
+func evalsQualify(ctx context.Context, opts *EvalsQualifyOptions) error {
+	primary, err := evals.ParseTarget(opts.Primary)
+	if err != nil {
+		return usageError(fmt.Errorf("--primary: %w", err))
+	}
+	var pairs []evals.Pair
+	for _, fb := range opts.Fallbacks {
+		t, err := evals.ParseTarget(fb)
+		if err != nil {
+			return usageError(fmt.Errorf("--fallback: %w", err))
+		}
+		pairs = append(pairs, evals.Pair{Primary: primary, Fallback: t})
+	}
+	th, err := yamlfile.ParsePercent(strings.TrimSpace(opts.Threshold))
+	if err != nil {
+		return usageError(fmt.Errorf("--threshold: %w", err))
+	}
+	send, err := opts.Endpoint.sender()
+	if err != nil {
+		return usageError(err)
+	}
+	s, err := evals.LoadSuite(opts.Suite)
+	if err != nil {
+		return usageError(err)
+	}
+	q, reports, err := evals.Qualify(ctx, s, pairs, send, evals.QualifyOptions{
+		RunOptions: evals.RunOptions{Concurrency: opts.Concurrency, Routes: opts.Routes},
+		Threshold:  th.F(),
+		Now:        opts.Now(),
+	})
+	if err != nil {
+		return err
+	}
+	if err := q.WriteText(opts.IO.Out); err != nil {
+		return err
+	}
+	if err := q.WriteFile(opts.Out); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.Out, "wrote %s\n", opts.Out)
+	if opts.ReportsOut != "" {
+		if err := writeJSON(opts.ReportsOut, reports); err != nil {
+			return err
+		}
+	}
+	if len(q.Unqualified()) > 0 {
+		return failedError()
+	}
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
