@@ -1,0 +1,156 @@
+package faults
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Active is a fault in a Set: its spec, when it was activated and its counters.
+type Active struct {
+	ID    string    `json:"id"`
+	Spec  Spec      `json:"spec"`
+	Since time.Time `json:"since"`
+	// Matched counts requests that passed the static selectors inside the
+	// window; Applied counts those the fault was applied to.
+	Matched int `json:"matched"`
+	Applied int `json:"applied"`
+
+	fault Fault
+	seq   int
+}
+
+// Set is the faults active on one provider. It is not safe for concurrent
+// use; the provider model serializes access.
+type Set struct {
+	active []*Active
+	seq    int
+}
+
+// Add validates and activates a fault at now and returns its id (the spec's
+// ID, or "f1", "f2"... when empty). Adding an id that is active replaces it.
+func (s *Set) Add(now time.Time, spec Spec) (string, error) {
+	f, err := New(spec)
+	if err != nil {
+		return "", err
+	}
+	s.seq++
+	if spec.ID == "" {
+		spec.ID = "f" + strconv.Itoa(s.seq)
+		for s.find(spec.ID) >= 0 {
+			s.seq++
+			spec.ID = "f" + strconv.Itoa(s.seq)
+		}
+	}
+	a := &Active{ID: spec.ID, Spec: spec, Since: now, fault: f, seq: s.seq}
+	if i := s.find(spec.ID); i >= 0 {
+		s.active[i] = a
+	} else {
+		s.active = append(s.active, a)
+	}
+	// Keep application order: kind order, then activation order.
+	sort.SliceStable(s.active, func(i, j int) bool {
+		oi, oj := order(s.active[i].Spec.Kind), order(s.active[j].Spec.Kind)
+		if oi != oj {
+			return oi < oj
+		}
+		return s.active[i].seq < s.active[j].seq
+	})
+	return spec.ID, nil
+}
+
+func (s *Set) find(id string) int {
+	for i, a := range s.active {
+		if a.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// Remove deactivates the fault with id and reports whether it was active.
+func (s *Set) Remove(id string) bool {
+	i := s.find(id)
+	if i < 0 {
+		return false
+	}
+	s.active = append(s.active[:i], s.active[i+1:]...)
+	return true
+}
+
+// Reset removes every fault.
+func (s *Set) Reset() { s.active = nil }
+
+// Len returns the number of active faults.
+func (s *Set) Len() int { return len(s.active) }
+
+// List returns copies of the active faults, in application order.
+func (s *Set) List() []Active {
+	out := make([]Active, len(s.active))
+	for i, a := range s.active {
+		out[i] = *a
+	}
+	return out
+}
+
+// Select returns the faults that apply to the request described by e at now,
+// in application order, and advances their counters. Probabilities are drawn
+// from e.Rand (one draw per fault that reaches its probability check with a
+// probability strictly between 0 and 1), so the same seed and the same
+// requests select the same faults.
+func (s *Set) Select(now time.Time, e *Env) []*Active {
+	var out []*Active
+	for _, a := range s.active {
+		sel := &a.Spec.Selector
+		elapsed := now.Sub(a.Since)
+		if !sel.inWindow(elapsed) || !sel.matchStatic(e) {
+			continue
+		}
+		if m, ok := a.fault.(Matcher); ok && !m.Matches(e) {
+			continue
+		}
+		a.Matched++
+		if sel.First > 0 && a.Matched > sel.First {
+			continue
+		}
+		if sel.Every > 0 && a.Matched%sel.Every != 0 {
+			continue
+		}
+		p := sel.probability(elapsed)
+		if p <= 0 || (p < 1 && e.Rand.Float64() >= p) {
+			continue
+		}
+		a.Applied++
+		out = append(out, a)
+	}
+	return out
+}
+
+// Apply applies the selected faults to p in order, stopping once the plan is
+// terminal, and records their kinds and ids in p.Fault and p.FaultIDs.
+func Apply(selected []*Active, p *Plan, e *Env) {
+	var names []string
+	for _, a := range selected {
+		if p.Terminal() {
+			break
+		}
+		a.fault.Apply(p, e)
+		names = append(names, string(a.Spec.Kind))
+		p.FaultIDs = append(p.FaultIDs, a.ID)
+	}
+	if len(names) > 0 {
+		if p.Fault != "" {
+			names = append([]string{p.Fault}, names...)
+		}
+		p.Fault = strings.Join(names, ",")
+	}
+}
+
+// Apply selects and applies the set's faults to p; it is Select then Apply.
+func (s *Set) Apply(now time.Time, p *Plan, e *Env) {
+	if len(s.active) == 0 {
+		return
+	}
+	Apply(s.Select(now, e), p, e)
+}

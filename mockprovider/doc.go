@@ -1,0 +1,61 @@
+// Package mockprovider is brownout's programmable LLM provider: a pure
+// behaviour model plus HTTP servers that speak the OpenAI, Anthropic and
+// Gemini wire formats.
+//
+// # The model
+//
+// Model is the behaviour of one provider without I/O. Plan(now, req, meta)
+// returns a Plan (see package faults): status and headers, time to first
+// token and the time of every token, the content, finish reason and usage,
+// and the fault steps. Time is an argument and randomness comes from the
+// seeded source given to NewModel, so the same seed and the same requests
+// give the same plans. The simulator calls Plan and Finish directly on
+// virtual time; the HTTP servers execute plans on real time.
+//
+// Planning, in order: the model is looked up (404), an assistant prefill is
+// refused by models that do not accept it (400), the prompt plus max_tokens
+// must fit the context window (400 context_length_exceeded), capacity admits
+// the request or sheds it (429 with Retry-After and the provider's rate-limit
+// headers; a concurrency overload is Anthropic's 529 overloaded_error and
+// Gemini's 503), then the content and timing are drawn, usage is counted,
+// the prompt cache is consulted, and the active faults transform the plan.
+//
+// Content is deterministic from the seed and the request:
+//   - with tools offered (and tool_choice not none), a rule naming a tool,
+//     tool_choice required, or a named tool_choice makes a tool call whose
+//     arguments come from the rule or from GenerateJSON over the tool's
+//     parameter schema;
+//   - a rule matching the last user message (contains / regex) gives its
+//     canned answer (for structured output only if the answer is JSON);
+//   - structured output gets JSON satisfying the request's schema
+//     (GenerateJSON documents the supported shapes and limits);
+//   - otherwise Filler of the sampled output length.
+//
+// # Token accounting
+//
+// Output tokens follow faults.Tokenize (at most 4 bytes of UTF-8 each), so
+// usage.output_tokens is exactly the number of streamed pieces. Prompt tokens
+// (PromptTokens) are 3 for priming, plus 4 per message and per tool, plus the
+// text (content, tool-call names and arguments, tool names, descriptions and
+// schemas) at 4 bytes per token, plus 85 per image.
+//
+// The prompt cache (CacheSpec) hashes the prompt at every message boundary;
+// the longest prefix seen within the TTL is reported as cached input tokens
+// if it reaches MinTokens.
+//
+// # Capacity
+//
+// Capacity has max concurrency, requests per minute and tokens per minute
+// (prompt plus planned output), for the provider and per model. RPM and TPM
+// are token buckets that start full and refill continuously with time passed
+// as an argument. Successful answers carry the same rate-limit headers
+// (OpenAI x-ratelimit-{limit,remaining,reset}-{requests,tokens}; Anthropic
+// anthropic-ratelimit-{requests,tokens,input-tokens}-{limit,remaining,reset}).
+//
+// # Journal
+//
+// Every attempt is journaled (JournalEntry) with its x-request-id, prompt
+// size, the faults applied, the outcome and the tokens that actually left
+// the provider: the ground truth for "a corrupted answer was served as
+// success".
+package mockprovider

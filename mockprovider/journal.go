@@ -1,0 +1,94 @@
+package mockprovider
+
+import (
+	"time"
+
+	"github.com/brownout-dev/brownout/llm"
+)
+
+// Outcome is how an attempt ended, as the provider saw it.
+type Outcome string
+
+// Outcomes.
+const (
+	OutcomePending    Outcome = "pending"     // not finished yet
+	OutcomeOK         Outcome = "ok"          // a complete 2xx answer (possibly corrupted: see Corrupted)
+	OutcomeError      Outcome = "error"       // a non-2xx answer (fault, validation or capacity)
+	OutcomeShed       Outcome = "shed"        // refused for capacity (429/529/503)
+	OutcomeReset      Outcome = "reset"       // connection closed before headers
+	OutcomeNoResponse Outcome = "no_response" // held, then closed
+	OutcomeCut        Outcome = "cut"         // closed mid-answer (cut or a stall that closes)
+	OutcomeMalformed  Outcome = "malformed"   // a malformed event or body was sent
+	OutcomeNoDone     Outcome = "missing_done"
+	OutcomeClientGone Outcome = "client_gone" // the client went away first
+)
+
+// JournalEntry is one attempt as the provider saw it.
+type JournalEntry struct {
+	Seq       uint64    `json:"seq"`
+	Time      time.Time `json:"time"`
+	End       time.Time `json:"end,omitzero"`
+	RequestID string    `json:"request_id,omitempty"`
+	Provider  string    `json:"provider"`
+	Model     string    `json:"model"`
+	Stream    bool      `json:"stream"`
+	// PromptTokens and CachedTokens are the input as counted by the provider.
+	PromptTokens int `json:"prompt_tokens"`
+	CachedTokens int `json:"cached_tokens,omitempty"`
+	// PlannedTokens is the number of output tokens planned.
+	PlannedTokens int `json:"planned_tokens"`
+	// Fault lists the fault kinds applied ("" none); FaultIDs their ids.
+	Fault    string   `json:"fault,omitempty"`
+	FaultIDs []string `json:"fault_ids,omitempty"`
+	// Shed is the capacity limit that refused the request ("rpm", "tpm",
+	// "concurrency"), or "".
+	Shed         string           `json:"shed,omitempty"`
+	Status       int              `json:"status"`
+	Outcome      Outcome          `json:"outcome"`
+	FinishReason llm.FinishReason `json:"finish_reason,omitempty"`
+	// TokensSent is the number of output tokens that left the provider.
+	TokensSent int `json:"tokens_sent"`
+	// Corrupted marks content a fault spoiled while it looked like success.
+	Corrupted bool `json:"corrupted,omitempty"`
+}
+
+// Stats are the provider's counters since the last reset.
+type Stats struct {
+	Provider   string          `json:"provider"`
+	Requests   int             `json:"requests"`
+	InFlight   int             `json:"in_flight"`
+	Faulted    int             `json:"faulted"`
+	Corrupted  int             `json:"corrupted"`
+	Shed       int             `json:"shed"`
+	TokensSent int             `json:"tokens_sent"`
+	ByStatus   map[int]int     `json:"by_status"`
+	ByOutcome  map[Outcome]int `json:"by_outcome"`
+	ByModel    map[string]int  `json:"by_model"`
+	Faults     int             `json:"active_faults"`
+}
+
+// journal is a bounded log of entries addressed by Seq.
+type journal struct {
+	max     int
+	entries []JournalEntry
+	first   uint64 // Seq of entries[0]
+}
+
+func (j *journal) add(e JournalEntry) {
+	if len(j.entries) == 0 {
+		j.first = e.Seq
+	}
+	if j.max > 0 && len(j.entries) >= j.max {
+		drop := max(len(j.entries)-j.max+1, j.max/10)
+		j.entries = append(j.entries[:0], j.entries[drop:]...)
+		j.first += uint64(drop)
+	}
+	j.entries = append(j.entries, e)
+}
+
+func (j *journal) get(seq uint64) *JournalEntry {
+	if seq < j.first || seq-j.first >= uint64(len(j.entries)) {
+		return nil
+	}
+	return &j.entries[seq-j.first]
+}

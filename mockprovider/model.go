@@ -1,0 +1,522 @@
+package mockprovider
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/brownout-dev/brownout/faults"
+	"github.com/brownout-dev/brownout/llm"
+)
+
+// Plan is what the provider will do with one request (see faults.Plan).
+type Plan = faults.Plan
+
+// Meta is what the model may know of a request beyond its body.
+type Meta struct {
+	// RequestID is the x-request-id the client sent (journaled).
+	RequestID string
+	// Headers are request headers, keys in lower case (fault selectors match them).
+	Headers map[string]string
+	// Stream overrides req.Stream when the wire format carries it outside
+	// the body (Gemini's streamGenerateContent).
+	Stream bool
+}
+
+// Model is the behaviour of one provider, without I/O: given a request, the
+// time and its seeded source it plans the answer. Time is always an
+// argument; the model never reads the clock. It is safe for concurrent use
+// (a mutex serializes planning, so the same seed and the same order of
+// requests give the same plans).
+type Model struct {
+	mu     sync.Mutex
+	spec   ProviderSpec
+	rnd    *rand.Rand
+	models []modelState
+	rules  []Rule
+	set    faults.Set
+	limit  *limiter
+	cache  *promptCache
+	seq    uint64
+	jr     journal
+	stats  Stats
+	// open maps unfinished attempts (by Seq) to the model whose capacity they
+	// hold (nil when they were not admitted), so Finish releases exactly what
+	// Plan took, once.
+	open map[uint64]*modelState
+}
+
+type modelState struct {
+	spec  ModelSpec
+	limit *limiter
+}
+
+// DefaultJournalSize bounds the journal when the spec does not.
+const DefaultJournalSize = 100_000
+
+// NewModel returns the model of a provider. rnd is its only source of
+// randomness; nil seeds one from spec.Seed (default 1). The spec's faults are
+// activated at the zero time; use AddFault to activate faults at a given time.
+func NewModel(spec ProviderSpec, rnd *rand.Rand) (*Model, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, fmt.Errorf("provider %q: %w", spec.Name, err)
+	}
+	if rnd == nil {
+		seed := spec.Seed
+		if seed == 0 {
+			seed = 1
+		}
+		rnd = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	}
+	m := &Model{spec: spec, rnd: rnd, limit: newLimiter(spec.Capacity), cache: newPromptCache(spec.PromptCache), open: map[uint64]*modelState{}}
+	for _, ms := range spec.Models {
+		m.models = append(m.models, modelState{spec: ms, limit: newLimiter(ms.Capacity)})
+	}
+	m.rules = append([]Rule(nil), spec.Rules...)
+	for i := range m.rules {
+		if m.rules[i].Regex != "" {
+			m.rules[i].re = regexp.MustCompile(m.rules[i].Regex) // validated
+		}
+	}
+	for _, f := range spec.Faults {
+		if _, err := m.set.Add(time.Time{}, f); err != nil {
+			return nil, err
+		}
+	}
+	m.jr.max = spec.JournalSize
+	if m.jr.max == 0 {
+		m.jr.max = DefaultJournalSize
+	}
+	m.resetStats()
+	return m, nil
+}
+
+// Spec returns the provider spec the model was built from.
+func (m *Model) Spec() ProviderSpec { return m.spec }
+
+// Name returns the provider name.
+func (m *Model) Name() string { return m.spec.Name }
+
+// Format returns the provider's wire format.
+func (m *Model) Format() llm.Format { return m.spec.Format }
+
+func (m *Model) resetStats() {
+	m.stats = Stats{Provider: m.spec.Name, ByStatus: map[int]int{}, ByOutcome: map[Outcome]int{}, ByModel: map[string]int{}}
+}
+
+// AddFault activates a fault at now and returns its id.
+func (m *Model) AddFault(now time.Time, f faults.Spec) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.set.Add(now, f)
+}
+
+// RemoveFault deactivates a fault; it reports whether the id was active.
+func (m *Model) RemoveFault(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.set.Remove(id)
+}
+
+// ResetFaults removes every fault.
+func (m *Model) ResetFaults() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.set.Reset()
+}
+
+// Faults returns the active faults with their counters.
+func (m *Model) Faults() []faults.Active {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.set.List()
+}
+
+// Reset removes every fault and clears the journal, the statistics and the
+// prompt cache (Toxiproxy's /reset). In-flight attempts still finish.
+func (m *Model) Reset() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.set.Reset()
+	m.jr.entries = nil
+	inflight := m.stats.InFlight
+	m.resetStats()
+	m.stats.InFlight = inflight
+	if m.cache != nil {
+		m.cache.seen = map[uint64]time.Time{}
+	}
+}
+
+func (m *Model) lookup(name string) *modelState {
+	for i := range m.models {
+		if m.models[i].spec.Name == name {
+			return &m.models[i]
+		}
+	}
+	for i := range m.models {
+		if ok, _ := path.Match(m.models[i].spec.Name, name); ok {
+			return &m.models[i]
+		}
+	}
+	return nil
+}
+
+// ErrUnknownModel is the cause of a 404 plan for a model the provider does
+// not serve.
+var ErrUnknownModel = errors.New("unknown model")
+
+// Plan plans the answer to req arriving at now. Every plan is journaled and
+// must be ended with Finish (or FinishSent) so its concurrency slot is
+// released. The steps, in order: model lookup (404), prefill and context
+// window checks (400), capacity (shed), content and timing, usage and the
+// prompt cache, then the active faults in their defined order.
+func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seq++
+	p := faults.NewPlan()
+	p.Seq = m.seq
+	p.Stream = req.Stream || meta.Stream
+	prompt := PromptTokens(req)
+	entry := JournalEntry{Seq: p.Seq, Time: now, RequestID: meta.RequestID, Provider: m.spec.Name,
+		Model: req.Model, Stream: p.Stream, PromptTokens: prompt, Outcome: OutcomePending}
+	m.stats.Requests++
+	m.stats.ByModel[req.Model]++
+
+	ms := m.lookup(req.Model)
+	switch {
+	case ms == nil:
+		e := faults.ProviderError(m.spec.Format, 404, llm.ErrNotFound, m.notFoundMessage(req.Model))
+		e.Param = "model"
+		p.SetError(e)
+	case !ms.spec.Prefill && len(req.Messages) > 0 && req.Messages[len(req.Messages)-1].Role == llm.RoleAssistant:
+		e := faults.ProviderError(m.spec.Format, 400, llm.ErrInvalidRequest,
+			"This model does not support assistant message prefill. The conversation must end with a user message.")
+		e.Param = "messages"
+		p.SetError(e)
+	case ms.spec.ContextWindow > 0 && prompt+req.MaxTokens > ms.spec.ContextWindow:
+		p.SetError(faults.ContextLengthError(m.spec.Format, ms.spec.ContextWindow, prompt+req.MaxTokens, ""))
+	}
+	if p.Terminal() {
+		return m.record(p, &entry, nil)
+	}
+
+	// Length first: TPM admission counts prompt plus planned output.
+	n := ms.spec.OutputTokens.Sample(m.rnd)
+	limitOut := 0
+	if req.MaxTokens > 0 {
+		limitOut = req.MaxTokens
+	}
+	if ms.spec.MaxOutputTokens > 0 && (limitOut == 0 || ms.spec.MaxOutputTokens < limitOut) {
+		limitOut = ms.spec.MaxOutputTokens
+	}
+	if limitOut > 0 {
+		n = min(n, limitOut)
+	}
+	cost := prompt + n
+	if reason, wait := m.admit(now, ms, cost); reason != "" {
+		entry.Shed = reason
+		m.shed(p, reason, wait, now, ms)
+		return m.record(p, &entry, nil)
+	}
+	p.Headers = m.rateHeaders(now, ms, nil)
+
+	text, calls := m.content(req, req.Model, n)
+	p.Response = llm.Response{
+		ID: m.responseID(), Model: req.Model, Created: now.Unix(),
+		FinishReason: llm.FinishStop,
+	}
+	p.Response.Content = text
+	p.Response.ToolCalls = calls
+	if len(calls) > 0 {
+		p.Response.FinishReason = llm.FinishToolCalls
+	}
+	p.SetContent(text) // chunks, tool starts, output usage
+	if limitOut > 0 && len(p.Chunks) > limitOut {
+		p.TruncateAt(limitOut)
+		p.Response.FinishReason = llm.FinishLength
+	}
+	m.timing(p, &ms.spec)
+	cached := m.cache.lookup(now, req.Model, req)
+	entry.CachedTokens = cached
+	p.Response.Usage.InputTokens = prompt
+	p.Response.Usage.CachedInputTokens = cached
+
+	env := faults.Env{Provider: m.spec.Name, Model: req.Model, Format: m.spec.Format, Headers: meta.Headers,
+		Request: req, PromptTokens: prompt, Rand: m.rnd}
+	m.set.Apply(now, p, &env)
+	return m.record(p, &entry, ms)
+}
+
+// timing draws TTFT and the token times.
+func (m *Model) timing(p *Plan, ms *ModelSpec) {
+	if !ms.TTFT.IsZero() {
+		p.TTFT = ms.TTFT.Sample(m.rnd)
+	}
+	n := len(p.Chunks)
+	if cap(p.TokenTimes) < n {
+		p.TokenTimes = make([]time.Duration, n)
+	}
+	p.TokenTimes = p.TokenTimes[:n]
+	gap := 0.0
+	if ms.TokensPerSecond > 0 {
+		gap = float64(time.Second) / ms.TokensPerSecond
+	}
+	j := ms.Jitter.F()
+	t := float64(p.TTFT)
+	for i := range p.TokenTimes {
+		if i > 0 && gap > 0 {
+			g := gap
+			if j > 0 {
+				g *= 1 + j*(2*m.rnd.Float64()-1)
+			}
+			t += g
+		}
+		p.TokenTimes[i] = time.Duration(t)
+	}
+}
+
+func (m *Model) responseID() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	prefix, n := "chatcmpl-", 29
+	switch m.spec.Format {
+	case llm.FormatAnthropic:
+		prefix, n = "msg_01", 22
+	case llm.FormatGemini:
+		prefix, n = "", 22
+	}
+	b := make([]byte, len(prefix)+n)
+	copy(b, prefix)
+	for i := len(prefix); i < len(b); i++ {
+		b[i] = alphabet[m.rnd.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
+func (m *Model) notFoundMessage(model string) string {
+	switch m.spec.Format {
+	case llm.FormatAnthropic:
+		return "model: " + model
+	case llm.FormatGemini:
+		return "models/" + model + " is not found for API version v1beta, or is not supported for generateContent."
+	}
+	return "The model `" + model + "` does not exist or you do not have access to it."
+}
+
+// admit checks the provider's and the model's capacity and takes a slot.
+func (m *Model) admit(now time.Time, ms *modelState, cost int) (string, time.Duration) {
+	if r, w := m.limit.check(now, cost); r != "" {
+		return r, w
+	}
+	if r, w := ms.limit.check(now, cost); r != "" {
+		return r, w
+	}
+	m.limit.take(cost)
+	ms.limit.take(cost)
+	return "", 0
+}
+
+// shed turns p into the provider's capacity refusal.
+func (m *Model) shed(p *Plan, reason string, wait time.Duration, now time.Time, ms *modelState) {
+	wait = max(wait.Round(time.Millisecond), time.Millisecond)
+	var e *llm.Error
+	switch {
+	case reason == shedConcurrency && m.spec.Format == llm.FormatAnthropic:
+		e = faults.ProviderError(m.spec.Format, 529, llm.ErrOverloaded, "")
+	case reason == shedConcurrency && m.spec.Format == llm.FormatGemini:
+		e = faults.ProviderError(m.spec.Format, 503, llm.ErrOverloaded, "")
+	default:
+		e = faults.ProviderError(m.spec.Format, 429, llm.ErrRateLimit, m.shedMessage(reason, wait))
+	}
+	e.RetryAfter = wait
+	p.Headers = m.rateHeaders(now, ms, p.Headers)
+	p.SetError(e)
+	if m.spec.Format == llm.FormatGemini {
+		delete(p.Headers, "retry-after") // Google sends the delay in the body only
+	}
+	p.Fault = ""
+	m.stats.Shed++
+}
+
+func (m *Model) shedMessage(reason string, wait time.Duration) string {
+	secs := strconv.FormatFloat(wait.Seconds(), 'f', 3, 64)
+	switch m.spec.Format {
+	case llm.FormatAnthropic:
+		switch reason {
+		case shedRPM:
+			return "This request would exceed your organization's rate limit of requests per minute. Please retry after " + secs + "s."
+		case shedTPM:
+			return "This request would exceed your organization's rate limit of input tokens per minute. Please retry after " + secs + "s."
+		}
+	case llm.FormatGemini:
+		return "Resource has been exhausted (e.g. check quota)."
+	}
+	switch reason {
+	case shedRPM:
+		return "Rate limit reached for requests per min (RPM). Please try again in " + secs + "s."
+	case shedTPM:
+		return "Rate limit reached for tokens per min (TPM). Please try again in " + secs + "s."
+	}
+	return "Too many concurrent requests. Please try again in " + secs + "s."
+}
+
+// rateHeaders adds the provider's rate-limit headers (OpenAI x-ratelimit-*,
+// Anthropic anthropic-ratelimit-*; Gemini sends none) when a rate limit is
+// configured. The model's limits take precedence over the provider's.
+func (m *Model) rateHeaders(now time.Time, ms *modelState, h map[string]string) map[string]string {
+	l := ms.limit
+	if l == nil || (l.rpm == nil && l.tpm == nil) {
+		l = m.limit
+	}
+	if l == nil || (l.rpm == nil && l.tpm == nil) || m.spec.Format == llm.FormatGemini {
+		return h
+	}
+	if h == nil {
+		h = make(map[string]string, 8)
+	}
+	set := func(kind string, b *bucket) {
+		if b == nil {
+			return
+		}
+		b.advance(now)
+		limit := strconv.Itoa(int(b.size))
+		rem := strconv.Itoa(b.remaining())
+		if m.spec.Format == llm.FormatAnthropic {
+			reset := now.Add(b.resetIn()).UTC().Format(time.RFC3339)
+			h["anthropic-ratelimit-"+kind+"-limit"] = limit
+			h["anthropic-ratelimit-"+kind+"-remaining"] = rem
+			h["anthropic-ratelimit-"+kind+"-reset"] = reset
+			if kind == "tokens" {
+				h["anthropic-ratelimit-input-tokens-limit"] = limit
+				h["anthropic-ratelimit-input-tokens-remaining"] = rem
+				h["anthropic-ratelimit-input-tokens-reset"] = reset
+			}
+			return
+		}
+		h["x-ratelimit-limit-"+kind] = limit
+		h["x-ratelimit-remaining-"+kind] = rem
+		h["x-ratelimit-reset-"+kind] = openAIReset(b.resetIn())
+	}
+	set("requests", l.rpm)
+	set("tokens", l.tpm)
+	return h
+}
+
+// openAIReset formats a reset delay as OpenAI does ("1s", "6m0s", "120ms").
+func openAIReset(d time.Duration) string {
+	if d < time.Second {
+		return strconv.Itoa(int(d.Milliseconds())) + "ms"
+	}
+	return d.Round(time.Second).String()
+}
+
+// record journals the plan.
+func (m *Model) record(p *Plan, e *JournalEntry, admitted *modelState) *Plan {
+	m.open[p.Seq] = admitted
+	e.PlannedTokens = len(p.Chunks)
+	e.Fault = p.Fault
+	e.FaultIDs = p.FaultIDs
+	e.Status = p.Status
+	e.Corrupted = p.Corrupted
+	e.FinishReason = p.Response.FinishReason
+	m.jr.add(*e)
+	m.stats.InFlight++
+	if p.Fault != "" {
+		m.stats.Faulted++
+	}
+	return p
+}
+
+// PlannedOutcome is the outcome a plan leads to when executed in full.
+func PlannedOutcome(p *Plan) (Outcome, int) {
+	n := len(p.Chunks)
+	switch {
+	case p.Reset:
+		return OutcomeReset, 0
+	case p.HoldFor > 0:
+		return OutcomeNoResponse, 0
+	case p.Status < 200 || p.Status > 299:
+		return OutcomeError, 0
+	case p.CutAfter >= 0:
+		return OutcomeCut, min(p.CutAfter, n)
+	case p.StallClose && p.StallAfter >= 0:
+		return OutcomeCut, min(p.StallAfter, n)
+	case p.MalformedAt >= 0:
+		return OutcomeMalformed, n
+	case p.NoDone && p.Stream:
+		return OutcomeNoDone, n
+	}
+	return OutcomeOK, n
+}
+
+// Finish ends an attempt as planned: it releases its capacity and completes
+// its journal entry with the planned outcome. The simulator calls it at
+// now = arrival + p.End().
+func (m *Model) Finish(now time.Time, p *Plan) {
+	o, sent := PlannedOutcome(p)
+	m.FinishSent(now, p, o, sent)
+}
+
+// FinishSent ends an attempt with what actually happened (the HTTP servers
+// know when a client went away early).
+func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ms, open := m.open[p.Seq]
+	if !open {
+		return // finished already, or not planned by this model
+	}
+	delete(m.open, p.Seq)
+	if ms != nil {
+		m.limit.release()
+		ms.limit.release()
+	}
+	e := m.jr.get(p.Seq)
+	if e != nil && e.Shed != "" {
+		o = OutcomeShed
+	}
+	m.stats.InFlight--
+	m.stats.ByStatus[p.Status]++
+	m.stats.ByOutcome[o]++
+	m.stats.TokensSent += sent
+	if p.Corrupted {
+		m.stats.Corrupted++
+	}
+	if e != nil {
+		e.End = now
+		e.Outcome = o
+		e.TokensSent = sent
+	}
+}
+
+// Journal returns a copy of the journal, oldest first.
+func (m *Model) Journal() []JournalEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]JournalEntry(nil), m.jr.entries...)
+}
+
+// Stats returns the provider's counters.
+func (m *Model) Stats() Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.stats
+	s.ByStatus = copyMap(s.ByStatus)
+	s.ByOutcome = copyMap(s.ByOutcome)
+	s.ByModel = copyMap(s.ByModel)
+	s.Faults = m.set.Len()
+	return s
+}
+
+func copyMap[K comparable, V any](in map[K]V) map[K]V {
+	out := make(map[K]V, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,376 @@
+package mockprovider
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// GenerateJSON returns JSON text that satisfies the JSON Schema in schema for
+// the common shapes structured output uses, drawing values from r:
+//
+//   - type: object (with properties; every listed property is emitted, in
+//     sorted order, required or not), array (items, minItems, maxItems:
+//     between minItems and min(maxItems, minItems+2) elements), string
+//     (minLength, maxLength; format date, date-time, time, email, uri, uuid),
+//     integer and number (minimum, maximum, exclusiveMinimum/Maximum,
+//     multipleOf for integers), boolean, null, and a list of types (the
+//     first non-null one);
+//   - enum and const (the value is picked from them);
+//   - anyOf / oneOf (the first branch), allOf (merged object properties);
+//   - $ref to "#/$defs/..." or "#/definitions/..." (recursion stops at depth 8
+//     with the smallest value the schema allows).
+//
+// Limits: pattern, patternProperties, additionalProperties (no extra keys are
+// emitted), uniqueItems, dependent schemas, if/then/else and not are not
+// honoured; a string with a pattern gets a plain word. A schema that is not
+// valid JSON yields {}.
+func GenerateJSON(schema []byte, r *rand.Rand) string {
+	var root map[string]any
+	if len(schema) == 0 || json.Unmarshal(schema, &root) != nil {
+		return "{}"
+	}
+	g := &gen{root: root, r: r}
+	var b strings.Builder
+	g.value(&b, root, 0)
+	return b.String()
+}
+
+type gen struct {
+	root map[string]any
+	r    *rand.Rand
+}
+
+const maxDepth = 8
+
+func (g *gen) resolve(s map[string]any) map[string]any {
+	for range 16 {
+		ref, ok := s["$ref"].(string)
+		if !ok {
+			return s
+		}
+		target := g.lookup(ref)
+		if target == nil {
+			return map[string]any{}
+		}
+		s = target
+	}
+	return s
+}
+
+func (g *gen) lookup(ref string) map[string]any {
+	if !strings.HasPrefix(ref, "#") {
+		return nil
+	}
+	var cur any = g.root
+	for _, seg := range strings.Split(strings.TrimPrefix(ref, "#"), "/") {
+		if seg == "" {
+			continue
+		}
+		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[seg]
+	}
+	m, _ := cur.(map[string]any)
+	return m
+}
+
+func writeJSON(b *strings.Builder, v any) {
+	out, err := json.Marshal(v)
+	if err != nil {
+		b.WriteString("null")
+		return
+	}
+	b.Write(out)
+}
+
+func (g *gen) value(b *strings.Builder, s map[string]any, depth int) {
+	s = g.resolve(s)
+	if c, ok := s["const"]; ok {
+		writeJSON(b, c)
+		return
+	}
+	if e, ok := s["enum"].([]any); ok && len(e) > 0 {
+		writeJSON(b, e[g.r.IntN(len(e))])
+		return
+	}
+	for _, key := range []string{"anyOf", "oneOf"} {
+		if alts, ok := s[key].([]any); ok && len(alts) > 0 {
+			if m, ok := alts[0].(map[string]any); ok {
+				g.value(b, m, depth+1)
+				return
+			}
+		}
+	}
+	if all, ok := s["allOf"].([]any); ok && len(all) > 0 {
+		merged := map[string]any{}
+		props := map[string]any{}
+		for _, a := range all {
+			m, ok := a.(map[string]any)
+			if !ok {
+				continue
+			}
+			m = g.resolve(m)
+			for k, v := range m {
+				if k == "properties" {
+					if pm, ok := v.(map[string]any); ok {
+						for pk, pv := range pm {
+							props[pk] = pv
+						}
+					}
+					continue
+				}
+				merged[k] = v
+			}
+		}
+		if len(props) > 0 {
+			merged["properties"] = props
+		}
+		delete(merged, "allOf")
+		g.value(b, merged, depth+1)
+		return
+	}
+	switch typeOf(s) {
+	case "object":
+		g.object(b, s, depth)
+	case "array":
+		g.array(b, s, depth)
+	case "string":
+		g.str(b, s)
+	case "integer":
+		g.integer(b, s)
+	case "number":
+		g.number(b, s)
+	case "boolean":
+		if g.r.IntN(2) == 0 {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	case "null":
+		b.WriteString("null")
+	default:
+		b.WriteString(`"` + words[g.r.IntN(len(words))] + `"`)
+	}
+}
+
+func typeOf(s map[string]any) string {
+	switch t := s["type"].(type) {
+	case string:
+		return t
+	case []any:
+		for _, v := range t {
+			if str, ok := v.(string); ok && str != "null" {
+				return str
+			}
+		}
+		if len(t) > 0 {
+			str, _ := t[0].(string)
+			return str
+		}
+	}
+	if _, ok := s["properties"]; ok {
+		return "object"
+	}
+	if _, ok := s["items"]; ok {
+		return "array"
+	}
+	return ""
+}
+
+func (g *gen) object(b *strings.Builder, s map[string]any, depth int) {
+	props, _ := s["properties"].(map[string]any)
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	if depth >= maxDepth {
+		// Only what is required, to end recursion.
+		keys = keys[:0]
+		if req, ok := s["required"].([]any); ok {
+			for _, k := range req {
+				if ks, ok := k.(string); ok {
+					keys = append(keys, ks)
+				}
+			}
+		}
+	}
+	sort.Strings(keys)
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeJSON(b, k)
+		b.WriteByte(':')
+		ps, _ := props[k].(map[string]any)
+		if ps == nil {
+			ps = map[string]any{}
+		}
+		g.value(b, ps, depth+1)
+	}
+	b.WriteByte('}')
+}
+
+func num(s map[string]any, k string) (float64, bool) {
+	v, ok := s[k].(float64)
+	return v, ok
+}
+
+func (g *gen) array(b *strings.Builder, s map[string]any, depth int) {
+	lo, hi := 1, 3
+	if v, ok := num(s, "minItems"); ok {
+		lo = int(v)
+		hi = max(hi, lo)
+	}
+	if v, ok := num(s, "maxItems"); ok {
+		hi = min(hi, int(v))
+		lo = min(lo, hi)
+	}
+	if depth >= maxDepth {
+		hi = lo
+	}
+	n := lo
+	if hi > lo {
+		n += g.r.IntN(hi - lo + 1)
+	}
+	items, _ := s["items"].(map[string]any)
+	if items == nil {
+		items = map[string]any{"type": "string"}
+	}
+	b.WriteByte('[')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		g.value(b, items, depth+1)
+	}
+	b.WriteByte(']')
+}
+
+var words = []string{
+	"alpha", "bravo", "delta", "echo", "harbor", "lumen", "orbit", "quartz",
+	"river", "signal", "timber", "vector", "willow", "zephyr", "copper", "meadow",
+}
+
+func (g *gen) str(b *strings.Builder, s map[string]any) {
+	var v string
+	switch s["format"] {
+	case "date":
+		v = "2025-" + pad2(1+g.r.IntN(12)) + "-" + pad2(1+g.r.IntN(28))
+	case "date-time":
+		v = "2025-" + pad2(1+g.r.IntN(12)) + "-" + pad2(1+g.r.IntN(28)) + "T" + pad2(g.r.IntN(24)) + ":" + pad2(g.r.IntN(60)) + ":00Z"
+	case "time":
+		v = pad2(g.r.IntN(24)) + ":" + pad2(g.r.IntN(60)) + ":00Z"
+	case "email":
+		v = words[g.r.IntN(len(words))] + "@example.com"
+	case "uri", "url":
+		v = "https://example.com/" + words[g.r.IntN(len(words))]
+	case "uuid":
+		const hex = "0123456789abcdef"
+		u := []byte("xxxxxxxx-xxxx-4xxx-8xxx-xxxxxxxxxxxx")
+		for i, c := range u {
+			if c == 'x' {
+				u[i] = hex[g.r.IntN(16)]
+			}
+		}
+		v = string(u)
+	default:
+		v = words[g.r.IntN(len(words))]
+		if g.r.IntN(2) == 0 {
+			v += " " + words[g.r.IntN(len(words))]
+		}
+		if mn, ok := num(s, "minLength"); ok {
+			for len([]rune(v)) < int(mn) {
+				v += " " + words[g.r.IntN(len(words))]
+			}
+		}
+		if mx, ok := num(s, "maxLength"); ok && len([]rune(v)) > int(mx) {
+			v = string([]rune(v)[:int(mx)])
+		}
+	}
+	writeJSON(b, v)
+}
+
+func pad2(v int) string {
+	if v < 10 {
+		return "0" + strconv.Itoa(v)
+	}
+	return strconv.Itoa(v)
+}
+
+// bounds returns the inclusive range a numeric schema allows, defaulting to [0, 100].
+func bounds(s map[string]any, step float64) (float64, float64) {
+	lo, hi := 0.0, 100.0
+	hasLo, hasHi := false, false
+	if v, ok := num(s, "minimum"); ok {
+		lo, hasLo = v, true
+	}
+	if v, ok := num(s, "exclusiveMinimum"); ok {
+		lo, hasLo = v+step, true
+	}
+	if v, ok := num(s, "maximum"); ok {
+		hi, hasHi = v, true
+	}
+	if v, ok := num(s, "exclusiveMaximum"); ok {
+		hi, hasHi = v-step, true
+	}
+	switch {
+	case hasLo && !hasHi:
+		hi = lo + 100
+	case hasHi && !hasLo:
+		lo = min(0, hi-100)
+	}
+	if hi < lo {
+		hi = lo
+	}
+	return lo, hi
+}
+
+func (g *gen) integer(b *strings.Builder, s map[string]any) {
+	lo, hi := bounds(s, 1)
+	ilo, ihi := int64(ceil(lo)), int64(floor(hi))
+	if ihi < ilo {
+		ihi = ilo
+	}
+	v := ilo + g.r.Int64N(ihi-ilo+1)
+	if m, ok := num(s, "multipleOf"); ok && m >= 1 {
+		mi := int64(m)
+		v = (v / mi) * mi
+		if v < ilo {
+			v += mi
+		}
+	}
+	b.WriteString(strconv.FormatInt(v, 10))
+}
+
+func (g *gen) number(b *strings.Builder, s map[string]any) {
+	lo, hi := bounds(s, 0.01)
+	v := lo + g.r.Float64()*(hi-lo)
+	v = float64(int64(v*100)) / 100
+	if v < lo {
+		v = lo
+	}
+	b.WriteString(strconv.FormatFloat(v, 'f', -1, 64))
+}
+
+func ceil(v float64) float64 {
+	i := float64(int64(v))
+	if i < v {
+		return i + 1
+	}
+	return i
+}
+
+func floor(v float64) float64 {
+	i := float64(int64(v))
+	if i > v {
+		return i - 1
+	}
+	return i
+}
