@@ -229,8 +229,11 @@ func (a *Attempt) pick(now time.Time) Decision {
 			if a.attempts >= a.e.set.MaxAttempts {
 				reason = "attempt cap reached"
 			}
+			// A request the providers reject (bad parameter, context length,
+			// content filter) gets the provider's error; a request the
+			// targets failed gets the honest 503.
 			err := a.lastErr
-			if err == nil || a.last.Class.info().failover {
+			if err == nil || !a.last.Class.info().ignore || a.attempts >= a.e.set.MaxAttempts {
 				err = a.honest(now, reason)
 				if !soonest.IsZero() && soonest.After(now) {
 					err.RetryAfter = ceilSecond(soonest.Sub(now))

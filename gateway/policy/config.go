@@ -246,7 +246,7 @@ type Breaker struct {
 // the end of the line until they age out; then its share of traffic ramps back
 // linearly over Cooldown.
 type Health struct {
-	// Failures within Window that mark a target unhealthy. Default 2.
+	// Failures within Window that mark a target unhealthy, at most 1000. Default 2.
 	Failures int `yaml:"failures"`
 	// Window for counting failures; also how long a detector demotion lasts. Default 2m.
 	Window yamlfile.Duration `yaml:"window"`
@@ -537,8 +537,8 @@ func (c *Config) Validate() error {
 	if br.OpenFor > 0 && br.MaxOpenFor > 0 && br.OpenFor > br.MaxOpenFor {
 		add("policy.breaker.open_for", "open_for %s is above max_open_for %s", br.OpenFor, br.MaxOpenFor)
 	}
-	if s.Health.Failures < 0 {
-		add("policy.health.failures", "must not be negative")
+	if s.Health.Failures < 0 || s.Health.Failures > 1000 {
+		add("policy.health.failures", "%d is not in [0, 1000]", s.Health.Failures)
 	}
 	if len(es) == 0 {
 		return nil
