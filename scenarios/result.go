@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"time"
+
+	"github.com/brownout-dev/brownout/events"
 )
 
 // SchemaVersion is the version of the [Result] JSON schema (result.json). It
@@ -55,6 +57,9 @@ type Result struct {
 	Expectations []Verdict    `json:"expectations"`
 	Pass         bool         `json:"pass"` // every expectation holds (and the run was not aborted)
 	Events       EventSummary `json:"events"`
+
+	log     []events.Event
+	journal []JournalEntry
 	// Series is the run over time, for charts.
 	Series Series `json:"series"`
 }

@@ -112,7 +112,7 @@ func TestScoreTTM(t *testing.T) {
 				}
 				return events.OutcomeServed, []att{ok("a:m")}
 			})
-			f, found := b.score(60 * time.Second).Fault("f", "a:m")
+			f, found := b.score(60*time.Second).Fault("f", "a:m")
 			if !found {
 				t.Fatal("fault not scored")
 			}
@@ -164,7 +164,7 @@ func TestScoreTTD(t *testing.T) {
 			b.req(0, events.OutcomeServed, ok("a:m"))
 			b.fault("f", "a:m", 20*time.Second, 40*time.Second)
 			tt.events(b)
-			f, _ := b.score(60 * time.Second).Fault("f", "")
+			f, _ := b.score(60*time.Second).Fault("f", "")
 			if f.Detected != tt.found || f.TTD != tt.want || f.DetectedBy != tt.by {
 				t.Errorf("detected=%v ttd=%v by=%q, want %v %v %q", f.Detected, f.TTD, f.DetectedBy, tt.found, tt.want, tt.by)
 			}

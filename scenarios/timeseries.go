@@ -147,6 +147,10 @@ func (s *scorer) timeseries() Series {
 			}
 		} else {
 			keys = append(keys, k)
+			// Before its first transition the target was in the "from" state.
+			if tr.from != "" && at > 0 {
+				ser.Breakers = append(ser.Breakers, StateSpan{Target: k.target, Kind: k.kind, State: tr.from, From: 0, To: at})
+			}
 		}
 		open[k] = StateSpan{Target: k.target, Kind: k.kind, State: tr.to, From: at}
 	}

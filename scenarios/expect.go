@@ -1,0 +1,249 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// judge turns the scenario's expectations into verdicts, in a stable order:
+// run-wide bounds, then per step, then per target, then alerts.
+func (s *Scenario) judge(res *Result) []Verdict {
+	var out []Verdict
+	e := &s.Expect
+	v := func(name, step, target, want, got string, pass bool) {
+		out = append(out, Verdict{Name: name, Step: step, Target: target, Want: want, Got: got, Pass: pass})
+	}
+	o := &res.Overall
+	checkP := func(name string, b *PercentBound, got float64, step, target string) {
+		if b == nil {
+			return
+		}
+		want, pass := b.judge(got)
+		v(name, step, target, want, pct(got), pass)
+	}
+	checkN := func(name string, b *NumberBound, got float64, step, target string) {
+		if b == nil {
+			return
+		}
+		want, pass := b.judge(got)
+		v(name, step, target, want, num(got), pass)
+	}
+	checkP("availability", e.Availability, o.Availability.Success, "", "")
+	checkP("failed", e.Failed, o.Availability.FailedRate, "", "")
+	checkP("degraded", e.Degraded, o.Availability.DegradedRate, "", "")
+	checkN("flaps", e.Flaps, float64(o.Flaps), "", "")
+	checkN("bad_served", e.BadServed, float64(o.BadServed), "", "")
+	checkN("cost_multiplier", e.CostMultiplier, o.Cost.Multiplier, "", "")
+	checkN("retry_amplification", e.RetryAmplification, o.Retry.Amplification, "", "")
+	checkN("peak_retry_amplification", e.PeakRetryAmplification, o.Retry.PeakAmplification, "", "")
+	checkN("latency_penalty", e.LatencyPenalty, o.Latency.TTFTPenalty, "", "")
+	if e.TTFTP95 != nil {
+		p95 := o.Latency.FaultTTFT.P95
+		if o.Latency.FaultTTFT.N == 0 {
+			p95 = o.Latency.BaselineTTFT.P95
+		}
+		want, pass := e.TTFTP95.judge(p95, true)
+		v("ttft_p95", "", "", want, fmtDur(p95), pass)
+	}
+
+	// Per fault step and target: the run-wide step bounds, then the step's own.
+	for _, f := range res.Faults {
+		se := e.Steps[f.Step]
+		ttd, ttm, ttr := firstD(se.TTD, e.TTD), firstD(se.TTM, e.TTM), firstD(se.TTR, e.TTR)
+		if se.Detected != nil {
+			v("detected", f.Step, f.Target, strconv.FormatBool(*se.Detected), detectedString(f), f.Detected == *se.Detected)
+		}
+		if ttd != nil && (se.Detected == nil || *se.Detected) {
+			got := "not detected"
+			if f.Detected {
+				got = fmtDur(f.TTD) + " (" + f.DetectedBy + ")"
+			}
+			want, pass := ttd.judge(f.TTD, f.Detected)
+			v("ttd", f.Step, f.Target, want, got, pass)
+		}
+		if ttm != nil {
+			got := "not mitigated"
+			switch {
+			case !f.Impact:
+				got = "0s (no impact)"
+			case f.Mitigated:
+				got = fmtDur(f.TTM)
+			}
+			want, pass := ttm.judge(f.TTM, f.Mitigated)
+			v("ttm", f.Step, f.Target, want, got, pass)
+		}
+		if ttr != nil && !f.Superseded {
+			got := "not recovered"
+			if f.Recovered {
+				got = fmtDur(f.TTR)
+			}
+			want, pass := ttr.judge(f.TTR, f.Recovered)
+			v("ttr", f.Step, f.Target, want, got, pass)
+		}
+		checkN("load_ratio", firstN(se.LoadRatio, e.LoadRatio), f.LoadRatio, f.Step, f.Target)
+		checkP("availability", se.Availability, f.Availability.Success, f.Step, f.Target)
+		checkP("failed", se.Failed, f.Availability.FailedRate, f.Step, f.Target)
+		checkN("bad_served", se.BadServed, float64(f.BadServed), f.Step, f.Target)
+		checkN("cost_multiplier", se.CostMultiplier, f.CostMultiplier, f.Step, f.Target)
+		checkN("retry_amplification", se.RetryAmplification, f.Retry.Amplification, f.Step, f.Target)
+		checkN("latency_penalty", se.LatencyPenalty, f.Latency.TTFTPenalty, f.Step, f.Target)
+		checkN("flaps", se.Flaps, float64(f.Flaps), f.Step, f.Target)
+	}
+
+	for _, name := range sortedKeys(e.Targets) {
+		te := e.Targets[name]
+		t, _ := res.Target(name)
+		key := normTarget(name)
+		checkP("quality", te.Quality, t.Quality, "", key)
+		checkP("share", te.Share, t.Share, "", key)
+		checkN("flaps", te.Flaps, float64(t.Flaps), "", key)
+		checkN("bad_served", te.BadServed, float64(t.BadServed), "", key)
+		checkN("attempts", te.Attempts, float64(t.Attempts), "", key)
+	}
+
+	firstFault := time.Time{}
+	for _, f := range res.Faults {
+		if firstFault.IsZero() || f.Start.Before(firstFault) {
+			firstFault = f.Start
+		}
+	}
+	for _, a := range e.Alerts {
+		i := slices.IndexFunc(res.Alerts, func(x AlertScore) bool { return x.Name == a.Name })
+		var sc AlertScore
+		if i >= 0 {
+			sc = res.Alerts[i]
+		}
+		name := "alert " + a.Name
+		wantFired := a.Fired == nil || *a.Fired
+		if !wantFired {
+			v(name, "", "", "never fires", firedString(sc, firstFault), sc.Fired == 0)
+			continue
+		}
+		want := "fires"
+		pass := sc.Fired > 0
+		if a.Within > 0 {
+			want += " within " + a.Within.String() + " of the first fault"
+			if pass && !firstFault.IsZero() && sc.FirstAt.Sub(firstFault) > a.Within.D() {
+				pass = false
+			}
+		}
+		got := firedString(sc, firstFault)
+		if a.DeliveredTo != "" {
+			want += ", delivered to " + a.DeliveredTo
+			if sc.Delivered[a.DeliveredTo] == 0 {
+				pass = false
+			}
+		}
+		if a.UndeliveredTo != "" {
+			want += ", delivery to " + a.UndeliveredTo + " fails (flagged)"
+			if sc.Undelivered[a.UndeliveredTo] == 0 {
+				pass = false
+			}
+		}
+		if sc.Fired > 0 {
+			var parts []string
+			for _, k := range sortedKeys(sc.Delivered) {
+				parts = append(parts, fmt.Sprintf("delivered to %s ×%d", k, sc.Delivered[k]))
+			}
+			for _, k := range sortedKeys(sc.Undelivered) {
+				parts = append(parts, fmt.Sprintf("UNDELIVERED to %s ×%d", k, sc.Undelivered[k]))
+			}
+			if len(parts) > 0 {
+				got += ", " + strings.Join(parts, ", ")
+			}
+		}
+		v(name, "", "", want, got, pass)
+	}
+	return out
+}
+
+func firedString(sc AlertScore, firstFault time.Time) string {
+	if sc.Fired == 0 {
+		return "never fired"
+	}
+	if firstFault.IsZero() {
+		return fmt.Sprintf("fired ×%d", sc.Fired)
+	}
+	return fmt.Sprintf("fired ×%d, first %s after the first fault", sc.Fired, fmtDur(sc.FirstAt.Sub(firstFault)))
+}
+
+func detectedString(f FaultScore) string {
+	if f.Detected {
+		return "true (" + f.DetectedBy + ")"
+	}
+	return "false"
+}
+
+func firstD(a, b *DurationBound) *DurationBound {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func firstN(a, b *NumberBound) *NumberBound {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// judge checks a measured duration; measured false (not detected, not
+// mitigated, not recovered) fails a max bound.
+func (b *DurationBound) judge(d time.Duration, measured bool) (string, bool) {
+	var want []string
+	pass := true
+	if b.Min != nil {
+		want = append(want, ">= "+b.Min.String())
+		pass = pass && measured && d >= b.Min.D()
+	}
+	if b.Max != nil {
+		want = append(want, "<= "+b.Max.String())
+		pass = pass && measured && d <= b.Max.D()
+	}
+	return strings.Join(want, " and "), pass
+}
+
+func (b *NumberBound) judge(x float64) (string, bool) {
+	var want []string
+	pass := true
+	if b.Min != nil {
+		want = append(want, ">= "+num(*b.Min))
+		pass = pass && x >= *b.Min-1e-12
+	}
+	if b.Max != nil {
+		want = append(want, "<= "+num(*b.Max))
+		pass = pass && x <= *b.Max+1e-12
+	}
+	return strings.Join(want, " and "), pass
+}
+
+func (b *PercentBound) judge(x float64) (string, bool) {
+	var want []string
+	pass := true
+	if b.Min != nil {
+		want = append(want, ">= "+pct(b.Min.F()))
+		pass = pass && x >= b.Min.F()-1e-12
+	}
+	if b.Max != nil {
+		want = append(want, "<= "+pct(b.Max.F()))
+		pass = pass && x <= b.Max.F()+1e-12
+	}
+	return strings.Join(want, " and "), pass
+}
+
+func num(x float64) string {
+	s := strconv.FormatFloat(x, 'f', 3, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+func pct(x float64) string { return strconv.FormatFloat(x*100, 'f', 2, 64) + "%" }
+
+// fmtDur prints a duration rounded to 100ms.
+func fmtDur(d time.Duration) string { return d.Round(100 * time.Millisecond).String() }

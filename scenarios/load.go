@@ -1,0 +1,517 @@
+package scenarios
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/brownout-dev/brownout/faults"
+	"github.com/brownout-dev/brownout/gateway/alerts"
+	"github.com/brownout-dev/brownout/gateway/policy"
+	"github.com/brownout-dev/brownout/yamlfile"
+)
+
+// Load reads, strictly decodes and validates a scenario file, resolving the
+// files it names (providers, gateway config, prompts) relative to its
+// directory. Every problem is reported at once (a yamlfile.Errors wrapped with
+// ErrInvalid), each with file:line:col.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse is Load on bytes; file names the source in errors and anchors
+// relative paths.
+func Parse(file string, data []byte) (*Scenario, error) {
+	s := &Scenario{file: file, source: string(data)}
+	doc, err := yamlfile.Decode(file, data, s)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	s.doc = doc
+	if es := s.validate(); len(es) > 0 {
+		return nil, invalid(es)
+	}
+	return s, nil
+}
+
+// invalidError wraps input errors so errors.Is(err, ErrInvalid) holds while
+// the message stays the plain list of problems.
+type invalidError struct{ err error }
+
+func (e *invalidError) Error() string { return e.err.Error() }
+func (e *invalidError) Unwrap() []error {
+	return []error{ErrInvalid, e.err}
+}
+
+func invalid(err error) error { return &invalidError{err: err} }
+
+func (s *Scenario) rel(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(s.file), p)
+}
+
+// environment is what a scenario resolves to: the mock providers, the
+// gateway's policy and alert rules, and the set of targets.
+type environment struct {
+	providers []providerInfo
+	targets   map[string]bool     // provider:model
+	models    map[string][]string // provider -> models
+	policy    policy.Config
+	rules     []alerts.Rule
+	// gatewayFile is the gateway config path (live in-process runs).
+	gatewayFile string
+	blackBox    bool
+	primary     map[string]string // route -> primary target
+	alertEvery  time.Duration
+	prices      map[string]Price
+}
+
+func (s *Scenario) validate() yamlfile.Errors {
+	var es yamlfile.Errors
+	d := s.doc
+	add := func(path, format string, args ...any) { es = append(es, d.Errorf(path, format, args...)) }
+	addErr := func(err error) {
+		var ye yamlfile.Errors
+		var one *yamlfile.Error
+		switch {
+		case errors.As(err, &ye):
+			es = append(es, ye...)
+		case errors.As(err, &one):
+			es = append(es, one)
+		default:
+			es = append(es, &yamlfile.Error{File: s.file, Msg: err.Error()})
+		}
+	}
+	if s.Version != Version {
+		add("version", "must be %d (got %d)", Version, s.Version)
+	}
+	if s.Name == "" {
+		add("name", "required")
+	}
+	if s.Duration <= 0 {
+		add("duration", "required, e.g. \"10m\"")
+	}
+	if s.SLO.SuccessRate == 0 {
+		s.SLO.SuccessRate = 0.99
+	}
+	if s.SLO.Window == 0 {
+		s.SLO.Window = yamlfile.Duration(defaultWindow)
+	}
+
+	env := &environment{targets: map[string]bool{}, models: map[string][]string{}, primary: map[string]string{}, prices: map[string]Price{}}
+	s.env = env
+
+	// Providers.
+	hasInline := len(s.Providers.Inline) > 0
+	switch {
+	case s.Providers.File != "" && hasInline:
+		add("providers", "set file or inline, not both")
+	case s.Providers.File == "" && !hasInline:
+		add("providers", "required: {file: providers.yaml} or {inline: [...]}")
+	default:
+		ps, err := s.loadProviders()
+		if err != nil {
+			addErr(err)
+		}
+		env.providers = ps
+		for _, p := range ps {
+			for _, m := range p.models {
+				env.targets[p.name+":"+m] = true
+				env.models[p.name] = append(env.models[p.name], m)
+			}
+		}
+	}
+
+	// Gateway.
+	g := &s.Gateway
+	n := 0
+	if g.Config != "" {
+		n++
+	}
+	if len(g.Routes) > 0 {
+		n++
+	}
+	if g.URL != "" {
+		n++
+	}
+	switch {
+	case n == 0:
+		add("gateway", "required: {config: gateway.yaml}, inline {routes: ..., policy: ...}, or {url: ...} for a black box")
+	case n > 1:
+		add("gateway", "set one of config, routes or url")
+	case g.Config != "":
+		env.gatewayFile = s.rel(g.Config)
+		gc, err := loadGatewayConfig(env.gatewayFile)
+		if err != nil {
+			addErr(err)
+		} else {
+			env.policy = gc.Config
+			env.rules = gatewayRules(gc)
+			env.alertEvery = gc.Alerts.EvaluateEvery.D()
+		}
+	case len(g.Routes) > 0:
+		env.policy = policy.Config{Routes: g.Routes, Policy: g.Policy}
+		if err := env.policy.Validate(); err != nil {
+			var pe policy.Errors
+			if errors.As(err, &pe) {
+				for _, fe := range pe {
+					add("gateway."+fe.Field, "%s", fe.Msg)
+				}
+			} else {
+				add("gateway", "%v", err)
+			}
+		}
+	case g.URL != "":
+		env.blackBox = true
+		if !strings.HasPrefix(g.URL, "http://") && !strings.HasPrefix(g.URL, "https://") {
+			add("gateway.url", "must be an http:// or https:// URL")
+		}
+		if g.Primary != "" {
+			if !env.targets[normTarget(g.Primary)] && len(env.targets) > 0 {
+				add("gateway.primary", "unknown target %q (not served by any provider)", g.Primary)
+			}
+		}
+	}
+	if g.Format != "" && g.Format != "openai" && g.Format != "anthropic" {
+		add("gateway.format", "must be openai or anthropic")
+	}
+	env.rules = append(env.rules, g.AlertRules...)
+	for i, r := range g.AlertRules {
+		if err := r.Validate(); err != nil {
+			add(fmt.Sprintf("gateway.alert_rules.%d", i), "%v", err)
+		}
+	}
+	routes := map[string]bool{}
+	for _, r := range env.policy.Routes {
+		routes[r.Name] = true
+		best := -1
+		for i := range r.Targets {
+			t := &r.Targets[i]
+			k := t.Key()
+			env.prices[k] = Price{InputPerMTok: t.Price.InputPerMTok, OutputPerMTok: t.Price.OutputPerMTok, CachedInputPerMTok: t.Price.CachedInputPerMTok}
+			if best < 0 || t.Priority < r.Targets[best].Priority {
+				best = i
+			}
+			if len(env.targets) > 0 && !env.targets[k] {
+				add("gateway", "route %q: target %s is not served by any mock provider", r.Name, k)
+			}
+		}
+		if best >= 0 {
+			env.primary[r.Name] = r.Targets[best].Key()
+		}
+	}
+	if env.blackBox && g.Primary != "" {
+		for _, t := range s.Traffic {
+			env.primary[t.Route] = normTarget(g.Primary)
+		}
+	}
+
+	// Traffic.
+	if len(s.Traffic) == 0 {
+		add("traffic", "at least one traffic source is required")
+	}
+	s.prompts = make([][]string, len(s.Traffic))
+	for i := range s.Traffic {
+		t := &s.Traffic[i]
+		p := fmt.Sprintf("traffic.%d", i)
+		if t.Route == "" {
+			add(p+".route", "required")
+		} else if len(routes) > 0 && !routes[t.Route] {
+			add(p+".route", "unknown route %q (gateway routes: %s)", t.Route, strings.Join(sortedKeys(routes), ", "))
+		}
+		kinds := 0
+		if t.Rate > 0 {
+			kinds++
+		}
+		if t.Ramp != nil {
+			kinds++
+			if t.Ramp.Over <= 0 {
+				add(p+".ramp.over", "required, e.g. \"5m\"")
+			}
+		}
+		if len(t.Schedule) > 0 {
+			kinds++
+			for j := 1; j < len(t.Schedule); j++ {
+				if t.Schedule[j].At <= t.Schedule[j-1].At {
+					add(fmt.Sprintf("%s.schedule.%d.at", p, j), "schedule steps must be in increasing time order")
+				}
+			}
+		}
+		switch {
+		case kinds == 0:
+			add(p+".rate", "required: a rate (\"20/s\"), a ramp or a schedule")
+		case kinds > 1:
+			add(p+".rate", "set one of rate, ramp and schedule")
+		case t.maxRate() <= 0:
+			add(p+".rate", "must be above 0")
+		}
+		switch t.Arrival {
+		case "":
+			t.Arrival = "poisson"
+		case "poisson", "uniform":
+		default:
+			add(p+".arrival", "must be poisson or uniform (got %q)", t.Arrival)
+		}
+		switch t.Format {
+		case "":
+			t.Format = "openai"
+			if g.Format != "" {
+				t.Format = g.Format
+			}
+		case "openai", "anthropic":
+		default:
+			add(p+".format", "must be openai or anthropic (got %q)", t.Format)
+		}
+		if t.PromptTokens == 0 {
+			t.PromptTokens = 200
+		}
+		if t.PromptTokens < 0 {
+			add(p+".prompt_tokens", "must not be negative")
+		}
+		if t.MaxTokens < 0 {
+			add(p+".max_tokens", "must not be negative")
+		}
+		if t.ClientTimeout == 0 {
+			t.ClientTimeout = yamlfile.Duration(60_000_000_000)
+		}
+		if t.Prompts.File != "" && len(t.Prompts.Inline) > 0 {
+			add(p+".prompts", "set file or inline, not both")
+		}
+		if t.Prompts.File != "" {
+			ps, err := readPrompts(s.rel(t.Prompts.File))
+			if err != nil {
+				add(p+".prompts.file", "%v", err)
+			}
+			s.prompts[i] = ps
+		} else {
+			s.prompts[i] = t.Prompts.Inline
+		}
+	}
+
+	// Alert sinks.
+	sinks := map[string]bool{}
+	for i, k := range s.Alerts.Sinks {
+		p := fmt.Sprintf("alerts.sinks.%d", i)
+		if k.Name == "" {
+			add(p+".name", "required")
+		} else if sinks[k.Name] {
+			add(p+".name", "duplicate sink %q", k.Name)
+		}
+		sinks[k.Name] = true
+		if k.Kind != "webhook" && k.Kind != "log" {
+			add(p+".kind", "must be webhook or log (got %q)", k.Kind)
+		}
+	}
+
+	// Timeline.
+	steps := map[string]bool{}
+	type span struct {
+		step     int
+		from, to int64
+	}
+	busy := map[string][]span{}
+	for i := range s.Timeline {
+		st := &s.Timeline[i]
+		p := fmt.Sprintf("timeline.%d", i)
+		if st.Name == "" {
+			add(p+".name", "required")
+		} else if steps[st.Name] {
+			add(p+".name", "duplicate step name %q", st.Name)
+		}
+		steps[st.Name] = true
+		if s.Duration > 0 && st.At >= s.Duration {
+			add(p+".at", "%s is not before the end of the run (%s)", st.At, s.Duration)
+		}
+		actions := 0
+		for _, set := range []bool{st.Fault != nil, st.Kill != "", st.Reload != nil, st.SinkDown != ""} {
+			if set {
+				actions++
+			}
+		}
+		if actions != 1 {
+			add(p, "set exactly one of fault, kill, reload and sink_down")
+			continue
+		}
+		var targets []string
+		switch st.Kind() {
+		case "fault":
+			if st.Target == "" {
+				add(p+".target", "required: \"provider/model\" or \"provider\"")
+				break
+			}
+			ts, ok := s.expandTarget(st.Target)
+			if !ok {
+				add(p+".target", "unknown target %q (known: %s)", st.Target, strings.Join(s.knownTargets(), ", "))
+			}
+			targets = ts
+			if err := st.Fault.Validate(); err != nil {
+				var fe *faults.FieldError
+				if errors.As(err, &fe) {
+					add(p+".fault."+fe.Field, "%s", fe.Msg)
+				} else {
+					add(p+".fault", "%v", err)
+				}
+			}
+			if st.Fault.Provider != "" || st.Fault.Model != "" {
+				add(p+".fault", "the step's target picks the provider and model; remove provider/model from the fault")
+			}
+		case "kill":
+			if st.Target != "" {
+				add(p+".target", "kill names its provider; remove target")
+			}
+			ts, ok := s.expandTarget(st.Kill)
+			if !ok || strings.ContainsAny(st.Kill, "/:") {
+				add(p+".kill", "unknown provider %q (known: %s)", st.Kill, strings.Join(sortedKeys(env.models), ", "))
+			}
+			targets = ts
+		case "reload":
+			if env.blackBox {
+				add(p+".reload", "cannot reload a black-box gateway")
+			} else if st.Reload.Config == "" {
+				add(p+".reload.config", "required")
+			} else if _, _, err := loadGateway(s.rel(st.Reload.Config)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				// A reload to an invalid file is a legitimate game day
+				// (the gateway must reject it), so only a missing file is an error.
+				_ = err
+			} else if err != nil {
+				add(p+".reload.config", "%v", err)
+			}
+		case "sink_down":
+			if !sinks[st.SinkDown] {
+				add(p+".sink_down", "unknown alert sink %q", st.SinkDown)
+			}
+		}
+		from, to := int64(st.At), int64(s.stepEnd(st))
+		if st.For <= 0 {
+			to = int64(s.Duration) + 1
+		}
+		for _, t := range targets {
+			for _, o := range busy[t] {
+				if from < o.to && o.from < to {
+					add(p+".at", "step %q overlaps step %q on %s", st.Name, s.Timeline[o.step].Name, t)
+				}
+			}
+			busy[t] = append(busy[t], span{i, from, to})
+		}
+	}
+
+	if s.StopWhen != nil && s.StopWhen.SuccessRateBelow <= 0 {
+		add("stop_when.success_rate_below", "required, e.g. 50%%")
+	}
+
+	// Expectations.
+	e := &s.Expect
+	for i, a := range e.Alerts {
+		p := fmt.Sprintf("expect.alerts.%d", i)
+		if a.Name == "" {
+			add(p+".name", "required")
+		} else if len(env.rules) > 0 && !slices.ContainsFunc(env.rules, func(r alerts.Rule) bool { return r.Name == a.Name }) {
+			add(p+".name", "no alert rule named %q in the gateway config", a.Name)
+		}
+		for _, k := range []struct{ f, v string }{{"delivered_to", a.DeliveredTo}, {"undelivered_to", a.UndeliveredTo}} {
+			if k.v != "" && !sinks[k.v] {
+				add(p+"."+k.f, "unknown alert sink %q", k.v)
+			}
+		}
+	}
+	for name, se := range e.Steps {
+		p := "expect.steps." + name
+		if !steps[name] {
+			add(p, "no timeline step named %q", name)
+			continue
+		}
+		_ = se
+	}
+	for name := range e.Targets {
+		if !env.targets[normTarget(name)] {
+			add("expect.targets."+name, "unknown target %q (known: %s)", name, strings.Join(s.knownTargets(), ", "))
+		}
+	}
+	return es
+}
+
+// expandTarget turns "provider/model" or "provider" into provider:model keys.
+func (s *Scenario) expandTarget(t string) ([]string, bool) {
+	env := s.env
+	if strings.ContainsAny(t, "/:") {
+		k := normTarget(t)
+		return []string{k}, env.targets[k]
+	}
+	ms, ok := env.models[t]
+	out := make([]string, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, t+":"+m)
+	}
+	return out, ok
+}
+
+func (s *Scenario) knownTargets() []string {
+	var out []string
+	for k := range s.env.targets {
+		p, m, _ := strings.Cut(k, ":")
+		out = append(out, p+"/"+m)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// readPrompts reads a JSON lines file of prompts: each line a JSON string or
+// an object with a "prompt" field.
+func readPrompts(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var str string
+		if err := json.Unmarshal(b, &str); err == nil {
+			out = append(out, str)
+			continue
+		}
+		var obj struct {
+			Prompt string `json:"prompt"`
+		}
+		if err := json.Unmarshal(b, &obj); err != nil || obj.Prompt == "" {
+			return nil, fmt.Errorf("%s:%d: want a JSON string or {\"prompt\": \"...\"}", path, line)
+		}
+		out = append(out, obj.Prompt)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no prompts", path)
+	}
+	return out, nil
+}

@@ -1,0 +1,118 @@
+package scenarios
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"github.com/brownout-dev/brownout/events"
+)
+
+// Options tune a run.
+type Options struct {
+	// Mode is ModeSim (default) or ModeLive.
+	Mode Mode
+	// Seed overrides the scenario's seed when non-nil.
+	Seed *uint64
+	// Progress receives live progress lines (live mode); nil for none.
+	Progress io.Writer
+}
+
+// Run plays the scenario and scores it. A canceled ctx stops the run early;
+// the partial result is returned, marked Aborted, with a nil error.
+func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
+	seed := s.Seed
+	if opts.Seed != nil {
+		seed = *opts.Seed
+	}
+	switch opts.Mode {
+	case "", ModeSim:
+		return runSim(ctx, s, seed)
+	case ModeLive:
+		return runLive(ctx, s, seed, opts)
+	}
+	return nil, fmt.Errorf("%w: unknown mode %q (sim or live)", ErrInvalid, opts.Mode)
+}
+
+func runSim(ctx context.Context, s *Scenario, seed uint64) (*Result, error) {
+	m, err := newSim(ctx, s, seed)
+	if err != nil {
+		return nil, err
+	}
+	m.run()
+	end := Epoch.Add(time.Duration(m.end))
+	in := Input{Events: m.evs, Journal: m.journal(), Evals: m.evalRecs, Start: Epoch, End: end,
+		SLO: SLO{SuccessRate: s.SLO.SuccessRate.F(), Window: s.SLO.Window.D()}, Primary: s.env.primary, Prices: s.env.prices}
+	res := finish(s, in, ModeSim, seed, m.aborted)
+	res.Start = Epoch
+	res.Elapsed = time.Duration(m.end)
+	return res, nil
+}
+
+// finish scores a run and judges its expectations.
+func finish(s *Scenario, in Input, mode Mode, seed uint64, aborted string) *Result {
+	res := Score(in)
+	res.Scenario = s.Name
+	res.File = s.file
+	res.Source = s.source
+	res.Mode = mode
+	res.Seed = seed
+	res.Versions = map[string]string{"brownout": brownoutVersion()}
+	res.Duration = s.Duration.D()
+	res.Aborted = aborted != ""
+	res.AbortReason = aborted
+	res.log = in.Events
+	res.journal = in.Journal
+	res.Expectations = s.judge(res)
+	res.Pass = !res.Aborted
+	for _, v := range res.Expectations {
+		if !v.Pass {
+			res.Pass = false
+		}
+	}
+	return res
+}
+
+func brownoutVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok || bi.Main.Version == "" {
+		return "(devel)"
+	}
+	return bi.Main.Version
+}
+
+// Log returns the run's event log.
+func (r *Result) Log() []events.Event { return r.log }
+
+// Journal returns the mocks' journals as scored.
+func (r *Result) Journal() []JournalEntry { return r.journal }
+
+// WriteDir writes result.json and events.jsonl into dir (created if needed).
+// Both are pure functions of the result, so a simulated run with the same
+// file and seed writes byte-identical files.
+func (r *Result) WriteDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		return err
+	}
+	if err := events.WriteJSONL(f, r.log); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,345 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/brownout-dev/brownout/faults"
+	"github.com/brownout-dev/brownout/gateway/alerts"
+	"github.com/brownout-dev/brownout/gateway/policy"
+	"github.com/brownout-dev/brownout/mockprovider"
+	"github.com/brownout-dev/brownout/yamlfile"
+)
+
+// Version is the scenario file version this package reads.
+const Version = 1
+
+// ErrInvalid is wrapped by every load and validation failure, so callers can
+// tell input errors (exit 2) from run failures.
+var ErrInvalid = errors.New("invalid scenario")
+
+// Scenario is a game day as written in YAML.
+type Scenario struct {
+	Version     int               `yaml:"version"`
+	Name        string            `yaml:"name"`
+	Description string            `yaml:"description,omitempty"`
+	Seed        uint64            `yaml:"seed"`
+	Duration    yamlfile.Duration `yaml:"duration"`
+	SLO         SLOSpec           `yaml:"slo"`
+	Providers   Providers         `yaml:"providers"`
+	Gateway     Gateway           `yaml:"gateway"`
+	Traffic     []Traffic         `yaml:"traffic"`
+	Timeline    []Step            `yaml:"timeline"`
+	Alerts      Alerts            `yaml:"alerts,omitempty"`
+	StopWhen    *StopWhen         `yaml:"stop_when,omitempty"`
+	Expect      Expect            `yaml:"expect,omitempty"`
+
+	// Filled by Load.
+	file    string
+	source  string
+	doc     *yamlfile.Doc
+	env     *environment
+	prompts [][]string // per traffic entry
+}
+
+// SLOSpec is the user-visible success objective.
+type SLOSpec struct {
+	// SuccessRate is the share of requests that must succeed (served in full
+	// or degraded) over every Window. Default 99%.
+	SuccessRate yamlfile.Percent `yaml:"success_rate"`
+	// Window is the sliding window. Default 10s.
+	Window yamlfile.Duration `yaml:"window"`
+}
+
+// Providers names the mock providers: a providers file (as `brownout mock
+// -c` reads it) or the same entries inline.
+type Providers struct {
+	File   string                      `yaml:"file,omitempty"`
+	Inline []mockprovider.ProviderSpec `yaml:"inline,omitempty"`
+}
+
+// Gateway names the gateway under test: a gateway config file (run
+// in-process), its routes and policy inline, or the URL of a running gateway
+// driven as a black box.
+type Gateway struct {
+	Config string          `yaml:"config,omitempty"`
+	Routes []policy.Route  `yaml:"routes,omitempty"`
+	Policy policy.Settings `yaml:"policy,omitempty"`
+	// AlertRules adds alerting rules (the gateway config's own rules come first).
+	AlertRules []alerts.Rule `yaml:"alert_rules,omitempty"`
+	// URL of an external gateway (black box); Format is the wire format the
+	// load generator speaks to it (openai, anthropic); Primary names the
+	// primary target ("provider/model") for recovery scoring.
+	URL     string `yaml:"url,omitempty"`
+	Format  string `yaml:"format,omitempty"`
+	Primary string `yaml:"primary,omitempty"`
+}
+
+// Traffic is one open-loop load source.
+type Traffic struct {
+	Route string `yaml:"route"`
+	// Exactly one of Rate, Ramp and Schedule.
+	Rate     Rate             `yaml:"rate,omitempty"`
+	Ramp     *Ramp            `yaml:"ramp,omitempty"`
+	Schedule []RateStep       `yaml:"schedule,omitempty"`
+	Arrival  string           `yaml:"arrival,omitempty"` // poisson (default) or uniform
+	Stream   yamlfile.Percent `yaml:"stream,omitempty"`
+	// Structured is the share of requests asking for JSON output.
+	Structured yamlfile.Percent `yaml:"structured,omitempty"`
+	Prompts    Prompts          `yaml:"prompts,omitempty"`
+	// PromptTokens is the size of generated prompts when no prompts are
+	// given. Default 200.
+	PromptTokens int `yaml:"prompt_tokens,omitempty"`
+	// MaxTokens caps answers. Default 0: the model's own length.
+	MaxTokens int `yaml:"max_tokens,omitempty"`
+	// ClientTimeout is when a client gives up on a request. Default 60s.
+	ClientTimeout yamlfile.Duration `yaml:"client_timeout,omitempty"`
+	// Format is the wire format clients speak in live runs: openai (default)
+	// or anthropic.
+	Format string `yaml:"format,omitempty"`
+}
+
+// Rate is requests per second, written "20/s", "600/m" or "3600/h".
+type Rate float64
+
+// ParseRate parses "20/s", "600/m", "36000/h" or a bare number (per second).
+func ParseRate(s string) (Rate, error) {
+	num, unit, found := strings.Cut(strings.TrimSpace(s), "/")
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0, fmt.Errorf("invalid rate %q (use \"20/s\", \"600/m\" or \"3600/h\")", s)
+	}
+	if !found {
+		return Rate(v), nil
+	}
+	switch strings.TrimSpace(unit) {
+	case "s":
+		return Rate(v), nil
+	case "m", "min":
+		return Rate(v / 60), nil
+	case "h":
+		return Rate(v / 3600), nil
+	}
+	return 0, fmt.Errorf("invalid rate unit in %q (use /s, /m or /h)", s)
+}
+
+// UnmarshalYAML parses a rate.
+func (r *Rate) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return &yamlfile.Error{Line: n.Line, Col: n.Column, Msg: "rate must be a string like \"20/s\""}
+	}
+	v, err := ParseRate(n.Value)
+	if err != nil {
+		return &yamlfile.Error{Line: n.Line, Col: n.Column, Msg: err.Error()}
+	}
+	*r = v
+	return nil
+}
+
+// MarshalYAML writes "N/s".
+func (r Rate) MarshalYAML() (any, error) { return r.String(), nil }
+
+func (r Rate) String() string { return strconv.FormatFloat(float64(r), 'f', -1, 64) + "/s" }
+
+// Ramp raises the rate linearly from From to To over Over, then holds To.
+type Ramp struct {
+	From Rate              `yaml:"from"`
+	To   Rate              `yaml:"to"`
+	Over yamlfile.Duration `yaml:"over"`
+}
+
+// RateStep sets the rate from At on (a step function).
+type RateStep struct {
+	At   yamlfile.Duration `yaml:"at"`
+	Rate Rate              `yaml:"rate"`
+}
+
+// RateAt returns the request rate at offset d from the start.
+func (t *Traffic) RateAt(d time.Duration) float64 {
+	switch {
+	case t.Ramp != nil:
+		if t.Ramp.Over <= 0 || d >= t.Ramp.Over.D() {
+			return float64(t.Ramp.To)
+		}
+		f := float64(d) / float64(t.Ramp.Over)
+		return float64(t.Ramp.From) + f*float64(t.Ramp.To-t.Ramp.From)
+	case len(t.Schedule) > 0:
+		r := 0.0
+		for _, s := range t.Schedule {
+			if d >= s.At.D() {
+				r = float64(s.Rate)
+			}
+		}
+		return r
+	}
+	return float64(t.Rate)
+}
+
+// maxRate is an upper bound of RateAt over the run (for thinning).
+func (t *Traffic) maxRate() float64 {
+	m := float64(t.Rate)
+	if t.Ramp != nil {
+		m = max(float64(t.Ramp.From), float64(t.Ramp.To))
+	}
+	for _, s := range t.Schedule {
+		m = max(m, float64(s.Rate))
+	}
+	return m
+}
+
+// Prompts are the user messages traffic sends: a JSON lines file (each line
+// {"prompt": "...", "system": "..."} or a JSON string) or inline strings.
+type Prompts struct {
+	File   string   `yaml:"file,omitempty"`
+	Inline []string `yaml:"inline,omitempty"`
+}
+
+// Step is one timeline entry: at At, for For (0: until the end), do exactly
+// one thing — inject Fault on Target, Kill a provider (its server goes away;
+// restarted after For), Reload the gateway, or take an alert sink down.
+type Step struct {
+	Name string            `yaml:"name"`
+	At   yamlfile.Duration `yaml:"at"`
+	For  yamlfile.Duration `yaml:"for,omitempty"`
+	// Target is "provider/model", or "provider" for every model it serves.
+	Target   string       `yaml:"target,omitempty"`
+	Fault    *faults.Spec `yaml:"fault,omitempty"`
+	Kill     string       `yaml:"kill,omitempty"`
+	Reload   *Reload      `yaml:"reload,omitempty"`
+	SinkDown string       `yaml:"sink_down,omitempty"`
+}
+
+// Reload swaps the gateway's config for another file.
+type Reload struct {
+	Config string `yaml:"config"`
+}
+
+// Kind returns what the step does: "fault", "kill", "reload" or "sink_down".
+func (s *Step) Kind() string {
+	switch {
+	case s.Fault != nil:
+		return "fault"
+	case s.Kill != "":
+		return "kill"
+	case s.Reload != nil:
+		return "reload"
+	case s.SinkDown != "":
+		return "sink_down"
+	}
+	return ""
+}
+
+// Alerts configures where the gateway's alerts go.
+type Alerts struct {
+	Sinks []Sink `yaml:"sinks,omitempty"`
+}
+
+// Sink is an alert destination. In sim mode a sink is up unless a sink_down
+// step holds it down; in live mode a webhook sink is a loopback receiver.
+type Sink struct {
+	Name string `yaml:"name"`
+	Kind string `yaml:"kind"` // webhook or log
+}
+
+// StopWhen aborts a run when user impact passes a bound: the success rate
+// over For stays below SuccessRateBelow.
+type StopWhen struct {
+	SuccessRateBelow yamlfile.Percent  `yaml:"success_rate_below"`
+	For              yamlfile.Duration `yaml:"for"`
+}
+
+// Expect turns scores into a verdict. Step-level bounds (TTD, TTM, TTR,
+// LoadRatio) apply to every fault step on every target it faults; the others
+// apply to the whole run. Steps and Targets add bounds for one step or one
+// target.
+type Expect struct {
+	TTD                    *DurationBound          `yaml:"ttd,omitempty"`
+	TTM                    *DurationBound          `yaml:"ttm,omitempty"`
+	TTR                    *DurationBound          `yaml:"ttr,omitempty"`
+	LoadRatio              *NumberBound            `yaml:"load_ratio,omitempty"`
+	Flaps                  *NumberBound            `yaml:"flaps,omitempty"`
+	Availability           *PercentBound           `yaml:"availability,omitempty"`
+	Failed                 *PercentBound           `yaml:"failed,omitempty"`
+	Degraded               *PercentBound           `yaml:"degraded,omitempty"`
+	BadServed              *NumberBound            `yaml:"bad_served,omitempty"`
+	CostMultiplier         *NumberBound            `yaml:"cost_multiplier,omitempty"`
+	RetryAmplification     *NumberBound            `yaml:"retry_amplification,omitempty"`
+	PeakRetryAmplification *NumberBound            `yaml:"peak_retry_amplification,omitempty"`
+	LatencyPenalty         *NumberBound            `yaml:"latency_penalty,omitempty"`
+	TTFTP95                *DurationBound          `yaml:"ttft_p95,omitempty"`
+	Alerts                 []AlertExpect           `yaml:"alerts,omitempty"`
+	Steps                  map[string]StepExpect   `yaml:"steps,omitempty"`
+	Targets                map[string]TargetExpect `yaml:"targets,omitempty"`
+}
+
+// StepExpect are bounds on one fault step.
+type StepExpect struct {
+	TTD                *DurationBound `yaml:"ttd,omitempty"`
+	TTM                *DurationBound `yaml:"ttm,omitempty"`
+	TTR                *DurationBound `yaml:"ttr,omitempty"`
+	Detected           *bool          `yaml:"detected,omitempty"`
+	Availability       *PercentBound  `yaml:"availability,omitempty"`
+	Failed             *PercentBound  `yaml:"failed,omitempty"`
+	BadServed          *NumberBound   `yaml:"bad_served,omitempty"`
+	CostMultiplier     *NumberBound   `yaml:"cost_multiplier,omitempty"`
+	RetryAmplification *NumberBound   `yaml:"retry_amplification,omitempty"`
+	LoadRatio          *NumberBound   `yaml:"load_ratio,omitempty"`
+	LatencyPenalty     *NumberBound   `yaml:"latency_penalty,omitempty"`
+	Flaps              *NumberBound   `yaml:"flaps,omitempty"`
+}
+
+// TargetExpect are bounds on one target over the run.
+type TargetExpect struct {
+	Quality   *PercentBound `yaml:"quality,omitempty"`
+	Share     *PercentBound `yaml:"share,omitempty"`
+	Flaps     *NumberBound  `yaml:"flaps,omitempty"`
+	BadServed *NumberBound  `yaml:"bad_served,omitempty"`
+	Attempts  *NumberBound  `yaml:"attempts,omitempty"`
+}
+
+// AlertExpect expects an alert rule to fire (within Within of the first
+// fault's start) and to be delivered to, or to fail delivery to, a sink.
+// Fired false expects it never to fire.
+type AlertExpect struct {
+	Name          string            `yaml:"name"`
+	Within        yamlfile.Duration `yaml:"within,omitempty"`
+	Fired         *bool             `yaml:"fired,omitempty"`
+	DeliveredTo   string            `yaml:"delivered_to,omitempty"`
+	UndeliveredTo string            `yaml:"undelivered_to,omitempty"`
+}
+
+// DurationBound is {max: 30s} and/or {min: 1s}.
+type DurationBound struct {
+	Min *yamlfile.Duration `yaml:"min,omitempty"`
+	Max *yamlfile.Duration `yaml:"max,omitempty"`
+}
+
+// NumberBound is {max: 1.3} and/or {min: 0.5}.
+type NumberBound struct {
+	Min *float64 `yaml:"min,omitempty"`
+	Max *float64 `yaml:"max,omitempty"`
+}
+
+// PercentBound is {min: 99.5%} and/or {max: 1%}.
+type PercentBound struct {
+	Min *yamlfile.Percent `yaml:"min,omitempty"`
+	Max *yamlfile.Percent `yaml:"max,omitempty"`
+}
+
+// File returns the path the scenario was loaded from.
+func (s *Scenario) File() string { return s.file }
+
+// End returns when a step ends, as an offset from the start (the run's
+// duration when For is 0).
+func (s *Scenario) stepEnd(st *Step) time.Duration {
+	if st.For <= 0 {
+		return s.Duration.D()
+	}
+	return min(st.At.D()+st.For.D(), s.Duration.D())
+}

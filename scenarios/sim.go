@@ -1,0 +1,739 @@
+package scenarios
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brownout-dev/brownout/evals"
+	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/faults"
+	"github.com/brownout-dev/brownout/gateway/alerts"
+	"github.com/brownout-dev/brownout/gateway/policy"
+	"github.com/brownout-dev/brownout/llm"
+)
+
+// Epoch is the virtual start time of every simulated run, so results do not
+// depend on the wall clock.
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// provider is what the simulator needs of a mock provider's behaviour model.
+type provider interface {
+	Plan(now time.Time, req *llm.Request, requestID string) *faults.Plan
+	AddFault(now time.Time, f faults.Spec) string
+	RemoveFault(id string)
+	Finish(now time.Time, p *faults.Plan)
+	Journal() []JournalEntry
+}
+
+// timer kinds
+const (
+	tArrival uint8 = iota + 1
+	tNext
+	tObserve
+	tCancel
+	tTick
+	tStepStart
+	tStepEnd
+	tAlerts
+	tStop
+)
+
+type timer struct {
+	at   int64 // virtual ns since Epoch
+	seq  uint64
+	kind uint8
+	idx  int32 // traffic or step index
+	req  *simReq
+}
+
+type timerHeap []timer
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].seq < h[j].seq
+}
+func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *timerHeap) Push(x any)   { *h = append(*h, x.(timer)) }
+func (h *timerHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+type simReq struct {
+	id       string
+	traffic  int
+	prompt   int
+	req      llm.Request
+	att      *policy.Attempt
+	eng      *policy.Engine
+	deadline int64
+	done     bool
+	pending  policy.Outcome // the outcome to observe at the tObserve timer
+	plan     *faults.Plan
+	planProv provider
+	resp     *llm.Response // the answer served if pending is OK
+	target   string        // provider:model of the attempt in flight
+}
+
+type sim struct {
+	s               *Scenario
+	ctx             context.Context
+	now             int64
+	q               timerHeap
+	seq             uint64
+	rnd             *rand.Rand
+	eng             *policy.Engine
+	provs           map[string]provider // provider name
+	killed          map[string]bool
+	faultIDs        map[int][]faultRef
+	evs             []events.Event
+	alerts          *alerts.Evaluator
+	alertEvery      time.Duration
+	det             *evals.Detectors
+	sinksDown       map[string]bool
+	cache           map[string]bool // route + prompt served before
+	evalRecs        []EvalRecord
+	nreq            int
+	prompts         [][]string
+	aborted         string
+	stopOK, stopTot []int // per-second success counts for stop_when
+	structSchema    *llm.ResponseFormat
+	end             int64
+}
+
+type faultRef struct {
+	prov   provider
+	id     string
+	target string
+}
+
+// Emit records an event (events.Sink).
+func (m *sim) Emit(e events.Event) {
+	e.Seq = uint64(len(m.evs)) + 1
+	m.evs = append(m.evs, e)
+	if m.alerts != nil {
+		m.alerts.Observe(e)
+	}
+}
+
+func (m *sim) schedule(at int64, kind uint8, idx int32, r *simReq) {
+	m.seq++
+	heap.Push(&m.q, timer{at: at, seq: m.seq, kind: kind, idx: idx, req: r})
+}
+
+func (m *sim) t(ns int64) time.Time { return Epoch.Add(time.Duration(ns)) }
+
+func seedFor(seed uint64, name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return seed ^ h.Sum64()
+}
+
+func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
+	m := &sim{s: s, ctx: ctx, rnd: rand.New(rand.NewPCG(seed, seedFor(seed, "traffic"))),
+		provs: map[string]provider{}, killed: map[string]bool{}, faultIDs: map[int][]faultRef{},
+		sinksDown: map[string]bool{}, cache: map[string]bool{}, end: int64(s.Duration)}
+	eng, err := policy.New(s.env.policy, policy.Options{Rand: rand.New(rand.NewPCG(seed, seedFor(seed, "policy"))), Events: m})
+	if err != nil {
+		return nil, fmt.Errorf("%w: gateway policy: %w", ErrInvalid, err)
+	}
+	m.eng = eng
+	for _, p := range s.env.providers {
+		pv, err := newMockProvider(p.spec, rand.New(rand.NewPCG(seed, seedFor(seed, "provider/"+p.name))))
+		if err != nil {
+			return nil, fmt.Errorf("%w: provider %s: %w", ErrInvalid, p.name, err)
+		}
+		m.provs[p.name] = pv
+	}
+	if len(s.env.rules) > 0 {
+		m.alerts = alerts.NewEvaluator(s.env.rules)
+		routes := map[string][]string{}
+		for _, r := range s.env.policy.Routes {
+			for i := range r.Targets {
+				routes[r.Name] = append(routes[r.Name], r.Targets[i].Key())
+			}
+		}
+		m.alerts.SetRoutes(routes)
+		m.alertEvery = s.env.alertEvery
+		if m.alertEvery <= 0 {
+			m.alertEvery = 15 * time.Second
+		}
+	}
+	m.det = evals.NewDetectors(evals.DetectorConfig{})
+	m.prompts = make([][]string, len(s.Traffic))
+	for i, t := range s.Traffic {
+		m.prompts[i] = s.prompts[i]
+		if len(m.prompts[i]) == 0 {
+			m.prompts[i] = syntheticPrompts(t.PromptTokens, 256)
+		}
+	}
+	m.structSchema = &llm.ResponseFormat{Type: llm.ResponseJSONSchema, Name: "answer", Strict: true,
+		Schema: []byte(`{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"}},"required":["answer","confidence"],"additionalProperties":false}`)}
+	return m, nil
+}
+
+// syntheticPrompts builds n distinct prompts of about tokens tokens sharing
+// a long prefix (so prompt caches have something to hit).
+func syntheticPrompts(tokens, n int) []string {
+	words := []string{"incident", "latency", "gateway", "provider", "fallback", "budget", "stream", "token", "window", "breaker"}
+	var b strings.Builder
+	for i := 0; b.Len() < tokens*4; i++ {
+		b.WriteString(words[i%len(words)])
+		b.WriteByte(' ')
+	}
+	prefix := b.String()
+	out := make([]string, n)
+	for i := range out {
+		out[i] = prefix + "question " + strconv.Itoa(i)
+	}
+	return out
+}
+
+func (m *sim) run() {
+	for i := range m.s.Traffic {
+		m.scheduleArrival(i, 0)
+	}
+	for i := range m.s.Timeline {
+		st := &m.s.Timeline[i]
+		m.schedule(int64(st.At), tStepStart, int32(i), nil)
+		if st.For > 0 && st.At+st.For < m.s.Duration {
+			m.schedule(int64(st.At+st.For), tStepEnd, int32(i), nil)
+		}
+	}
+	if m.alerts != nil {
+		m.schedule(int64(m.alertEvery), tAlerts, 0, nil)
+	}
+	m.scheduleTick()
+	if m.s.StopWhen != nil {
+		m.schedule(int64(time.Second), tStop, 0, nil)
+	}
+	steps := 0
+	for len(m.q) > 0 {
+		tm := heap.Pop(&m.q).(timer)
+		if tm.at > m.end && tm.kind != tObserve && tm.kind != tNext && tm.kind != tCancel {
+			continue
+		}
+		m.now = tm.at
+		steps++
+		if steps&0xffff == 0 && m.ctx.Err() != nil {
+			m.aborted = "canceled"
+			break
+		}
+		switch tm.kind {
+		case tArrival:
+			m.arrive(int(tm.idx))
+		case tNext:
+			m.next(tm.req)
+		case tObserve:
+			m.observe(tm.req)
+		case tCancel:
+			m.cancel(tm.req)
+		case tTick:
+			m.eng.Tick(m.t(m.now))
+			m.scheduleTick()
+		case tStepStart:
+			m.stepStart(int(tm.idx))
+		case tStepEnd:
+			m.stepEnd(int(tm.idx))
+		case tAlerts:
+			m.evaluateAlerts()
+			m.schedule(m.now+int64(m.alertEvery), tAlerts, 0, nil)
+		case tStop:
+			if m.checkStop() {
+				m.end = m.now
+			} else {
+				m.schedule(m.now+int64(time.Second), tStop, 0, nil)
+			}
+		}
+		if m.aborted != "" && m.end == m.now {
+			break
+		}
+	}
+	// Steps still active end with the run.
+	for i := range m.s.Timeline {
+		st := &m.s.Timeline[i]
+		if st.For <= 0 || st.At+st.For >= m.s.Duration || m.end < int64(st.At+st.For) {
+			if int64(st.At) <= m.end {
+				m.now = max(m.now, m.end)
+				m.stepEnd(i)
+			}
+		}
+	}
+}
+
+func (m *sim) scheduleTick() {
+	nt := m.eng.NextTick()
+	if nt.IsZero() {
+		return
+	}
+	at := int64(nt.Sub(Epoch))
+	if at <= m.now {
+		at = m.now + int64(time.Millisecond)
+	}
+	m.schedule(at, tTick, 0, nil)
+}
+
+func (m *sim) scheduleArrival(i int, from int64) {
+	t := &m.s.Traffic[i]
+	lmax := t.maxRate()
+	if lmax <= 0 {
+		return
+	}
+	at := from
+	for {
+		if t.Arrival == "uniform" {
+			r := t.RateAt(time.Duration(at))
+			if r <= 0 {
+				// Skip ahead to the next rate change.
+				at += int64(time.Second)
+				if at > m.end {
+					return
+				}
+				continue
+			}
+			at += int64(float64(time.Second) / r)
+			break
+		}
+		at += int64(m.rnd.ExpFloat64() / lmax * float64(time.Second))
+		if at > m.end {
+			return
+		}
+		if m.rnd.Float64()*lmax <= t.RateAt(time.Duration(at)) {
+			break
+		}
+	}
+	if at <= m.end {
+		m.schedule(at, tArrival, int32(i), nil)
+	}
+}
+
+func (m *sim) arrive(i int) {
+	m.scheduleArrival(i, m.now)
+	t := &m.s.Traffic[i]
+	m.nreq++
+	r := &simReq{id: "req-" + strconv.Itoa(m.nreq), traffic: i, deadline: m.now + int64(t.ClientTimeout)}
+	r.prompt = m.rnd.IntN(len(m.prompts[i]))
+	stream := m.rnd.Float64() < t.Stream.F()
+	structured := m.rnd.Float64() < t.Structured.F()
+	r.req = llm.Request{Model: t.Route, Stream: stream, MaxTokens: t.MaxTokens,
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart(m.prompts[i][r.prompt])}}}}
+	if structured {
+		r.req.ResponseFormat = m.structSchema
+	}
+	r.eng = m.eng
+	r.att = m.eng.Begin(m.t(m.now), policy.Request{ID: r.id, Route: t.Route, PromptTokens: t.PromptTokens,
+		Stream: stream, Structured: structured})
+	m.schedule(r.deadline, tCancel, 0, r)
+	m.next(r)
+}
+
+func (m *sim) next(r *simReq) {
+	if r.done {
+		return
+	}
+	now := m.t(m.now)
+	d := r.att.Next(now)
+	switch d.Kind {
+	case policy.Send:
+		m.send(r, &d)
+	case policy.Wait:
+		m.schedule(max(int64(d.Until.Sub(Epoch)), m.now), tNext, 0, r)
+	case policy.ServeCached:
+		key := r.req.Model + "\x00" + strconv.Itoa(r.traffic) + "/" + strconv.Itoa(r.prompt)
+		o := policy.Outcome{Class: policy.CacheMiss}
+		if m.cache[key] {
+			o = policy.Outcome{Class: policy.OK}
+		}
+		r.att.Observe(now, o)
+		if o.Class == policy.OK {
+			r.done = true
+			m.userResult(true)
+			return
+		}
+		m.next(r)
+	case policy.Fail:
+		r.done = true
+		m.userResult(false)
+	case policy.Done:
+		r.done = true
+		m.userResult(true)
+	}
+}
+
+// send executes one attempt against the behaviour model and schedules its
+// outcome at the virtual time the gateway would observe it.
+func (m *sim) send(r *simReq, d *policy.Decision) {
+	tgt := d.Target
+	p := m.provs[tgt.Provider]
+	start := m.now
+	r.target = tgt.Key()
+	if p == nil || m.killed[tgt.Provider] {
+		r.pending = policy.Outcome{Class: policy.ConnectError}
+		r.plan, r.planProv, r.resp = nil, nil, nil
+		m.schedule(start+int64(time.Millisecond), tObserve, 0, r)
+		return
+	}
+	req := r.req
+	req.Model = tgt.Model
+	if v, ok := tgt.OverrideParams["max_tokens"]; ok {
+		if n, ok := toInt(v); ok {
+			req.MaxTokens = n
+		}
+	}
+	plan := p.Plan(m.t(start), &req, r.id)
+	r.plan, r.planProv, r.resp = plan, p, nil
+	end, o := observePlan(plan, d, m.t(start), req.Stream)
+	if o.Class == policy.OK && !req.Stream && req.ResponseFormat != nil {
+		// A non-streamed structured answer is validated before the client
+		// sees it, so invalid JSON fails over.
+		ob := evals.Observe(&plan.Response, true, nil)
+		if !ob.JSONValid {
+			o.Class = policy.InvalidOutput
+		}
+	}
+	if o.Class == policy.OK {
+		r.resp = &plan.Response
+	}
+	r.pending = o
+	m.schedule(int64(end.Sub(Epoch)), tObserve, 0, r)
+}
+
+func toInt(v any) (int, bool) {
+	switch x := v.(type) {
+	case int:
+		return x, true
+	case int64:
+		return int(x), true
+	case float64:
+		return int(x), true
+	case uint64:
+		return int(x), true
+	}
+	return 0, false
+}
+
+// observePlan computes what the gateway observes of an attempt that follows
+// plan: when the attempt ends and its outcome, applying the same deadlines
+// and stream watchdog the live gateway applies.
+func observePlan(p *faults.Plan, d *policy.Decision, start time.Time, stream bool) (time.Time, policy.Outcome) {
+	ft := d.Deadlines.FirstToken
+	total := d.Deadlines.Total
+	at := func(off time.Duration) time.Time { return start.Add(off) }
+	before := func(x, deadline time.Time) bool { return deadline.IsZero() || !deadline.Before(x) }
+	switch {
+	case p.Reset:
+		t := at(p.HeaderDelay)
+		if !before(t, ft) {
+			return ft, policy.Outcome{Class: policy.TimeoutTTFT, BytesSent: true}
+		}
+		return t, policy.Outcome{Class: policy.Reset, BytesSent: true}
+	case p.HoldFor > 0:
+		t := at(p.HoldFor)
+		if !before(t, ft) {
+			return ft, policy.Outcome{Class: policy.TimeoutTTFT, BytesSent: true}
+		}
+		return t, policy.Outcome{Class: policy.Reset, BytesSent: true}
+	case p.Status < 200 || p.Status > 299:
+		t := at(p.HeaderDelay)
+		if !before(t, ft) {
+			return ft, policy.Outcome{Class: policy.TimeoutTTFT, BytesSent: true}
+		}
+		o := policy.Outcome{Status: p.Status, BytesSent: true, Err: p.Err}
+		et := llm.TypeForStatus(p.Status)
+		if p.Err != nil {
+			et = p.Err.Type
+			o.RetryAfter = p.Err.RetryAfter
+		}
+		if o.RetryAfter == 0 {
+			if v, ok := p.Headers["retry-after"]; ok {
+				if secs, err := strconv.ParseFloat(v, 64); err == nil {
+					o.RetryAfter = time.Duration(secs * float64(time.Second))
+				}
+			}
+		}
+		o.Class = policy.Classify(p.Status, et)
+		o.TTFT = p.HeaderDelay
+		return t, o
+	}
+	n := len(p.TokenTimes)
+	usage := p.Response.Usage
+	if !stream {
+		// The body arrives whole when generation ends.
+		t := at(max(p.End(), p.HeaderDelay))
+		if !before(t, ft) {
+			return ft, policy.Outcome{Class: policy.TimeoutTTFT, BytesSent: true}
+		}
+		if !before(t, total) {
+			return total, policy.Outcome{Class: policy.TimeoutTotal, BytesSent: true}
+		}
+		switch {
+		case p.CutAfter >= 0 && p.CutAfter < n:
+			return t, policy.Outcome{Class: policy.CutMidStream, Status: 200, BytesSent: true, TTFT: t.Sub(start)}
+		case p.MalformedAt >= 0:
+			return t, policy.Outcome{Class: policy.MalformedStream, Status: 200, BytesSent: true, TTFT: t.Sub(start)}
+		case p.StallAfter >= 0 && p.StallClose:
+			return t, policy.Outcome{Class: policy.CutMidStream, Status: 200, BytesSent: true, TTFT: t.Sub(start)}
+		}
+		return t, policy.Outcome{Class: policy.OK, Status: 200, BytesSent: true, TTFT: t.Sub(start), OutputTokens: usage.OutputTokens, Usage: usage}
+	}
+	w := policy.NewWatchdog(start, d.Timeouts)
+	limit := n
+	if p.CutAfter >= 0 && p.CutAfter < limit {
+		limit = p.CutAfter
+	}
+	if p.StallAfter >= 0 && p.StallClose && p.StallAfter < limit {
+		limit = p.StallAfter
+	}
+	partial := func(k int) policy.Outcome {
+		u := llm.Usage{InputTokens: usage.InputTokens, CachedInputTokens: usage.CachedInputTokens, OutputTokens: k}
+		return policy.Outcome{Status: 200, BytesSent: true, TTFT: w.TTFT(), OutputTokens: k, Usage: u, Partial: k > 0}
+	}
+	last := at(p.HeaderDelay)
+	for k := 0; k < limit; k++ {
+		tk := at(p.TokenTimes[k])
+		if dl := w.Deadline(); !dl.IsZero() && dl.Before(tk) {
+			if c, fired := w.Check(dl); fired {
+				o := partial(k)
+				o.Class = c
+				return dl, o
+			}
+		}
+		if k == p.MalformedAt {
+			o := partial(k)
+			o.Class = policy.MalformedStream
+			return tk, o
+		}
+		w.Token(tk, 1)
+		last = tk
+	}
+	if limit < n || (p.StallAfter >= 0 && p.StallClose) {
+		// The connection closes with no finish: after the stall when the
+		// stall closes it, right after the last token for a cut.
+		closeAt := last
+		if p.StallAfter >= 0 && p.StallClose && p.StallAfter <= limit {
+			closeAt = last.Add(p.StallFor)
+		}
+		if dl := w.Deadline(); !dl.IsZero() && dl.Before(closeAt) {
+			if c, fired := w.Check(dl); fired {
+				o := partial(limit)
+				o.Class = c
+				return dl, o
+			}
+		}
+		o := partial(limit)
+		o.Class = policy.CutMidStream
+		return closeAt, o
+	}
+	if n == 0 {
+		t := at(max(p.TTFT, p.HeaderDelay))
+		if !before(t, ft) {
+			return ft, policy.Outcome{Class: policy.TimeoutTTFT, BytesSent: true}
+		}
+		return t, policy.Outcome{Class: policy.OK, Status: 200, BytesSent: true, TTFT: t.Sub(start), Usage: usage}
+	}
+	return last, policy.Outcome{Class: policy.OK, Status: 200, BytesSent: true, TTFT: w.TTFT(), OutputTokens: n, Usage: usage}
+}
+
+func (m *sim) observe(r *simReq) {
+	now := m.t(m.now)
+	if r.plan != nil {
+		r.planProv.Finish(now, r.plan)
+	}
+	if r.done {
+		return
+	}
+	o := r.pending
+	if o.Class == policy.OK && r.resp != nil {
+		m.served(r, now)
+	}
+	r.att.Observe(now, o)
+	m.next(r)
+}
+
+// served runs the detectors and the quality eval on an answer that reaches
+// the client.
+func (m *sim) served(r *simReq, now time.Time) {
+	target := r.target
+	structured := r.req.ResponseFormat != nil
+	ob := evals.Observe(r.resp, structured, nil)
+	ob.Target = target
+	ob.Route = r.req.Model
+	ob.InputTokens = r.resp.Usage.InputTokens
+	ob.MaxTokens = r.req.MaxTokens
+	pass := !(ob.FinishReason == llm.FinishLength && (r.req.MaxTokens == 0 || ob.OutputTokens < r.req.MaxTokens)) &&
+		(!structured || ob.JSONValid) && !ob.Refusal && ob.EmptyToolArgs == 0
+	if r.plan != nil && r.plan.Corrupted {
+		pass = false
+	}
+	m.evalRecs = append(m.evalRecs, EvalRecord{Time: now, RequestID: r.id, Target: target, Pass: pass})
+	for _, sg := range m.det.Observe(now, ob) {
+		m.Emit(events.Event{Time: now, Kind: events.DetectorSignal, Target: sg.Target, Name: sg.Detector, Value: sg.Value, Reason: sg.Detail})
+		_ = r.eng.Signal(now, sg.Target, sg.Detector, policy.Demote)
+	}
+	m.cache[r.req.Model+"\x00"+strconv.Itoa(r.traffic)+"/"+strconv.Itoa(r.prompt)] = true
+}
+
+func (m *sim) cancel(r *simReq) {
+	if r.done {
+		return
+	}
+	r.done = true
+	now := m.t(m.now)
+	if r.plan != nil {
+		r.att.Observe(now, policy.Outcome{Class: policy.ClientCanceled, BytesSent: true})
+		r.planProv.Finish(now, r.plan)
+		r.plan = nil
+	}
+	// The core ends a request it sees canceled mid-attempt; a request
+	// canceled while waiting is ended here.
+	if d := r.att.Next(now); d.Kind != policy.Fail {
+		m.Emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: r.id, Route: r.req.Model,
+			Outcome: events.OutcomeFailed, Class: string(policy.ClientCanceled), Duration: time.Duration(m.now - (r.deadline - int64(m.s.Traffic[r.traffic].ClientTimeout)))})
+	}
+	m.userResult(false)
+}
+
+func (m *sim) userResult(ok bool) {
+	if m.s.StopWhen == nil {
+		return
+	}
+	sec := int(m.now / int64(time.Second))
+	for len(m.stopTot) <= sec {
+		m.stopTot = append(m.stopTot, 0)
+		m.stopOK = append(m.stopOK, 0)
+	}
+	m.stopTot[sec]++
+	if ok {
+		m.stopOK[sec]++
+	}
+}
+
+// checkStop reports whether the success rate stayed below the bound over
+// the last For seconds.
+func (m *sim) checkStop() bool {
+	sw := m.s.StopWhen
+	n := max(int(sw.For.D()/time.Second), 1)
+	sec := int(m.now / int64(time.Second))
+	if sec < n {
+		return false
+	}
+	for k := sec - n; k < sec; k++ {
+		if k >= len(m.stopTot) || m.stopTot[k] == 0 {
+			return false
+		}
+		if float64(m.stopOK[k])/float64(m.stopTot[k]) >= sw.SuccessRateBelow.F() {
+			return false
+		}
+	}
+	m.aborted = fmt.Sprintf("stop_when: success rate below %s for %s", sw.SuccessRateBelow, sw.For)
+	return true
+}
+
+func (m *sim) stepStart(i int) {
+	st := &m.s.Timeline[i]
+	now := m.t(m.now)
+	switch st.Kind() {
+	case "fault":
+		targets, _ := m.s.expandTarget(st.Target)
+		for _, k := range targets {
+			prov, model, _ := strings.Cut(k, ":")
+			p := m.provs[prov]
+			if p == nil {
+				continue
+			}
+			spec := *st.Fault
+			spec.Provider, spec.Model = prov, model
+			spec.ID = st.Name + "/" + k
+			id := p.AddFault(now, spec)
+			m.faultIDs[i] = append(m.faultIDs[i], faultRef{prov: p, id: id, target: k})
+			m.Emit(events.Event{Time: now, Kind: events.FaultStart, Name: st.Name, Target: k, Reason: string(st.Fault.Kind)})
+		}
+	case "kill":
+		m.killed[st.Kill] = true
+		targets, _ := m.s.expandTarget(st.Kill)
+		for _, k := range targets {
+			m.faultIDs[i] = append(m.faultIDs[i], faultRef{target: k})
+			m.Emit(events.Event{Time: now, Kind: events.FaultStart, Name: st.Name, Target: k, Reason: "kill"})
+		}
+	case "reload":
+		cfg, _, err := loadGateway(m.s.rel(st.Reload.Config))
+		ok := err == nil
+		var eng *policy.Engine
+		if ok {
+			eng, err = policy.New(cfg, policy.Options{Rand: rand.New(rand.NewPCG(m.s.Seed, seedFor(m.s.Seed, "policy/"+st.Name))), Events: m})
+			ok = err == nil
+		}
+		reason := ""
+		if err != nil {
+			reason = firstLine(err.Error())
+		}
+		m.Emit(events.Event{Time: now, Kind: events.ConfigReload, Name: st.Name, OK: ok, Reason: reason})
+		if ok {
+			m.eng = eng
+			m.scheduleTick()
+		}
+	case "sink_down":
+		m.sinksDown[st.SinkDown] = true
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func (m *sim) stepEnd(i int) {
+	st := &m.s.Timeline[i]
+	now := m.t(m.now)
+	switch st.Kind() {
+	case "fault", "kill":
+		refs := m.faultIDs[i]
+		if refs == nil {
+			return
+		}
+		delete(m.faultIDs, i)
+		if st.Kind() == "kill" {
+			m.killed[st.Kill] = false
+		}
+		for _, f := range refs {
+			if f.prov != nil {
+				f.prov.RemoveFault(f.id)
+			}
+			m.Emit(events.Event{Time: now, Kind: events.FaultEnd, Name: st.Name, Target: f.target})
+		}
+	case "sink_down":
+		m.sinksDown[st.SinkDown] = false
+	}
+}
+
+func (m *sim) evaluateAlerts() {
+	now := m.t(m.now)
+	for _, e := range m.alerts.Evaluate(now) {
+		m.Emit(e)
+		for _, k := range m.s.Alerts.Sinks {
+			m.Emit(events.Event{Time: now, Kind: events.AlertDelivered, Name: e.Name, Sink: k.Name, OK: !m.sinksDown[k.Name],
+				Severity: e.Severity})
+		}
+	}
+}
+
+func (m *sim) journal() []JournalEntry {
+	var out []JournalEntry
+	for _, p := range m.s.env.providers {
+		out = append(out, m.provs[p.name].Journal()...)
+	}
+	return out
+}
