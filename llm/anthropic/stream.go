@@ -1,0 +1,514 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/sse"
+)
+
+// Errors of the stream encoder, for callers that misuse it.
+var (
+	ErrNotStarted     = errors.New("anthropic: stream event before EventStart")
+	ErrAlreadyStarted = errors.New("anthropic: second EventStart")
+)
+
+// NewStreamEncoder returns an encoder writing the Messages streaming events
+// to w: EventStart is message_start followed by a ping; text and tool-call
+// deltas open and close content blocks as they interleave (text_delta,
+// input_json_delta); EventFinish and EventUsage together make message_delta;
+// Close writes message_stop; EventError writes an error event.
+func (Codec) NewStreamEncoder(w io.Writer) llm.StreamEncoder {
+	return &streamEncoder{w: sse.NewWriter(w), open: -1}
+}
+
+type blockKind uint8
+
+const (
+	blockNone blockKind = iota
+	blockText
+	blockTool
+	blockOther
+)
+
+type streamEncoder struct {
+	w       *sse.Writer
+	buf     []byte
+	started bool
+	// open is the content index of the open block, -1 when none.
+	open     int
+	openKind blockKind
+	openTool int // normalized index of the open tool call
+	next     int // next content index
+	seen     map[int]bool
+
+	finish    llm.FinishReason
+	usage     *llm.Usage
+	deltaSent bool
+}
+
+func (e *streamEncoder) Encode(ev llm.StreamEvent) error {
+	if ev.Type == llm.EventStart {
+		if e.started {
+			return ErrAlreadyStarted
+		}
+		e.started = true
+		u := outUsage{}
+		if ev.Usage != nil {
+			u = wireUsageOf(*ev.Usage)
+		}
+		msg := struct {
+			Type    string      `json:"type"`
+			Message outResponse `json:"message"`
+		}{"message_start", outResponse{ID: ev.ID, Type: "message", Role: "assistant", Model: ev.Model, Content: []any{}, Usage: u}}
+		b, err := marshal(msg)
+		if err != nil {
+			return err
+		}
+		if err := e.w.Event("message_start", b); err != nil {
+			return err
+		}
+		return e.w.Event("ping", []byte(`{"type": "ping"}`))
+	}
+	if !e.started {
+		return ErrNotStarted
+	}
+	switch ev.Type {
+	case llm.EventTextDelta:
+		if ev.Text == "" {
+			return nil
+		}
+		if e.openKind != blockText {
+			if err := e.closeBlock(); err != nil {
+				return err
+			}
+			if err := e.startBlock(blockText, `{"type":"text","text":""}`); err != nil {
+				return err
+			}
+		}
+		b := e.deltaHead("text_delta", "text")
+		b = appendString(b, ev.Text)
+		return e.write("content_block_delta", append(b, "}}"...))
+	case llm.EventToolCallDelta:
+		tc := ev.ToolCall
+		if tc == nil {
+			return errors.New("anthropic: tool_call_delta event without ToolCall")
+		}
+		if e.openKind != blockTool || e.openTool != tc.Index || tc.ID != "" {
+			if e.seen[tc.Index] && !(e.openKind == blockTool && e.openTool == tc.Index) {
+				return unsupported("tool_call_delta", fmt.Sprintf("tool call %d resumed after another block: Anthropic content blocks do not interleave", tc.Index))
+			}
+			if e.openKind != blockTool || e.openTool != tc.Index {
+				if err := e.closeBlock(); err != nil {
+					return err
+				}
+				b := append(e.buf[:0], `{"type":"tool_use","id":`...)
+				b = appendString(b, tc.ID)
+				b = append(b, `,"name":`...)
+				b = appendString(b, tc.Name)
+				b = append(b, `,"input":{}}`...)
+				if err := e.startBlock(blockTool, string(b)); err != nil {
+					return err
+				}
+				if e.seen == nil {
+					e.seen = map[int]bool{}
+				}
+				e.seen[tc.Index] = true
+				e.openTool = tc.Index
+			}
+		}
+		if tc.Arguments == "" {
+			return nil
+		}
+		b := e.deltaHead("input_json_delta", "partial_json")
+		b = appendString(b, tc.Arguments)
+		return e.write("content_block_delta", append(b, "}}"...))
+	case llm.EventFinish:
+		if StopReason(ev.FinishReason) == "" {
+			return unsupported("finish_reason."+string(ev.FinishReason), "Anthropic has no such stop_reason")
+		}
+		if err := e.closeBlock(); err != nil {
+			return err
+		}
+		e.finish = ev.FinishReason
+		if e.usage != nil {
+			return e.messageDelta()
+		}
+		return nil
+	case llm.EventUsage:
+		if ev.Usage == nil {
+			return errors.New("anthropic: usage event without Usage")
+		}
+		u := *ev.Usage
+		e.usage = &u
+		if e.finish != "" {
+			return e.messageDelta()
+		}
+		return nil
+	case llm.EventError:
+		if ev.Err == nil {
+			return errors.New("anthropic: error event without Err")
+		}
+		b, err := marshal(errorObject(ev.Err))
+		if err != nil {
+			return err
+		}
+		return e.w.Event("error", b)
+	}
+	return fmt.Errorf("anthropic: unknown stream event type %q", ev.Type)
+}
+
+// Close ends a cleanly finished stream: it closes the open block, writes
+// message_delta if not written yet (stop_reason end_turn when no EventFinish
+// came) and message_stop.
+func (e *streamEncoder) Close() error {
+	if !e.started {
+		return ErrNotStarted
+	}
+	if err := e.closeBlock(); err != nil {
+		return err
+	}
+	if e.finish == "" {
+		e.finish = llm.FinishStop
+	}
+	if err := e.messageDelta(); err != nil {
+		return err
+	}
+	return e.w.Event("message_stop", []byte(`{"type":"message_stop"}`))
+}
+
+func (e *streamEncoder) write(name string, b []byte) error {
+	e.buf = b
+	return e.w.Event(name, b)
+}
+
+// deltaHead starts a content_block_delta up to the opening quote-less value
+// of its field.
+func (e *streamEncoder) deltaHead(typ, field string) []byte {
+	b := append(e.buf[:0], `{"type":"content_block_delta","index":`...)
+	b = strconv.AppendInt(b, int64(e.open), 10)
+	b = append(b, `,"delta":{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","`...)
+	b = append(b, field...)
+	return append(b, `":`...)
+}
+
+func (e *streamEncoder) startBlock(kind blockKind, block string) error {
+	e.open, e.openKind = e.next, kind
+	e.next++
+	b := append(e.buf[:0], `{"type":"content_block_start","index":`...)
+	b = strconv.AppendInt(b, int64(e.open), 10)
+	b = append(b, `,"content_block":`...)
+	b = append(b, block...)
+	return e.write("content_block_start", append(b, '}'))
+}
+
+func (e *streamEncoder) closeBlock() error {
+	if e.open < 0 {
+		return nil
+	}
+	b := append(e.buf[:0], `{"type":"content_block_stop","index":`...)
+	b = strconv.AppendInt(b, int64(e.open), 10)
+	e.open, e.openKind = -1, blockNone
+	return e.write("content_block_stop", append(b, '}'))
+}
+
+func (e *streamEncoder) messageDelta() error {
+	if e.deltaSent {
+		return nil
+	}
+	e.deltaSent = true
+	var u llm.Usage
+	if e.usage != nil {
+		u = *e.usage
+	}
+	msg := struct {
+		Type  string `json:"type"`
+		Delta struct {
+			StopReason   string  `json:"stop_reason"`
+			StopSequence *string `json:"stop_sequence"`
+		} `json:"delta"`
+		Usage outUsage `json:"usage"`
+	}{Type: "message_delta", Usage: wireUsageOf(u)}
+	msg.Delta.StopReason = StopReason(e.finish)
+	b, err := marshal(msg)
+	if err != nil {
+		return err
+	}
+	return e.w.Event("message_delta", b)
+}
+
+// appendString appends s as a JSON string the way encoding/json writes it
+// with HTML escaping off: invalid UTF-8 becomes U+FFFD, and U+2028 and U+2029
+// are escaped.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// NewStreamDecoder returns a decoder of the Messages streaming events read
+// from r. It emits EventStart first (from message_start; synthesized if the
+// stream starts with a content event), text and tool-call deltas (tool calls
+// numbered 0, 1, ... in stream order), EventFinish and EventUsage from
+// message_delta (usage cumulative, with the counts of message_start), and
+// EventError for an error event. It returns io.EOF after message_stop, or at
+// the end of input after a stop_reason or an error event; io.ErrUnexpectedEOF
+// when the input ends before any of these (a cut stream). An event whose data
+// does not parse, or that breaks the protocol (a delta for a block that was
+// never started), is an *sse.EventError with the event's index; the decoder
+// goes on with the next event. ping and unknown event types are skipped, as
+// are thinking and other blocks the normalized model cannot carry.
+func (Codec) NewStreamDecoder(r io.Reader) llm.StreamDecoder {
+	return &streamDecoder{r: sse.NewReader(r)}
+}
+
+type wireEvent struct {
+	Type         string        `json:"type"`
+	Index        int           `json:"index"`
+	Message      *wireResponse `json:"message"`
+	ContentBlock *wireBlock    `json:"content_block"`
+	Delta        *wireDelta    `json:"delta"`
+	Usage        *wireUsage    `json:"usage"`
+	Error        *wireError    `json:"error"`
+}
+
+type wireDelta struct {
+	Type        string  `json:"type"`
+	Text        string  `json:"text"`
+	PartialJSON string  `json:"partial_json"`
+	StopReason  *string `json:"stop_reason"`
+}
+
+type blockState struct {
+	kind blockKind
+	tool int
+}
+
+type streamDecoder struct {
+	r       *sse.Reader
+	queue   []llm.StreamEvent
+	head    int
+	started bool
+	// ended is set when the decoder will read no more (message_stop or end
+	// of input); err is then what Next returns.
+	ended    bool
+	err      error
+	finished bool // a stop_reason or an error event was seen
+	blocks   map[int]blockState
+	tools    int
+	usage    wireUsage
+	ev       wireEvent
+}
+
+func (d *streamDecoder) push(ev llm.StreamEvent) { d.queue = append(d.queue, ev) }
+
+func (d *streamDecoder) Next() (llm.StreamEvent, error) {
+	for {
+		if d.head < len(d.queue) {
+			ev := d.queue[d.head]
+			d.queue[d.head] = llm.StreamEvent{}
+			d.head++
+			if d.head == len(d.queue) {
+				d.queue, d.head = d.queue[:0], 0
+			}
+			return ev, nil
+		}
+		if d.ended {
+			return llm.StreamEvent{}, d.err
+		}
+		ev, err := d.r.Next()
+		if err != nil {
+			if err != io.EOF {
+				return llm.StreamEvent{}, err
+			}
+			d.ended = true
+			d.err = io.EOF
+			if !d.finished {
+				d.err = io.ErrUnexpectedEOF
+			}
+			continue
+		}
+		if err := d.handle(ev); err != nil {
+			return llm.StreamEvent{}, &sse.EventError{Index: d.r.Index(), Err: err}
+		}
+	}
+}
+
+func (d *streamDecoder) start() {
+	if !d.started {
+		d.started = true
+		d.push(llm.StreamEvent{Type: llm.EventStart})
+	}
+}
+
+func (d *streamDecoder) handle(ev sse.Event) error {
+	data := bytes.TrimSpace([]byte(ev.Data))
+	if len(data) == 0 {
+		return nil
+	}
+	d.ev = wireEvent{}
+	we := &d.ev
+	if err := json.Unmarshal(data, we); err != nil {
+		return err
+	}
+	typ := we.Type
+	if ev.Event == "error" || typ == "" {
+		typ = ev.Event
+	}
+	switch typ {
+	case "message_start":
+		if d.started {
+			return errors.New("message_start after the stream started")
+		}
+		if we.Message == nil {
+			return errors.New("message_start without message")
+		}
+		d.started = true
+		d.usage.merge(we.Message.Usage)
+		d.push(llm.StreamEvent{Type: llm.EventStart, ID: we.Message.ID, Model: we.Message.Model})
+	case "content_block_start":
+		cb := we.ContentBlock
+		if cb == nil {
+			return errors.New("content_block_start without content_block")
+		}
+		if _, dup := d.blocks[we.Index]; dup {
+			return fmt.Errorf("content block %d started twice", we.Index)
+		}
+		if d.blocks == nil {
+			d.blocks = map[int]blockState{}
+		}
+		d.start()
+		switch cb.Type {
+		case "text":
+			d.blocks[we.Index] = blockState{kind: blockText}
+			if cb.Text != nil && *cb.Text != "" {
+				d.push(llm.StreamEvent{Type: llm.EventTextDelta, Text: *cb.Text})
+			}
+		case "tool_use":
+			n := d.tools
+			d.tools++
+			d.blocks[we.Index] = blockState{kind: blockTool, tool: n}
+			d.push(llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{Index: n, ID: cb.ID, Name: cb.Name}})
+			if in := bytes.TrimSpace(cb.Input); len(in) > 0 && string(in) != "{}" && string(in) != "null" {
+				d.push(llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{Index: n, Arguments: string(in)}})
+			}
+		default:
+			d.blocks[we.Index] = blockState{kind: blockOther}
+		}
+	case "content_block_delta":
+		if we.Delta == nil {
+			return errors.New("content_block_delta without delta")
+		}
+		b, ok := d.blocks[we.Index]
+		if !ok {
+			return fmt.Errorf("content_block_delta for content block %d, which was never started", we.Index)
+		}
+		switch we.Delta.Type {
+		case "text_delta":
+			if b.kind != blockText {
+				return fmt.Errorf("text_delta for content block %d, which is not a text block", we.Index)
+			}
+			if we.Delta.Text != "" {
+				d.push(llm.StreamEvent{Type: llm.EventTextDelta, Text: we.Delta.Text})
+			}
+		case "input_json_delta":
+			if b.kind != blockTool {
+				return fmt.Errorf("input_json_delta for content block %d, which is not a tool_use block", we.Index)
+			}
+			if we.Delta.PartialJSON != "" {
+				d.push(llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{Index: b.tool, Arguments: we.Delta.PartialJSON}})
+			}
+		}
+	case "content_block_stop":
+		if _, ok := d.blocks[we.Index]; !ok {
+			return fmt.Errorf("content_block_stop for content block %d, which was never started", we.Index)
+		}
+	case "message_delta":
+		d.start()
+		if we.Delta != nil && we.Delta.StopReason != nil {
+			fr := FinishReason(*we.Delta.StopReason)
+			if fr == "" {
+				return fmt.Errorf("unknown stop_reason %q", *we.Delta.StopReason)
+			}
+			d.finished = true
+			d.push(llm.StreamEvent{Type: llm.EventFinish, FinishReason: fr})
+		}
+		d.usage.merge(we.Usage)
+		u := d.usage.normalize()
+		d.push(llm.StreamEvent{Type: llm.EventUsage, Usage: &u})
+	case "message_stop":
+		d.start()
+		d.ended, d.err = true, io.EOF
+	case "error":
+		if we.Error == nil {
+			return errors.New("error event without error object")
+		}
+		d.finished = true
+		status := providerStatus[we.Error.Type]
+		if status == 0 {
+			status = 500
+		}
+		d.push(llm.StreamEvent{Type: llm.EventError, Err: &llm.Error{
+			Status:       status,
+			Type:         normalType(we.Error.Type, we.Error.Message, status),
+			Message:      we.Error.Message,
+			ProviderType: we.Error.Type,
+		}})
+	}
+	return nil
+}
