@@ -100,6 +100,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 // One line per command.
 func addCommands(root *cobra.Command, f *Factory) {
 	root.AddCommand(NewCmdEvals(f))
+	root.AddCommand(NewCmdReport(f))
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {

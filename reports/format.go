@@ -1,0 +1,118 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/brownout-dev/brownout/scenarios"
+)
+
+// fmtDur prints a duration compactly: "850ms", "12.4s", "2m05s".
+func fmtDur(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0s"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", d.Microseconds())
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", d.Seconds()), ".0") + "s"
+	default:
+		m := int(d / time.Minute)
+		s := int((d % time.Minute) / time.Second)
+		return fmt.Sprintf("%dm%02ds", m, s)
+	}
+}
+
+// fmtPct prints a fraction as a percentage with up to two decimals.
+func fmtPct(f float64) string {
+	s := fmt.Sprintf("%.2f", f*100)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s + "%"
+}
+
+func fmtMoney(f float64) string { return fmt.Sprintf("$%.4f", f) }
+
+func fmtRatio(f float64) string {
+	if f == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", f)
+}
+
+// detect describes the TTD of a fault score.
+func detect(f scenarios.FaultScore) string {
+	if !f.Detected {
+		return "not detected"
+	}
+	s := fmtDur(f.TTD)
+	if f.DetectedBy != "" {
+		s += " (" + f.DetectedBy + ")"
+	}
+	return s
+}
+
+func mitigate(f scenarios.FaultScore) string {
+	switch {
+	case !f.Impact:
+		return "no impact"
+	case !f.Mitigated:
+		return "not mitigated"
+	default:
+		return fmtDur(f.TTM)
+	}
+}
+
+func recoverStr(f scenarios.FaultScore) string {
+	switch {
+	case f.Superseded:
+		return "superseded"
+	case !f.Recovered:
+		return "not recovered"
+	default:
+		return fmtDur(f.TTR)
+	}
+}
+
+func verdictWord(pass bool) string {
+	if pass {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+func runVerdict(r *scenarios.Result) string {
+	switch {
+	case r.Aborted:
+		return "ABORTED"
+	case r.Pass:
+		return "PASS"
+	default:
+		return "FAIL"
+	}
+}
+
+// ColorEnabled reports whether w is a terminal that should get ANSI colour:
+// not when NO_COLOR is set (https://no-color.org), TERM is "dumb", or w is not
+// a character device (a pipe or a file).
+func ColorEnabled(w io.Writer) bool {
+	if _, ok := os.LookupEnv("NO_COLOR"); ok {
+		return false
+	}
+	if os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	return st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,182 @@
+package reports
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/scenarios"
+)
+
+// WriteHTML writes the report as one self-contained HTML file: inline CSS,
+// inline SVG charts, a few lines of inline script for the timeline filter,
+// and no network access of any kind.
+func WriteHTML(w io.Writer, r *scenarios.Result) error {
+	svgs := charts(r)
+	data := htmlData{R: r, Verdict: runVerdict(r)}
+	for _, s := range svgs {
+		data.Charts = append(data.Charts, template.HTML(s)) // #nosec: built by plot with every text escaped
+	}
+	a := r.Overall.Availability
+	data.Overall = [][2]string{
+		{"requests", fmt.Sprint(a.Requests)},
+		{"success (served + degraded)", fmtPct(a.Success)},
+		{"served in full / degraded / failed", fmtPct(a.ServedRate) + " / " + fmtPct(a.DegradedRate) + " / " + fmtPct(a.FailedRate)},
+		{"bad responses served as success", fmt.Sprint(r.Overall.BadServed)},
+		{"retry amplification (peak 10 s)", fmt.Sprintf("%.2f (%.2f)", r.Overall.Retry.Amplification, r.Overall.Retry.PeakAmplification)},
+		{"TTFT p50 / p95 / p99 baseline", fmtDur(r.Overall.Latency.BaselineTTFT.P50) + " / " + fmtDur(r.Overall.Latency.BaselineTTFT.P95) + " / " + fmtDur(r.Overall.Latency.BaselineTTFT.P99)},
+		{"TTFT p50 / p95 / p99 during faults", fmtDur(r.Overall.Latency.FaultTTFT.P50) + " / " + fmtDur(r.Overall.Latency.FaultTTFT.P95) + " / " + fmtDur(r.Overall.Latency.FaultTTFT.P99)},
+		{"latency penalty (p95 TTFT, total)", fmtRatio(r.Overall.Latency.TTFTPenalty) + ", " + fmtRatio(r.Overall.Latency.TotalPenalty)},
+		{"cost / counterfactual / premium", fmtMoney(r.Overall.Cost.Total) + " / " + fmtMoney(r.Overall.Cost.Counterfactual) + " / " + fmtMoney(r.Overall.Cost.FallbackPremium)},
+		{"cost multiplier during faults", fmtRatio(r.Overall.Cost.Multiplier)},
+		{"prompt-cache warm-up penalty", fmtMoney(r.Overall.Cost.CacheWarmupPenalty)},
+		{"flaps", fmt.Sprint(r.Overall.Flaps)},
+	}
+	for _, f := range r.Faults {
+		data.Faults = append(data.Faults, []string{f.Step, f.Target, f.Kind, detect(f), mitigate(f), recoverStr(f),
+			fmtPct(f.Availability.Success), fmt.Sprintf("%.2f", f.Retry.Amplification), fmtRatio(f.LoadRatio), fmtRatio(f.CostMultiplier),
+			fmt.Sprint(f.Flaps), fmt.Sprint(f.BadServed)})
+	}
+	for _, t := range r.Targets {
+		data.Targets = append(data.Targets, []string{t.Target, fmt.Sprint(t.Attempts), fmt.Sprint(t.OK), fmt.Sprint(t.Served), fmtPct(t.Share),
+			fmtMoney(t.Cost), fmt.Sprintf("%s (n=%d)", fmtPct(t.Quality), t.QualityN), fmt.Sprint(t.Openings), fmt.Sprint(t.FalsePositives)})
+	}
+	for _, al := range r.Alerts {
+		data.Alerts = append(data.Alerts, []string{al.Name, al.Severity, fmt.Sprint(al.Fired), countMap(al.Delivered), countMap(al.Undelivered)})
+	}
+	kinds := map[string]bool{}
+	for _, e := range r.Series.Timeline {
+		kinds[string(e.Kind)] = true
+		data.Timeline = append(data.Timeline, timelineRow{
+			At: fmtDur(e.Time.Sub(r.Start)), Kind: string(e.Kind), Target: e.Target, Detail: eventDetail(e),
+		})
+	}
+	data.Kinds = sortedKeys(kinds)
+	return htmlTmpl.Execute(w, data)
+}
+
+type timelineRow struct{ At, Kind, Target, Detail string }
+
+type htmlData struct {
+	R        *scenarios.Result
+	Verdict  string
+	Charts   []template.HTML
+	Overall  [][2]string
+	Faults   [][]string
+	Targets  [][]string
+	Alerts   [][]string
+	Timeline []timelineRow
+	Kinds    []string
+}
+
+// eventDetail summarises the fields of a notable event.
+func eventDetail(e events.Event) string {
+	var parts []string
+	add := func(k, v string) {
+		if v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	add("name", e.Name)
+	if e.From != "" || e.To != "" {
+		parts = append(parts, e.From+" → "+e.To)
+	}
+	add("reason", e.Reason)
+	add("severity", e.Severity)
+	add("sink", e.Sink)
+	add("route", e.Route)
+	add("tier", e.Tier)
+	if e.Kind == events.AlertDelivered || e.Kind == events.ProbeResult || e.Kind == events.ConfigReload {
+		parts = append(parts, fmt.Sprintf("ok=%t", e.OK))
+	}
+	if e.Value != 0 {
+		parts = append(parts, fmt.Sprintf("value=%.4g", e.Value))
+	}
+	return strings.Join(parts, " ")
+}
+
+var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"dur": fmtDur, "pct": fmtPct,
+}).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Game day: {{.R.Scenario}} — {{.Verdict}}</title>
+<style>
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1040px;padding:16px 24px;color:#1d232a;background:#fff}
+h1{font-size:22px;margin:8px 0}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+.verdict{display:inline-block;padding:2px 10px;border-radius:4px;color:#fff;font-weight:600}
+.PASS{background:#2e9e6a}.FAIL{background:#c0392b}.ABORTED{background:#b9770e}
+.meta{color:#555}
+table{border-collapse:collapse;width:100%;margin:6px 0;font-size:13px}
+th,td{border-bottom:1px solid #e5e5e5;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f6f7f9;font-weight:600}
+td.pass{color:#2e9e6a;font-weight:600}td.fail{color:#c0392b;font-weight:600}
+svg.chart{width:100%;height:auto;display:block;margin:10px 0 4px;background:#fcfcfd;border:1px solid #eee}
+svg .title{font-size:13px;font-weight:600;fill:#222}
+svg .grid{stroke:#e6e6e6}svg .tick{stroke:#999}
+svg .ylabel{font-size:10px;fill:#666;text-anchor:end}svg .xlabel{font-size:10px;fill:#666;text-anchor:middle}
+svg .rowlabel{font-size:11px;fill:#111;font-weight:600}svg .legend{font-size:11px;fill:#333}
+svg .fault{fill:#d62728;fill-opacity:.08;stroke:#d62728;stroke-opacity:.25}
+svg .faultlabel{font-size:10px;fill:#a33}
+svg .area{fill-opacity:.85;stroke:none}
+svg polyline{fill:none;stroke-width:1.8}
+svg .success{stroke:#3b6fd6}svg .ttft{stroke:#e08a1e}svg .cost{stroke:#3b6fd6}svg .counterfactual{stroke:#999;stroke-dasharray:5 4}
+svg .slo{stroke:#2e9e6a;stroke-dasharray:6 4}svg .slo-label{font-size:10px;fill:#2e9e6a;text-anchor:end}
+svg .detect{stroke:#9b59b6;stroke-width:1.5}svg .detect-label{font-size:10px;fill:#9b59b6}
+svg .mitigate{stroke:#17a2b8;stroke-width:1.5;stroke-dasharray:3 3}svg .mitigate-label{font-size:10px;fill:#17a2b8}
+pre{background:#f6f7f9;padding:10px;overflow:auto;font-size:12px;border:1px solid #eee}
+#filter{margin:6px 0;padding:4px 6px;width:260px}
+label.kind{margin-right:10px;font-size:12px;white-space:nowrap}
+@media print{body{max-width:none;padding:0}#controls{display:none}h2{break-after:avoid}svg.chart,table{break-inside:avoid}}
+</style></head><body>
+<h1>Game day: {{.R.Scenario}} <span class="verdict {{.Verdict}}">{{.Verdict}}</span></h1>
+<p class="meta">mode {{.R.Mode}} · seed {{.R.Seed}} · ran {{dur .R.Elapsed}} of {{dur .R.Duration}} · SLO {{pct .R.SLO.SuccessRate}} over {{dur .R.SLO.Window}}{{if .R.BlackBox}} · black-box (traffic-shift detection){{end}}{{if .R.Aborted}} · <strong>aborted: {{.R.AbortReason}}</strong>{{end}}</p>
+
+<h2>Over time</h2>
+{{range .Charts}}{{.}}
+{{else}}<p>No time series in this result.</p>{{end}}
+
+<h2>Expectations</h2>
+<table><tr><th></th><th>expectation</th><th>step</th><th>target</th><th>want</th><th>got</th></tr>
+{{range .R.Expectations}}<tr><td class="{{if .Pass}}pass">PASS{{else}}fail">FAIL{{end}}</td><td>{{.Name}}</td><td>{{.Step}}</td><td>{{.Target}}</td><td>{{.Want}}</td><td>{{.Got}}</td></tr>
+{{end}}</table>
+
+<h2>Overall</h2>
+<table>{{range .Overall}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
+
+{{if .Faults}}<h2>Fault steps</h2>
+<table><tr><th>step</th><th>target</th><th>kind</th><th>TTD</th><th>TTM</th><th>TTR</th><th>success</th><th>amplification</th><th>load ×</th><th>cost ×</th><th>flaps</th><th>bad served</th></tr>
+{{range .Faults}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
+
+{{if .Targets}}<h2>Targets</h2>
+<table><tr><th>target</th><th>attempts</th><th>ok</th><th>served</th><th>share</th><th>cost</th><th>quality</th><th>openings</th><th>false positives</th></tr>
+{{range .Targets}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
+
+{{if .Alerts}}<h2>Alerts</h2>
+<table><tr><th>alert</th><th>severity</th><th>fired</th><th>delivered</th><th>undelivered</th></tr>
+{{range .Alerts}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
+
+<h2>Event timeline</h2>
+<div id="controls"><input id="filter" type="search" placeholder="filter: target, name, reason…">
+{{range .Kinds}}<label class="kind"><input type="checkbox" class="kindbox" value="{{.}}" checked> {{.}}</label>{{end}}</div>
+<table id="timeline"><tr><th>at</th><th>kind</th><th>target</th><th>detail</th></tr>
+{{range .Timeline}}<tr data-kind="{{.Kind}}"><td>{{.At}}</td><td>{{.Kind}}</td><td>{{.Target}}</td><td>{{.Detail}}</td></tr>
+{{end}}</table>
+
+{{if .R.Source}}<h2>Scenario file{{if .R.File}} ({{.R.File}}){{end}}</h2>
+<pre>{{.R.Source}}</pre>{{end}}
+<script>
+(function(){
+  var f=document.getElementById('filter'),boxes=document.querySelectorAll('.kindbox'),rows=document.querySelectorAll('#timeline tr[data-kind]');
+  function apply(){var q=f.value.toLowerCase(),on={};boxes.forEach(function(b){on[b.value]=b.checked});
+    rows.forEach(function(r){r.style.display=(on[r.dataset.kind]&&r.textContent.toLowerCase().indexOf(q)>=0)?'':'none'})}
+  f.addEventListener('input',apply);boxes.forEach(function(b){b.addEventListener('change',apply)});
+})();
+</script>
+</body></html>
+`))

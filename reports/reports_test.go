@@ -1,0 +1,269 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/brownout-dev/brownout/scenarios"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -update to create %s", path)
+	if d := cmp.Diff(string(want), string(got)); d != "" {
+		t.Errorf("%s differs (-want +got); run go test -update after checking:\n%s", name, d)
+	}
+}
+
+func TestFixtureIsAnIncident(t *testing.T) {
+	r := fixture()
+	require.Len(t, r.Faults, 1)
+	f := r.Faults[0]
+	require.True(t, f.Detected)
+	require.Equal(t, 4*time.Second, f.TTD)
+	require.NotEmpty(t, r.Series.Points)
+	require.NotEmpty(t, r.Series.Breakers)
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, WriteMarkdown(&buf, fixture()))
+	golden(t, "report.md.golden", buf.Bytes())
+}
+
+func TestJUnitGolden(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, WriteJUnit(&buf, fixture()))
+	golden(t, "junit.xml.golden", buf.Bytes())
+}
+
+// TestJUnitShape checks the output against the shape of the common JUnit
+// schema (the Jenkins/Ant junit-10 XSD): a testsuites root whose testsuite
+// children carry name, tests, failures, errors and time, and whose testcase
+// children carry name, classname and time, with failure/error elements
+// carrying message and type.
+func TestJUnitShape(t *testing.T) {
+	r := fixture()
+	r.Aborted, r.AbortReason = true, "stop_when: success rate below 50% for 30s"
+	var buf bytes.Buffer
+	require.NoError(t, WriteJUnit(&buf, r))
+
+	type attrs map[string]string
+	type elem struct {
+		Name     string
+		Attrs    attrs
+		Children []*elem
+	}
+	dec := xml.NewDecoder(&buf)
+	var stack []*elem
+	var root *elem
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		switch tk := tok.(type) {
+		case xml.StartElement:
+			e := &elem{Name: tk.Name.Local, Attrs: attrs{}}
+			for _, a := range tk.Attr {
+				e.Attrs[a.Name.Local] = a.Value
+			}
+			if len(stack) > 0 {
+				p := stack[len(stack)-1]
+				p.Children = append(p.Children, e)
+			} else {
+				root = e
+			}
+			stack = append(stack, e)
+		case xml.EndElement:
+			stack = stack[:len(stack)-1]
+		}
+	}
+	require.NotNil(t, root)
+	require.Equal(t, "testsuites", root.Name)
+	allowed := map[string][]string{
+		"testsuites": {"testsuite"},
+		"testsuite":  {"properties", "testcase", "system-out", "system-err"},
+		"properties": {"property"},
+		"testcase":   {"failure", "error", "skipped", "system-out", "system-err"},
+	}
+	required := map[string][]string{
+		"testsuite": {"name", "tests", "failures", "errors", "time"},
+		"testcase":  {"name", "classname", "time"},
+		"failure":   {"message", "type"},
+		"error":     {"message", "type"},
+		"property":  {"name", "value"},
+	}
+	cases, failures, errs := 0, 0, 0
+	var walk func(e *elem)
+	walk = func(e *elem) {
+		for _, a := range required[e.Name] {
+			require.Contains(t, e.Attrs, a, "<%s> lacks %s", e.Name, a)
+		}
+		for _, c := range e.Children {
+			require.Contains(t, allowed[e.Name], c.Name, "<%s> may not contain <%s>", e.Name, c.Name)
+			walk(c)
+		}
+		switch e.Name {
+		case "testcase":
+			cases++
+		case "failure":
+			failures++
+		case "error":
+			errs++
+		}
+	}
+	walk(root)
+	suite := root.Children[0]
+	require.Equal(t, len(r.Expectations)+1, cases) // one per expectation plus the aborted run
+	require.Equal(t, suite.Attrs["tests"], itoa(cases))
+	require.Equal(t, suite.Attrs["failures"], itoa(failures))
+	require.Equal(t, suite.Attrs["errors"], itoa(errs))
+	require.Equal(t, 1, errs)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestScorecardColour(t *testing.T) {
+	r := fixture()
+	var plain, colour bytes.Buffer
+	require.NoError(t, WriteScorecard(&plain, r, false))
+	require.NoError(t, WriteScorecard(&colour, r, true))
+	require.NotContains(t, plain.String(), "\x1b[")
+	require.Contains(t, colour.String(), "\x1b[31mFAIL\x1b[0m")
+	require.Contains(t, colour.String(), "\x1b[32mPASS\x1b[0m")
+	out := plain.String()
+	require.True(t, strings.HasPrefix(out, "FAIL  primary-429-storm"))
+	require.Contains(t, out, "openai-429")
+	require.Contains(t, out, "4s (breaker)")
+}
+
+func TestColorEnabled(t *testing.T) {
+	require.False(t, ColorEnabled(&bytes.Buffer{}), "a buffer is not a terminal")
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	require.NoError(t, err)
+	defer f.Close()
+	require.False(t, ColorEnabled(f), "a regular file is not a terminal")
+	t.Setenv("NO_COLOR", "")
+	require.False(t, ColorEnabled(os.Stdout))
+}
+
+func TestHTMLSelfContained(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, WriteHTML(&buf, fixture()))
+	page := buf.String()
+	require.Equal(t, 5, strings.Count(page, "<svg "), "five charts")
+	for _, bad := range []string{"<link", " src=", "@import", "url(", "https://", "http://cdn"} {
+		require.NotContains(t, page, bad)
+	}
+	// The only URL is the SVG namespace.
+	require.Equal(t, strings.Count(page, "http://"), strings.Count(page, `xmlns="http://www.w3.org/2000/svg"`))
+	require.Contains(t, page, "TTD 4s")
+	require.Contains(t, page, "SLO 99%")
+	require.Contains(t, page, `data-kind="breaker.transition"`)
+	require.Contains(t, page, "name: primary-429-storm")
+}
+
+func TestHTMLEscapesUserText(t *testing.T) {
+	r := fixture()
+	r.Scenario = `<script>alert(1)</script>`
+	r.Faults[0].Step = `"><b>x`
+	var buf bytes.Buffer
+	require.NoError(t, WriteHTML(&buf, r))
+	require.NotContains(t, buf.String(), "<script>alert(1)")
+	require.NotContains(t, buf.String(), `"><b>x`)
+}
+
+func TestWriteFiles(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, WriteFiles(dir, fixture()))
+	for _, f := range []string{HTMLFile, MarkdownFile, JUnitFile} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		require.NoError(t, err)
+		require.Positive(t, st.Size())
+	}
+}
+
+func TestDiff(t *testing.T) {
+	old := fixture()
+	same := Diff(old, fixture(), DefaultTolerances)
+	require.Empty(t, same.Regressions(), "a run compared with itself has no regression")
+
+	worse := fixture()
+	worse.Faults[0].TTD += 5 * time.Second
+	worse.Overall.Availability.Success -= 0.02
+	worse.Overall.Flaps++
+	worse.Expectations[0].Pass = false
+	d := Diff(old, worse, DefaultTolerances)
+	var names []string
+	for _, r := range d.Regressions() {
+		names = append(names, r.Score)
+	}
+	require.ElementsMatch(t, []string{"availability", "flaps", "ttd [openai-429] openai:gpt-4o", "expectation ttd openai-429 openai:gpt-4o"}, names)
+
+	within := fixture()
+	within.Faults[0].TTD += 500 * time.Millisecond
+	require.Empty(t, Diff(old, within, DefaultTolerances).Regressions(), "0.5s is within the 1s tolerance")
+
+	lost := fixture()
+	lost.Faults[0].Detected = false
+	require.Len(t, Diff(old, lost, DefaultTolerances).Regressions(), 1)
+
+	var buf bytes.Buffer
+	require.NoError(t, WriteDiff(&buf, d, false))
+	require.Contains(t, buf.String(), "REGRESSION")
+	require.Contains(t, buf.String(), "4 regression(s)")
+}
+
+func TestTrend(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, q := range []string{"2026-q1", "2026-q2", "2026-q3"} {
+		r := fixture()
+		r.Faults[0].TTD = time.Duration(10-3*i) * time.Second
+		var buf bytes.Buffer
+		require.NoError(t, writeJSON(&buf, r))
+		p := filepath.Join(dir, q, "result.json")
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, buf.Bytes(), 0o644))
+		require.NoError(t, os.Chtimes(p, base.AddDate(0, 3*i, 0), base.AddDate(0, 3*i, 0)))
+	}
+	runs, err := LoadRuns(dir)
+	require.NoError(t, err)
+	require.Len(t, runs, 3)
+	tr := Trend(runs)
+	pts := tr["primary-429-storm"]
+	require.Len(t, pts, 3)
+	require.Equal(t, []string{"2026-q1", "2026-q2", "2026-q3"}, []string{pts[0].Label, pts[1].Label, pts[2].Label})
+	require.Equal(t, 10*time.Second, pts[0].TTD)
+	require.Equal(t, 4*time.Second, pts[2].TTD)
+	var txt, page bytes.Buffer
+	require.NoError(t, WriteTrend(&txt, tr))
+	require.Contains(t, txt.String(), "2026-q2")
+	require.NoError(t, WriteTrendHTML(&page, tr))
+	require.Contains(t, page.String(), "<svg ")
+
+	_, err = LoadRuns(t.TempDir())
+	require.ErrorContains(t, err, "no result.json")
+}
+
+func writeJSON(buf *bytes.Buffer, r *scenarios.Result) error {
+	return jsonEncode(buf, r)
+}
