@@ -1,0 +1,113 @@
+package gateway
+
+import (
+	"container/list"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/brownout-dev/brownout/llm"
+)
+
+// requestHash is the normalized request's cache identity: the request in the
+// normalized model with the fields that do not change the answer (model —
+// the route is keyed apart —, stream, include_usage, user, metadata)
+// cleared, so the same question asked in the OpenAI or the Anthropic format,
+// streamed or not, hits the same entry.
+func requestHash(r *llm.Request) string {
+	n := *r
+	n.Model, n.Stream, n.IncludeUsage, n.User, n.Metadata = "", false, false, "", nil
+	b, err := json.Marshal(&n)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+type cacheEntry struct {
+	key    string // route|target|hash
+	rkey   string // route|hash
+	target string
+	resp   *llm.Response
+	stored time.Time
+}
+
+// responseCache keeps complete answers by route, target and normalized
+// request. It is bounded (least recently stored evicted) and safe for
+// concurrent use.
+type responseCache struct {
+	mu       sync.Mutex
+	max      int
+	ttl      time.Duration
+	maxStale time.Duration
+	exact    map[string]*list.Element // route|target|hash
+	latest   map[string]*list.Element // route|hash → most recently stored
+	lru      *list.List               // front: newest
+}
+
+func newResponseCache(c CacheConfig) *responseCache {
+	max := or(c.MaxEntries, 10000)
+	if max < 0 {
+		return nil
+	}
+	return &responseCache{max: max, ttl: c.ttl(), maxStale: c.maxStale(),
+		exact: map[string]*list.Element{}, latest: map[string]*list.Element{}, lru: list.New()}
+}
+
+// put stores resp as the answer of target on route to the request hash.
+func (c *responseCache) put(now time.Time, route, target, hash string, resp *llm.Response) {
+	if c == nil || hash == "" {
+		return
+	}
+	e := &cacheEntry{key: route + "|" + target + "|" + hash, rkey: route + "|" + hash, target: target, resp: resp, stored: now}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.exact[e.key]; ok {
+		c.lru.Remove(old)
+	}
+	el := c.lru.PushFront(e)
+	c.exact[e.key] = el
+	c.latest[e.rkey] = el
+	for c.lru.Len() > c.max {
+		back := c.lru.Back()
+		be := back.Value.(*cacheEntry)
+		c.lru.Remove(back)
+		delete(c.exact, be.key)
+		if c.latest[be.rkey] == back {
+			delete(c.latest, be.rkey)
+		}
+	}
+}
+
+// get returns the newest answer on route to hash and its age. fresh says
+// whether it is within the TTL; ok is false when there is none, or when it
+// is older than TTL + MaxStale.
+func (c *responseCache) get(now time.Time, route, hash string) (e *cacheEntry, age time.Duration, fresh, ok bool) {
+	if c == nil || hash == "" {
+		return nil, 0, false, false
+	}
+	c.mu.Lock()
+	el := c.latest[route+"|"+hash]
+	c.mu.Unlock()
+	if el == nil {
+		return nil, 0, false, false
+	}
+	e = el.Value.(*cacheEntry)
+	age = now.Sub(e.stored)
+	if age > c.ttl+c.maxStale {
+		return nil, age, false, false
+	}
+	return e, age, age <= c.ttl, true
+}
+
+func (c *responseCache) len() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
+}

@@ -1,0 +1,808 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/gateway/policy"
+	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/sse"
+)
+
+// Limits on bodies the gateway reads.
+const (
+	maxRequestBody   = 32 << 20
+	maxResponseBody  = 32 << 20
+	maxErrorBody     = 1 << 20
+	maxReplayBody    = 4 << 20
+	finishGraceLimit = time.Second
+)
+
+// Response headers the gateway adds.
+const (
+	HeaderTarget   = "X-Brownout-Target"   // provider:model that served
+	HeaderAttempts = "X-Brownout-Attempts" // upstream attempts made
+	HeaderTier     = "X-Brownout-Tier"     // degradation tier that served
+	HeaderCache    = "X-Brownout-Cache"    // hit (fresh) or stale
+	HeaderReplay   = "X-Brownout-Idempotent-Replay"
+	HeaderHint     = "X-Brownout-Hint" // a client's preferred target (routes with allow_hints)
+)
+
+// exchange is one user request being served.
+type exchange struct {
+	s     *Server
+	rt    *runtime
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	in    llm.Codec
+	req   *llm.Request
+	id    string
+	start time.Time
+	hash  string
+
+	promptTokens int
+
+	// Stream state.
+	committed  bool
+	enc        llm.StreamEncoder
+	partial    strings.Builder // answer text that reached the client
+	toolDeltas bool            // tool-call deltas reached the client
+	midErr     *llm.Error      // the failure that interrupted the stream
+	respID     string
+	model      string // the model that served
+
+	// Complete answer (non-streamed, or accumulated for the cache).
+	resp       *llm.Response
+	cacheAge   time.Duration
+	cacheStale bool
+	lastTarget string
+}
+
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, in llm.Codec) {
+	s.m.inFlight.Inc()
+	defer s.m.inFlight.Dec()
+	id := r.Header.Get("X-Request-Id")
+	if id == "" || len(id) > 200 {
+		id = s.newID()
+	}
+	w.Header()["X-Request-Id"] = []string{id}
+	body, err := readBody(r)
+	if err != nil {
+		writeLLMError(w, in, &llm.Error{Status: 400, Type: llm.ErrInvalidRequest, Message: "reading the request body: " + err.Error()})
+		return
+	}
+	req, err := in.DecodeRequest(body)
+	if err != nil {
+		var le *llm.Error
+		if !errors.As(err, &le) {
+			le = &llm.Error{Status: 400, Type: llm.ErrInvalidRequest, Message: err.Error()}
+		}
+		writeLLMError(w, in, le)
+		return
+	}
+	if req.Model == "" {
+		writeLLMError(w, in, llm.BadRequest("model", "model is required: it names the gateway route"))
+		return
+	}
+
+	if key := r.Header.Get("Idempotency-Key"); key != "" {
+		s.serveIdempotent(w, r, in, req, key, body, id)
+		return
+	}
+	x := s.newExchange(w, in, req, id)
+	x.run(r.Context(), r.Header.Get(HeaderHint))
+}
+
+func (s *Server) newExchange(w http.ResponseWriter, in llm.Codec, req *llm.Request, id string) *exchange {
+	return &exchange{s: s, rt: s.rt.Load(), w: w, rc: http.NewResponseController(w), in: in, req: req, id: id, start: time.Now()}
+}
+
+func readBody(r *http.Request) ([]byte, error) {
+	n := r.ContentLength
+	if n > maxRequestBody {
+		return nil, errors.New("request body too large")
+	}
+	if n <= 0 {
+		n = 4096
+	}
+	buf := make([]byte, 0, n+1)
+	lr := io.LimitReader(r.Body, maxRequestBody+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		m, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(buf) > maxRequestBody {
+		return nil, errors.New("request body too large")
+	}
+	return buf, nil
+}
+
+func writeLLMError(w http.ResponseWriter, in llm.Codec, e *llm.Error) {
+	status, body := in.EncodeError(e)
+	h := w.Header()
+	h["Content-Type"] = []string{"application/json"}
+	if e.RetryAfter > 0 {
+		h["Retry-After"] = []string{strconv.FormatInt(int64((e.RetryAfter+time.Second-1)/time.Second), 10)}
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header()["Content-Type"] = []string{"application/json"}
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func estimateTokens(req *llm.Request) int {
+	n := 0
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		for j := range m.Content {
+			n += len(m.Content[j].Text)
+		}
+		for j := range m.ToolCalls {
+			n += len(m.ToolCalls[j].Arguments)
+		}
+	}
+	for i := range req.Tools {
+		n += len(req.Tools[i].Parameters) + len(req.Tools[i].Description)
+	}
+	return n/4 + 1
+}
+
+// run drives the request through the decision core until it is answered.
+func (x *exchange) run(ctx context.Context, hint string) {
+	x.promptTokens = estimateTokens(x.req)
+	cacheable := x.rt.cacheable[x.req.Model]
+	if cacheable {
+		x.hash = requestHash(x.req)
+		if x.rt.cfg.Cache.Exact {
+			if e, age, fresh, ok := x.s.cache.get(time.Now(), x.req.Model, x.hash); ok && fresh {
+				x.s.m.cacheLookups.WithLabelValues("hit").Inc()
+				x.resp, x.cacheAge = e.resp, age
+				x.w.Header()[HeaderCache] = []string{"hit"}
+				x.writeAnswer(e.target, 0, "cache")
+				return
+			}
+		}
+	}
+	structured := x.req.ResponseFormat != nil && x.req.ResponseFormat.Type != llm.ResponseText && x.req.ResponseFormat.Type != ""
+	att := x.rt.engine.Begin(time.Now(), policy.Request{
+		ID: x.id, Route: x.req.Model, PromptTokens: x.promptTokens,
+		Stream: x.req.Stream, Structured: structured, Tools: len(x.req.Tools) > 0, Hint: hint,
+	})
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		d := att.Next(time.Now())
+		switch d.Kind {
+		case policy.Send:
+			key := d.Target.Key()
+			if x.committed && (!d.Prefill || x.toolDeltas) {
+				// The answer cannot be continued on this target: end the
+				// stream with the failure that interrupted it.
+				x.streamError(x.midErr)
+				x.s.emit(events.Event{Time: time.Now(), Kind: events.RequestEnd, RequestID: x.id, Route: x.req.Model,
+					Outcome: events.OutcomeFailed, Status: x.midErr.Status, Attempt: att.Attempts(), Duration: time.Since(x.start), Stream: true})
+				return
+			}
+			if x.lastTarget != "" && x.lastTarget != key {
+				x.s.m.fallbacks.WithLabelValues(x.req.Model, x.lastTarget, key).Inc()
+			}
+			x.lastTarget = key
+			var o policy.Outcome
+			if x.req.Stream {
+				o = x.sendStream(ctx, &d)
+			} else {
+				o = x.sendOnce(ctx, &d)
+			}
+			att.Observe(time.Now(), o)
+		case policy.Wait:
+			wait := time.Until(d.Until)
+			if wait > 0 {
+				if timer == nil {
+					timer = time.NewTimer(wait)
+				} else {
+					timer.Reset(wait)
+				}
+				select {
+				case <-timer.C:
+				case <-ctx.Done():
+					return // the client left; nothing is outstanding
+				}
+			}
+		case policy.ServeCached:
+			if x.serveCachedLookup() {
+				att.Observe(time.Now(), policy.Outcome{Class: policy.OK})
+			} else {
+				att.Observe(time.Now(), policy.Outcome{Class: policy.CacheMiss})
+			}
+		case policy.Fail:
+			if x.committed {
+				// Never a clean end after a truncated answer; and never let a
+				// fall-back's own error (it may reject the prefill) mask the
+				// failure that cut the stream.
+				x.streamError(x.midErr)
+				return
+			}
+			writeLLMError(x.w, x.in, d.Err)
+			return
+		case policy.Done:
+			target := ""
+			if d.Target != nil {
+				target = d.Target.Key()
+			}
+			if d.Tier == policy.TierCached {
+				x.w.Header()[HeaderCache] = []string{"stale"}
+				target = x.lastTarget
+			}
+			if x.req.Stream && x.committed {
+				_ = x.enc.Close()
+				_ = x.rc.Flush()
+				if cacheable && d.Tier != policy.TierCached && x.resp != nil {
+					x.s.cache.put(time.Now(), x.req.Model, target, x.hash, x.resp)
+				}
+				return
+			}
+			if cacheable && d.Tier != policy.TierCached && x.resp != nil {
+				x.s.cache.put(time.Now(), x.req.Model, target, x.hash, x.resp)
+			}
+			x.writeAnswer(target, att.Attempts(), d.Tier)
+			return
+		default:
+			writeLLMError(x.w, x.in, &llm.Error{Status: 500, Type: llm.ErrServer, Message: "gateway: unknown decision " + d.Kind.String()})
+			return
+		}
+	}
+}
+
+// serveCachedLookup finds a cached answer for the cached tier.
+func (x *exchange) serveCachedLookup() bool {
+	if x.hash == "" {
+		x.hash = requestHash(x.req)
+	}
+	e, age, fresh, ok := x.s.cache.get(time.Now(), x.req.Model, x.hash)
+	if !ok {
+		x.s.m.cacheLookups.WithLabelValues("miss").Inc()
+		return false
+	}
+	if fresh {
+		x.s.m.cacheLookups.WithLabelValues("hit").Inc()
+	} else {
+		x.s.m.cacheLookups.WithLabelValues("stale").Inc()
+	}
+	x.resp, x.cacheAge, x.cacheStale = e.resp, age, !fresh
+	x.lastTarget = e.target
+	return true
+}
+
+// writeAnswer writes a complete answer (x.resp) to the client, as one JSON
+// body or, for a stream, as the events of one.
+func (x *exchange) writeAnswer(target string, attempts int, tier string) {
+	h := x.w.Header()
+	h[HeaderTarget] = []string{target}
+	h[HeaderAttempts] = []string{strconv.Itoa(attempts)}
+	h[HeaderTier] = []string{tier}
+	if x.cacheAge > 0 {
+		h["Age"] = []string{strconv.FormatInt(int64(x.cacheAge/time.Second), 10)}
+	}
+	resp := x.resp
+	if !x.req.Stream {
+		body, err := x.in.EncodeResponse(resp)
+		if err != nil {
+			writeLLMError(x.w, x.in, &llm.Error{Status: 502, Type: llm.ErrServer, Message: "gateway: the answer cannot be written in this format: " + err.Error()})
+			return
+		}
+		h["Content-Type"] = []string{"application/json"}
+		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+		x.w.WriteHeader(http.StatusOK)
+		_, _ = x.w.Write(body)
+		return
+	}
+	x.commitStream()
+	enc := x.enc
+	_ = enc.Encode(llm.StreamEvent{Type: llm.EventStart, ID: resp.ID, Model: resp.Model})
+	if resp.Content != "" {
+		_ = enc.Encode(llm.StreamEvent{Type: llm.EventTextDelta, Text: resp.Content})
+	}
+	for i, tc := range resp.ToolCalls {
+		_ = enc.Encode(llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}})
+	}
+	_ = enc.Encode(llm.StreamEvent{Type: llm.EventFinish, FinishReason: resp.FinishReason})
+	if x.wantUsage() {
+		u := resp.Usage
+		_ = enc.Encode(llm.StreamEvent{Type: llm.EventUsage, Usage: &u})
+	}
+	_ = enc.Close()
+	_ = x.rc.Flush()
+}
+
+func (x *exchange) wantUsage() bool { return x.req.IncludeUsage || x.in.Format() != llm.FormatOpenAI }
+
+// commitStream writes the stream's headers: from here on the client sees
+// what happens.
+func (x *exchange) commitStream() {
+	if x.committed {
+		return
+	}
+	x.committed = true
+	h := x.w.Header()
+	h["Content-Type"] = []string{"text/event-stream"}
+	h["Cache-Control"] = []string{"no-cache"}
+	h["X-Accel-Buffering"] = []string{"no"}
+	x.w.WriteHeader(http.StatusOK)
+	x.enc = x.in.NewStreamEncoder(x.w)
+}
+
+// streamError ends a committed stream with an explicit in-band error event
+// (OpenAI error chunk, Anthropic `event: error`), never the end marker.
+func (x *exchange) streamError(e *llm.Error) {
+	if e == nil {
+		e = &llm.Error{Status: 502, Type: llm.ErrServer, Message: "the upstream stream failed"}
+	}
+	_ = x.enc.Encode(llm.StreamEvent{Type: llm.EventError, Err: e})
+	_ = x.rc.Flush()
+}
+
+// watchdogError is the cancellation cause when an attempt's watchdog fires.
+type watchdogError struct{ class policy.Class }
+
+func (e *watchdogError) Error() string { return "watchdog: " + string(e.class) }
+
+// errFinishedNoEnd cancels a stream whose upstream sent its finish reason
+// but not its end marker within the grace period.
+var errFinishedNoEnd = errors.New("finished without end marker")
+
+// watch runs a policy.Watchdog on real time: one timer per attempt, reset
+// only when it fires early.
+type watch struct {
+	mu       sync.Mutex
+	wd       *policy.Watchdog
+	timer    *time.Timer
+	cancel   context.CancelCauseFunc
+	finished bool
+	grace    time.Duration
+}
+
+func newWatch(start time.Time, t policy.Timeouts, cancel context.CancelCauseFunc) *watch {
+	w := &watch{wd: policy.NewWatchdog(start, t), cancel: cancel, grace: min(t.Idle.D(), finishGraceLimit)}
+	if w.grace <= 0 {
+		w.grace = finishGraceLimit
+	}
+	w.mu.Lock()
+	if d := w.wd.Deadline(); !d.IsZero() {
+		w.timer = time.AfterFunc(time.Until(d), w.fire)
+	}
+	w.mu.Unlock()
+	return w
+}
+
+func (w *watch) fire() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now()
+	if w.finished {
+		w.cancel(errFinishedNoEnd)
+		return
+	}
+	if c, ok := w.wd.Check(now); ok {
+		w.cancel(&watchdogError{c})
+		return
+	}
+	if d := w.wd.Deadline(); !d.IsZero() {
+		w.timer.Reset(d.Sub(now))
+	}
+}
+
+func (w *watch) token(now time.Time) {
+	w.mu.Lock()
+	w.wd.Token(now, 1)
+	w.mu.Unlock()
+}
+
+func (w *watch) ttft() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.wd.TTFT()
+}
+
+// finish arms the short grace for the end marker after a finish reason.
+func (w *watch) finish() {
+	w.mu.Lock()
+	w.finished = true
+	if w.timer != nil {
+		w.timer.Reset(w.grace)
+	} else {
+		w.timer = time.AfterFunc(w.grace, w.fire)
+	}
+	w.mu.Unlock()
+}
+
+func (w *watch) stop() {
+	w.mu.Lock()
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.mu.Unlock()
+}
+
+// attemptCtx derives an attempt's context: total deadline, connect timeout
+// for the dialer, and a cancel cause for the watchdog.
+func attemptCtx(ctx context.Context, d *policy.Decision, now time.Time) (context.Context, context.CancelCauseFunc, context.CancelFunc) {
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	var cancel context.CancelFunc = func() {}
+	if !d.Deadlines.Total.IsZero() {
+		ctx, cancel = context.WithDeadlineCause(ctx, d.Deadlines.Total, &watchdogError{policy.TimeoutTotal})
+	}
+	if !d.Deadlines.Connect.IsZero() {
+		ctx = withConnectTimeout(ctx, d.Deadlines.Connect.Sub(now))
+	}
+	return ctx, cancelCause, cancel
+}
+
+// transportOutcome classifies an error from sending a request or reading
+// its answer.
+func transportOutcome(parent, ctx context.Context, err error, gotTokens bool) policy.Outcome {
+	if parent.Err() != nil {
+		return policy.Outcome{Class: policy.ClientCanceled, BytesSent: true}
+	}
+	var we *watchdogError
+	if errors.As(context.Cause(ctx), &we) {
+		return policy.Outcome{Class: we.class, BytesSent: true, Status: statusIf(gotTokens)}
+	}
+	var cte *connectTimeoutError
+	var oe *net.OpError
+	if errors.As(err, &cte) || (errors.As(err, &oe) && oe.Op == "dial") {
+		return policy.Outcome{Class: policy.ConnectError}
+	}
+	if gotTokens {
+		return policy.Outcome{Class: policy.CutMidStream, Status: 200, BytesSent: true}
+	}
+	return policy.Outcome{Class: policy.Reset, BytesSent: true}
+}
+
+func statusIf(ok bool) int {
+	if ok {
+		return 200
+	}
+	return 0
+}
+
+// prepare builds the upstream request of a Send decision. A request the
+// target's format cannot express is a bad_request_param outcome (another
+// target may take it), not a gateway error.
+func (x *exchange) prepare(ctx context.Context, d *policy.Decision, stream bool) (*http.Request, *upstream, *policy.Outcome) {
+	u := x.rt.upstreams[d.Target.Provider]
+	if u == nil {
+		return nil, nil, &policy.Outcome{Class: policy.Auth, Err: &llm.Error{Status: 500, Type: llm.ErrServer, Message: "no provider named " + d.Target.Provider}}
+	}
+	req, err := targetRequest(x.req, d.Target)
+	if err != nil {
+		return nil, nil, &policy.Outcome{Class: policy.BadRequestParam, Status: 400, Err: llm.BadRequest("", "%v", err)}
+	}
+	req.Stream = stream
+	if stream {
+		req.IncludeUsage = true
+	}
+	if d.Prefill && x.partial.Len() > 0 {
+		msgs := make([]llm.Message, len(req.Messages), len(req.Messages)+1)
+		copy(msgs, req.Messages)
+		req.Messages = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart(x.partial.String())}})
+	}
+	hr, err := u.newRequest(ctx, req, x.id)
+	if err != nil {
+		var ue *llm.UnsupportedError
+		if errors.As(err, &ue) {
+			return nil, nil, &policy.Outcome{Class: policy.BadRequestParam, Status: 400,
+				Err: &llm.Error{Status: 400, Type: llm.ErrInvalidRequest, Param: ue.Feature, Message: ue.Error()}}
+		}
+		return nil, nil, &policy.Outcome{Class: policy.BadRequestParam, Status: 400, Err: llm.BadRequest("", "%v", err)}
+	}
+	return hr, u, nil
+}
+
+// errorOutcome reads a non-2xx answer.
+func errorOutcome(u *upstream, resp *http.Response) policy.Outcome {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	e := u.codec.DecodeError(resp.StatusCode, resp.Header, body)
+	return policy.Outcome{Class: policy.Classify(resp.StatusCode, e.Type), Status: resp.StatusCode, Err: e,
+		RetryAfter: e.RetryAfter, BytesSent: true}
+}
+
+// sendOnce makes one non-streamed attempt.
+func (x *exchange) sendOnce(parent context.Context, d *policy.Decision) policy.Outcome {
+	start := time.Now()
+	ctx, cancelCause, cancel := attemptCtx(parent, d, start)
+	defer cancel()
+	defer cancelCause(nil)
+	hr, u, bad := x.prepare(ctx, d, false)
+	if bad != nil {
+		return *bad
+	}
+	w := newWatch(start, policy.Timeouts{FirstToken: d.Timeouts.FirstToken, Total: d.Timeouts.Total}, cancelCause)
+	defer w.stop()
+	resp, err := u.client.Do(hr)
+	if err != nil {
+		return transportOutcome(parent, ctx, err, false)
+	}
+	defer resp.Body.Close()
+	w.token(time.Now())
+	ttft := time.Since(start)
+	if resp.StatusCode/100 != 2 {
+		o := errorOutcome(u, resp)
+		o.TTFT = ttft
+		return o
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	if err != nil {
+		o := transportOutcome(parent, ctx, err, false)
+		o.Status = resp.StatusCode
+		return o
+	}
+	r, err := u.codec.DecodeResponse(body)
+	if err != nil {
+		return policy.Outcome{Class: policy.MalformedStream, Status: resp.StatusCode, TTFT: ttft, BytesSent: true,
+			Usage: llm.Usage{InputTokens: x.promptTokens}}
+	}
+	if r.Model == "" {
+		r.Model = d.Target.Model
+	}
+	x.resp = r
+	return policy.Outcome{Class: policy.OK, Status: resp.StatusCode, TTFT: ttft, OutputTokens: r.Usage.OutputTokens,
+		Usage: r.Usage, BytesSent: true}
+}
+
+// sendStream makes one streamed attempt, forwarding each event to the client
+// as it arrives. Nothing is written before the attempt's first token, so a
+// failure before it is invisible to the client.
+func (x *exchange) sendStream(parent context.Context, d *policy.Decision) policy.Outcome {
+	start := time.Now()
+	ctx, cancelCause, cancel := attemptCtx(parent, d, start)
+	defer cancel()
+	defer cancelCause(nil)
+	hr, u, bad := x.prepare(ctx, d, true)
+	if bad != nil {
+		return *bad
+	}
+	w := newWatch(start, d.Timeouts, cancelCause)
+	defer w.stop()
+	resp, err := u.client.Do(hr)
+	if err != nil {
+		return transportOutcome(parent, ctx, err, false)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		o := errorOutcome(u, resp)
+		o.TTFT = time.Since(start)
+		return o
+	}
+
+	continuing := x.committed // a continuation of a partial answer
+	dec := u.codec.NewStreamDecoder(resp.Body)
+	var (
+		tokens   int
+		usage    *llm.Usage
+		finish   llm.FinishReason
+		acc      *llm.Response
+		upID     string
+		upModel  string
+		outcome  policy.Outcome
+		finished bool
+	)
+	if x.rt.cacheable[x.req.Model] {
+		acc = &llm.Response{}
+	}
+	flush := func() { _ = x.rc.Flush() }
+	emit := func(ev llm.StreamEvent) bool {
+		if err := x.enc.Encode(ev); err != nil {
+			return false
+		}
+		flush()
+		return true
+	}
+	// start commits the client stream at the first token of the first attempt.
+	begin := func() {
+		if x.committed {
+			return
+		}
+		h := x.w.Header()
+		h[HeaderTarget] = []string{d.Target.Key()}
+		h[HeaderAttempts] = []string{strconv.Itoa(d.Try)}
+		h[HeaderTier] = []string{d.Tier}
+		x.commitStream()
+		x.respID = upID
+		if x.respID == "" {
+			x.respID = "msg_" + x.id
+		}
+		x.model = upModel
+		if x.model == "" {
+			x.model = d.Target.Model
+		}
+		_ = x.enc.Encode(llm.StreamEvent{Type: llm.EventStart, ID: x.respID, Model: x.model})
+	}
+	for {
+		ev, err := dec.Next()
+		if err != nil {
+			switch {
+			case err == io.EOF || (finished && errors.Is(context.Cause(ctx), errFinishedNoEnd)):
+				outcome = policy.Outcome{Class: policy.OK, Status: 200}
+			case parent.Err() != nil:
+				outcome = policy.Outcome{Class: policy.ClientCanceled, Status: 200}
+			case errors.Is(err, io.ErrUnexpectedEOF):
+				outcome = transportOutcome(parent, ctx, err, true)
+				if outcome.Class == policy.Reset {
+					outcome.Class = policy.CutMidStream
+				}
+			default:
+				var ee *sse.EventError
+				if errors.As(err, &ee) || context.Cause(ctx) == nil {
+					outcome = policy.Outcome{Class: policy.MalformedStream, Status: 200}
+					if !errors.As(err, &ee) {
+						outcome.Class = policy.CutMidStream
+					}
+				} else {
+					outcome = transportOutcome(parent, ctx, err, tokens > 0)
+				}
+			}
+			break
+		}
+		switch ev.Type {
+		case llm.EventStart:
+			upID, upModel = ev.ID, ev.Model
+			continue
+		case llm.EventTextDelta, llm.EventToolCallDelta:
+			now := time.Now()
+			w.token(now)
+			tokens++
+			begin()
+			if ev.Type == llm.EventTextDelta {
+				x.partial.WriteString(ev.Text)
+				if acc != nil {
+					acc.Content += ev.Text
+				}
+			} else {
+				x.toolDeltas = true
+				if acc != nil && ev.ToolCall != nil {
+					accumulateTool(acc, ev.ToolCall)
+				}
+			}
+			if !emit(ev) {
+				outcome = policy.Outcome{Class: policy.ClientCanceled, Status: 200}
+			}
+		case llm.EventFinish:
+			finish = ev.FinishReason
+			finished = true
+			begin()
+			w.finish()
+			if !emit(ev) {
+				outcome = policy.Outcome{Class: policy.ClientCanceled, Status: 200}
+			}
+		case llm.EventUsage:
+			if ev.Usage != nil {
+				u := *ev.Usage
+				usage = &u
+				if x.wantUsage() && x.committed {
+					if continuing {
+						// The client is owed the usage of the answer it got:
+						// the continuation's, plus the output already sent.
+						u.OutputTokens += x.sentBefore()
+					}
+					emit(llm.StreamEvent{Type: llm.EventUsage, Usage: &u})
+				}
+			}
+			continue
+		case llm.EventError:
+			e := ev.Err
+			if e == nil {
+				e = &llm.Error{Status: 500, Type: llm.ErrServer, Message: "in-band stream error"}
+			}
+			status := e.Status
+			if status == 0 {
+				status = llm.StatusFor(e.Type)
+			}
+			outcome = policy.Outcome{Class: policy.Classify(status, e.Type), Status: status, Err: e, RetryAfter: e.RetryAfter, BytesSent: true}
+		}
+		if outcome.Class != "" {
+			break
+		}
+	}
+	outcome.BytesSent = true
+	outcome.TTFT = w.ttft()
+	outcome.OutputTokens = tokens
+	if usage != nil {
+		outcome.Usage = *usage
+		if usage.OutputTokens > 0 {
+			outcome.OutputTokens = usage.OutputTokens
+		}
+	} else {
+		outcome.Usage = llm.Usage{InputTokens: x.promptTokens, OutputTokens: tokens}
+	}
+	if outcome.Class == policy.OK {
+		if !x.committed {
+			// A clean, empty answer: still an answer.
+			begin()
+			if finish != "" {
+				emit(llm.StreamEvent{Type: llm.EventFinish, FinishReason: finish})
+			}
+		}
+		if acc != nil && !continuing {
+			acc.ID, acc.Model, acc.FinishReason = x.respID, x.model, finish
+			if usage != nil {
+				acc.Usage = *usage
+			}
+			x.resp = acc
+		}
+		return outcome
+	}
+	if x.committed {
+		outcome.Partial = true
+		if x.midErr == nil {
+			x.midErr = midStreamError(outcome)
+		}
+	}
+	return outcome
+}
+
+// sentBefore estimates the output tokens of the partial answer that reached
+// the client before a continuation (4 bytes a token).
+func (x *exchange) sentBefore() int { return x.partial.Len()/4 + 1 }
+
+// midStreamError is the in-band error for a stream cut by outcome o.
+func midStreamError(o policy.Outcome) *llm.Error {
+	if o.Err != nil {
+		return o.Err
+	}
+	e := &llm.Error{Status: 502, Type: llm.ErrServer, Code: string(o.Class)}
+	switch o.Class {
+	case policy.Stall, policy.TokenRateFloor, policy.TimeoutTotal, policy.TimeoutTTFT:
+		e.Status, e.Type = 504, llm.ErrTimeout
+		e.Message = "the upstream stream timed out mid-answer (" + string(o.Class) + "); the answer above is incomplete"
+	case policy.MalformedStream:
+		e.Message = "the upstream sent a malformed event mid-answer; the answer above is incomplete"
+	default:
+		e.Message = "the upstream stream was cut mid-answer (" + string(o.Class) + "); the answer above is incomplete"
+	}
+	return e
+}
+
+func accumulateTool(r *llm.Response, d *llm.ToolCallDelta) {
+	for len(r.ToolCalls) <= d.Index {
+		r.ToolCalls = append(r.ToolCalls, llm.ToolCall{})
+	}
+	tc := &r.ToolCalls[d.Index]
+	if d.ID != "" {
+		tc.ID = d.ID
+	}
+	if d.Name != "" {
+		tc.Name = d.Name
+	}
+	tc.Arguments += d.Arguments
+}

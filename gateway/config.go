@@ -1,0 +1,321 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/brownout-dev/brownout/gateway/alerts"
+	"github.com/brownout-dev/brownout/gateway/policy"
+	"github.com/brownout-dev/brownout/yamlfile"
+)
+
+// ConfigVersion is the `version:` a gateway file must declare.
+const ConfigVersion = 1
+
+// Config is the gateway YAML file. Every section but providers and routes is
+// optional; each field's comment gives the default its zero value stands for.
+type Config struct {
+	Version int `yaml:"version"`
+	// Listen is the address to serve on. Default 127.0.0.1:8080.
+	Listen string `yaml:"listen,omitempty"`
+	// Admin protects /admin/*.
+	Admin AdminConfig `yaml:"admin,omitempty"`
+	// Providers are the upstream accounts that targets name.
+	Providers []Provider `yaml:"providers"`
+	// Routes and Policy: the decision core's configuration.
+	policy.Config `yaml:",inline"`
+	// Usage configures the per-attempt usage records.
+	Usage UsageConfig `yaml:"usage,omitempty"`
+	// Cache configures the response cache behind the "cached" tier.
+	Cache CacheConfig `yaml:"cache,omitempty"`
+	// Idempotency configures Idempotency-Key handling.
+	Idempotency IdempotencyConfig `yaml:"idempotency,omitempty"`
+	// Alerts configures alert rules and their delivery.
+	Alerts AlertsConfig `yaml:"alerts,omitempty"`
+	// Reload configures hot reload.
+	Reload ReloadConfig `yaml:"reload,omitempty"`
+	// Shutdown configures graceful shutdown.
+	Shutdown ShutdownConfig `yaml:"shutdown,omitempty"`
+	// Seed seeds the policy's random source (jitter, weighted choice).
+	// Default 0: seeded from the clock at start.
+	Seed uint64 `yaml:"seed,omitempty"`
+}
+
+// AdminConfig protects the admin API.
+type AdminConfig struct {
+	// Token, when set, is required as "Authorization: Bearer TOKEN" on
+	// /admin/*. Default empty: the admin API is open (bind to loopback!).
+	Token Secret `yaml:"token,omitempty"`
+}
+
+// UsageConfig configures usage records.
+type UsageConfig struct {
+	// File is the JSONL file usage records are appended to, one per attempt.
+	// Default empty: no records.
+	File string `yaml:"file,omitempty"`
+}
+
+// CacheConfig configures the response cache.
+type CacheConfig struct {
+	// TTL is how long a response is fresh. Default 10m.
+	TTL yamlfile.Duration `yaml:"ttl,omitempty"`
+	// MaxStale is how long after TTL an answer may still be served by the
+	// cached tier, labelled stale. Default 24h.
+	MaxStale yamlfile.Duration `yaml:"max_stale,omitempty"`
+	// MaxEntries bounds the cache (least recently stored evicted). Default
+	// 10000; a negative value disables caching.
+	MaxEntries int `yaml:"max_entries,omitempty"`
+	// Exact also serves fresh exact-match hits before any upstream attempt
+	// (the key includes route, provider, model and the normalized request).
+	// Default false: the cache only backs the cached tier.
+	Exact bool `yaml:"exact,omitempty"`
+}
+
+// IdempotencyConfig configures Idempotency-Key handling.
+type IdempotencyConfig struct {
+	// TTL is how long a completed response is replayed. Default 10m.
+	TTL yamlfile.Duration `yaml:"ttl,omitempty"`
+	// MaxEntries bounds the store. Default 10000.
+	MaxEntries int `yaml:"max_entries,omitempty"`
+}
+
+// AlertsConfig configures alerting.
+type AlertsConfig struct {
+	// EvaluateEvery is the evaluation period. Default 15s.
+	EvaluateEvery yamlfile.Duration `yaml:"evaluate_every,omitempty"`
+	// Rules to evaluate. Default none; `defaults: true` adds alerts.DefaultRules.
+	Rules    []alerts.Rule `yaml:"rules,omitempty"`
+	Defaults bool          `yaml:"defaults,omitempty"`
+	// Sinks receive fired and resolved alerts.
+	Sinks []AlertSink `yaml:"sinks,omitempty"`
+}
+
+// AlertSink is one place alerts are delivered to.
+type AlertSink struct {
+	Name string `yaml:"name"`
+	// Kind is "webhook" (POST JSON to URL) or "log" (the gateway's log).
+	Kind    string            `yaml:"kind"`
+	URL     Secret            `yaml:"url,omitempty"`
+	Headers map[string]Secret `yaml:"headers,omitempty"`
+	// Timeout bounds each delivery attempt. Default 5s.
+	Timeout yamlfile.Duration `yaml:"timeout,omitempty"`
+	// Retries after a failed attempt. Default 2.
+	Retries int `yaml:"retries,omitempty"`
+	// Backoff before the first retry, doubled each time. Default 500ms.
+	Backoff yamlfile.Duration `yaml:"backoff,omitempty"`
+}
+
+// ReloadConfig configures hot reload.
+type ReloadConfig struct {
+	// Poll is how often the file's modification time is checked. Default
+	// 2s; a negative value disables watching (SIGHUP still reloads).
+	Poll yamlfile.Duration `yaml:"poll,omitempty"`
+	// Disable turns file watching off.
+	Disable bool `yaml:"disable,omitempty"`
+}
+
+// ShutdownConfig configures graceful shutdown.
+type ShutdownConfig struct {
+	// Drain is how long in-flight requests and streams may finish after a
+	// shutdown signal. Default 30s.
+	Drain yamlfile.Duration `yaml:"drain,omitempty"`
+}
+
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// listen returns the listen address, defaulted.
+func (c *Config) listen() string { return or(c.Listen, "127.0.0.1:8080") }
+
+// LoadOptions tune LoadConfig.
+type LoadOptions struct {
+	// LookupEnv resolves ${NAME} references. Nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+// LoadConfig reads, strictly decodes and validates a gateway file. Every
+// problem is reported with file:line:col (a yamlfile.Errors); environment
+// references are resolved, and an unset variable is an error naming the
+// variable, never a value.
+func LoadConfig(path string, o LoadOptions) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfig(path, data, o)
+}
+
+// ParseConfig is LoadConfig on bytes (file names the source in errors).
+func ParseConfig(file string, data []byte, o LoadOptions) (*Config, error) {
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
+	var c Config
+	doc, err := yamlfile.Decode(file, data, &c)
+	if err != nil {
+		return nil, err
+	}
+	if es := c.validate(doc, o.LookupEnv); len(es) > 0 {
+		return nil, es
+	}
+	return &c, nil
+}
+
+// validate checks everything LoadConfig promises and resolves secrets.
+func (c *Config) validate(doc *yamlfile.Doc, lookup func(string) (string, bool)) yamlfile.Errors {
+	var es yamlfile.Errors
+	add := func(path, format string, args ...any) { es = append(es, doc.Errorf(path, format, args...)) }
+	secret := func(path string, s *Secret) {
+		if err := s.resolve(lookup); err != nil {
+			add(path, "%v", err)
+		}
+	}
+
+	if c.Version != ConfigVersion {
+		add("version", "must be %d (got %d)", ConfigVersion, c.Version)
+	}
+	if c.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+			add("listen", "%q is not host:port", c.Listen)
+		}
+	}
+	secret("admin.token", &c.Admin.Token)
+
+	providers := map[string]bool{}
+	if len(c.Providers) == 0 {
+		add("providers", "at least one provider is required")
+	}
+	for i := range c.Providers {
+		p := &c.Providers[i]
+		at := fmt.Sprintf("providers.%d", i)
+		switch {
+		case p.Name == "":
+			add(at+".name", "required")
+		case strings.Contains(p.Name, ":"):
+			add(at+".name", "%q must not contain ':' (targets are written provider:model)", p.Name)
+		case providers[p.Name]:
+			add(at+".name", "duplicate provider %q", p.Name)
+		}
+		providers[p.Name] = true
+		switch p.Kind {
+		case KindOpenAI, KindAnthropic, KindGemini:
+		case KindAzure, KindOpenAICompatible:
+			if p.BaseURL == "" {
+				add(at+".base_url", "required for kind %s", p.Kind)
+			}
+			if p.Kind == KindAzure && p.APIVersion == "" {
+				add(at+".api_version", "required for kind azure (e.g. 2024-10-21)")
+			}
+		case "":
+			add(at+".kind", "required (openai, anthropic, gemini, azure or openai_compatible)")
+		default:
+			add(at+".kind", "unknown kind %q (openai, anthropic, gemini, azure or openai_compatible)", p.Kind)
+		}
+		if p.BaseURL != "" {
+			v, err := expand(p.BaseURL, lookup)
+			if err != nil {
+				add(at+".base_url", "%v", err)
+			} else if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				add(at+".base_url", "must be an http or https URL")
+			} else {
+				p.BaseURL = v
+			}
+		}
+		switch p.Protocol {
+		case ProtocolAuto, ProtocolHTTP1, ProtocolH2C:
+		default:
+			add(at+".protocol", "unknown protocol %q (http1 or h2c; empty for automatic)", p.Protocol)
+		}
+		secret(at+".api_key", &p.APIKey)
+		for k, v := range p.Headers {
+			secret(at+".headers."+k, &v)
+			p.Headers[k] = v
+		}
+	}
+
+	if err := c.Config.Validate(); err != nil {
+		var pes policy.Errors
+		if errors.As(err, &pes) {
+			for _, pe := range pes {
+				add(pe.Field, "%s", pe.Msg)
+			}
+		} else {
+			add("routes", "%v", err)
+		}
+	}
+	for i, r := range c.Routes {
+		for j, t := range r.Targets {
+			if t.Provider != "" && !providers[t.Provider] {
+				add(fmt.Sprintf("routes.%d.targets.%d.provider", i, j), "unknown provider %q (not in providers)", t.Provider)
+			}
+		}
+	}
+
+	if c.Cache.MaxEntries < 0 && c.Cache.Exact {
+		add("cache.exact", "exact caching needs a cache (max_entries is negative)")
+	}
+	if c.Idempotency.MaxEntries < 0 {
+		add("idempotency.max_entries", "must not be negative")
+	}
+	for i, r := range c.Alerts.Rules {
+		if err := r.Validate(); err != nil {
+			var fe *alerts.FieldError
+			if errors.As(err, &fe) {
+				add(fmt.Sprintf("alerts.rules.%d.%s", i, fe.Field), "%s", fe.Msg)
+			} else {
+				add(fmt.Sprintf("alerts.rules.%d", i), "%v", err)
+			}
+		}
+	}
+	sinks := map[string]bool{}
+	for i := range c.Alerts.Sinks {
+		s := &c.Alerts.Sinks[i]
+		at := fmt.Sprintf("alerts.sinks.%d", i)
+		if s.Name == "" {
+			add(at+".name", "required")
+		} else if sinks[s.Name] {
+			add(at+".name", "duplicate sink %q", s.Name)
+		}
+		sinks[s.Name] = true
+		switch s.Kind {
+		case "webhook":
+			secret(at+".url", &s.URL)
+			if u, err := url.Parse(s.URL.Value()); s.URL.IsZero() || err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+				add(at+".url", "a webhook needs an http or https url")
+			}
+			for k, v := range s.Headers {
+				secret(at+".headers."+k, &v)
+				s.Headers[k] = v
+			}
+		case "log":
+		default:
+			add(at+".kind", "unknown sink kind %q (webhook or log)", s.Kind)
+		}
+		if s.Retries < 0 {
+			add(at+".retries", "must not be negative")
+		}
+	}
+	return es
+}
+
+// rules returns the alert rules in effect.
+func (a *AlertsConfig) rules() []alerts.Rule {
+	rs := a.Rules
+	if a.Defaults {
+		rs = append(alerts.DefaultRules(), rs...)
+	}
+	return rs
+}
+
+func (c *CacheConfig) ttl() time.Duration      { return or(c.TTL.D(), 10*time.Minute) }
+func (c *CacheConfig) maxStale() time.Duration { return or(c.MaxStale.D(), 24*time.Hour) }

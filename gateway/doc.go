@@ -1,0 +1,56 @@
+// Package gateway is the HTTP shell around the decision core
+// (gateway/policy): an OpenAI- and Anthropic-compatible gateway that routes
+// each request through a pre-qualified failover chain of upstream providers.
+//
+// # Serving
+//
+// POST /v1/chat/completions (OpenAI) and POST /v1/messages (Anthropic) take
+// a request whose model field names a route. The request is decoded into the
+// normalized model (package llm), the route's policy.Engine decides what to
+// do (policy.Attempt.Next), the shell does it — an upstream attempt through
+// the target provider's codec (OpenAI, Anthropic, Gemini, Azure OpenAI or any
+// OpenAI-compatible base URL), a backoff wait, an answer from the cache, or a
+// fast provider-shaped error with Retry-After — and reports what happened
+// (Attempt.Observe), until the request is served or failed.
+//
+// Streams are forwarded event by event, each flushed as it arrives; nothing
+// is written before an attempt's first token, so a failure before it is
+// invisible to the client. When a stream fails after tokens reached the
+// client, the request continues on a target that accepts an assistant
+// prefill (the partial answer is sent as the prefix to continue), or ends
+// with an explicit in-band error event (an OpenAI error chunk, an Anthropic
+// `event: error`) — never with the end marker after a truncated answer, and
+// always with the failure that cut the stream rather than a fall-back's own
+// rejection. Each attempt runs under a policy.Watchdog on real time (first
+// token, idle gap, token-rate floor, total), and a connect timeout reaches
+// the dialer through the request context.
+//
+// Responses name the model that served; the headers X-Brownout-Target,
+// X-Brownout-Attempts and X-Brownout-Tier say which target, how many upstream
+// attempts and which degradation tier; X-Request-Id is forwarded upstream
+// (generated when absent). An Idempotency-Key coalesces concurrent duplicates
+// and replays a completed answer within its TTL. Complete answers are cached
+// by route, target and normalized request for the "cached" tier, which
+// serves them labelled stale (X-Brownout-Cache: stale).
+//
+// # Operating
+//
+// GET /v1/models lists the routes; /healthz, /readyz and /metrics (Prometheus,
+// brownout_ prefix) are for the platform; GET /admin/state (breakers, health,
+// budgets, alerts, config version) and GET /admin/events (the event log as
+// server-sent events) are protected by the admin token when one is set.
+// Every attempt is metered (usage records, one JSONL line per attempt, see
+// package gateway/usage) and priced from the target's pricing table. Alert
+// rules (package gateway/alerts) are evaluated periodically and delivered to
+// webhook and log sinks; a failed delivery is an alert.delivered event with
+// OK false and a metric.
+//
+// Configuration is one YAML file (LoadConfig: strict, file:line:col errors,
+// ${NAME} environment references for secrets, which never appear in logs,
+// events or errors). Reload swaps a new configuration in atomically while
+// requests in flight finish on the old one; Watch reloads on SIGHUP and when
+// the file changes, and an invalid file is rejected while the running
+// configuration keeps serving. Serve drains requests and streams on shutdown
+// up to a deadline. A panic in one request is recovered and never takes the
+// process down.
+package gateway

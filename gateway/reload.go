@@ -1,0 +1,97 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/brownout-dev/brownout/events"
+)
+
+// Reload swaps in a new, validated configuration. Requests in flight finish
+// on the configuration they started with; new requests use cfg. When the
+// routes and policy are unchanged the decision core is kept, with its
+// breaker, health and budget state; otherwise a new core starts fresh.
+// (listen and shutdown changes take effect at the next start.)
+func (s *Server) Reload(cfg *Config) error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	old := s.rt.Load()
+	rt, err := s.build(cfg, old)
+	if err != nil {
+		s.rejected(err)
+		return err
+	}
+	if err := s.swapUsage(rt.usagePath, old.usagePath); err != nil {
+		s.rejected(err)
+		return err
+	}
+	s.rt.Store(rt)
+	s.al.configure(cfg)
+	kept := "new"
+	if rt.engine == old.engine {
+		kept = "kept"
+	}
+	s.emit(events.Event{Time: time.Now(), Kind: events.ConfigReload, OK: true, Name: rt.version,
+		Reason: "policy state " + kept})
+	s.log.Info("configuration reloaded", "version", rt.version, "policy_state", kept)
+	return nil
+}
+
+func (s *Server) rejected(err error) {
+	s.emit(events.Event{Time: time.Now(), Kind: events.ConfigReload, OK: false, Reason: err.Error()})
+	s.log.Error("configuration rejected; the previous one keeps serving", "err", err)
+}
+
+// ReloadFile reloads Options.ConfigPath. An invalid file is rejected (a
+// config.reload event with OK false, and a log line) and the running
+// configuration keeps serving.
+func (s *Server) ReloadFile() error {
+	if s.opts.ConfigPath == "" {
+		return fmt.Errorf("gateway: no configuration file to reload")
+	}
+	cfg, err := LoadConfig(s.opts.ConfigPath, LoadOptions{LookupEnv: s.opts.LookupEnv})
+	if err != nil {
+		s.rejected(err)
+		return err
+	}
+	return s.Reload(cfg)
+}
+
+// Watch reloads the configuration file when its modification time or size
+// changes (polled every reload.poll) and whenever a value arrives on hup
+// (wire it to SIGHUP), until ctx is done.
+func (s *Server) Watch(ctx context.Context, hup <-chan os.Signal) {
+	cfg := s.rt.Load().cfg
+	poll := or(cfg.Reload.Poll.D(), 2*time.Second)
+	var tick <-chan time.Time
+	if s.opts.ConfigPath != "" && !cfg.Reload.Disable && poll > 0 {
+		t := time.NewTicker(poll)
+		defer t.Stop()
+		tick = t.C
+	}
+	stamp := func() (time.Time, int64) {
+		fi, err := os.Stat(s.opts.ConfigPath)
+		if err != nil {
+			return time.Time{}, -1
+		}
+		return fi.ModTime(), fi.Size()
+	}
+	mt, size := stamp()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			mt, size = stamp()
+			_ = s.ReloadFile()
+		case <-tick:
+			m, sz := stamp()
+			if sz >= 0 && (!m.Equal(mt) || sz != size) {
+				mt, size = m, sz
+				_ = s.ReloadFile()
+			}
+		}
+	}
+}

@@ -1,0 +1,437 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"reflect"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/gateway/policy"
+	"github.com/brownout-dev/brownout/gateway/usage"
+	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/anthropic"
+	"github.com/brownout-dev/brownout/llm/openai"
+)
+
+// Options are a Server's collaborators. The zero value is usable.
+type Options struct {
+	// Logger receives operational logs. Default: slog.Default().
+	Logger *slog.Logger
+	// Events also receives every event of the log (tests, the live scenario
+	// engine). It must not block.
+	Events events.Sink
+	// ConfigPath is the file ReloadFile (SIGHUP, file watching) reads.
+	ConfigPath string
+	// LookupEnv resolves ${NAME} in reloaded files. Default os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Transport replaces the upstream transports (tests). Default: one
+	// NewTransport per protocol.
+	Transport http.RoundTripper
+}
+
+// Server is the gateway: an OpenAI- and Anthropic-compatible HTTP server that
+// executes the decisions of a policy.Engine against upstream providers. Its
+// configuration can be swapped at run time (Reload); requests in flight
+// finish on the configuration they started with.
+type Server struct {
+	opts  Options
+	log   *slog.Logger
+	bus   events.Bus
+	m     *metrics
+	rt    atomic.Pointer[runtime]
+	idem  *idemStore
+	cache *responseCache
+	usage atomic.Pointer[usage.Writer]
+	al    *alertLoop
+
+	idPrefix string
+	idSeq    atomic.Uint64
+	draining atomic.Bool
+	reloadMu sync.Mutex
+	trs      map[Protocol]http.RoundTripper
+	handler  http.Handler
+	version  atomic.Uint64
+	bg       sync.WaitGroup
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+// runtime is one loaded configuration: everything a request needs, swapped
+// atomically on reload.
+type runtime struct {
+	cfg        *Config
+	version    string // sha256 prefix of the normalized config
+	seq        uint64
+	loadedAt   time.Time
+	engine     *policy.Engine
+	upstreams  map[string]*upstream
+	cacheable  map[string]bool // routes whose answers are cached
+	adminToken []byte
+	usagePath  string
+}
+
+// New builds a server from a validated configuration (see LoadConfig).
+func New(cfg *Config, opts Options) (*Server, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	var pfx [4]byte
+	_, _ = rand.Read(pfx[:])
+	s := &Server{
+		opts:     opts,
+		log:      opts.Logger,
+		idem:     newIdemStore(cfg.Idempotency),
+		cache:    newResponseCache(cfg.Cache),
+		idPrefix: "req_" + hex.EncodeToString(pfx[:]) + "_",
+		stop:     make(chan struct{}),
+	}
+	s.trs = map[Protocol]http.RoundTripper{}
+	for _, p := range []Protocol{ProtocolAuto, ProtocolHTTP1, ProtocolH2C} {
+		if opts.Transport != nil {
+			s.trs[p] = opts.Transport
+		} else {
+			s.trs[p] = NewTransport(p, TransportOptions{})
+		}
+	}
+	s.m = newMetrics(func() *policy.Engine {
+		if rt := s.rt.Load(); rt != nil {
+			return rt.engine
+		}
+		return nil
+	}, s.bus.Dropped)
+	s.al = newAlertLoop(s)
+	rt, err := s.build(cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.swapUsage(rt.usagePath, ""); err != nil {
+		return nil, err
+	}
+	s.rt.Store(rt)
+	s.al.configure(cfg)
+	s.handler = s.routes()
+	s.bg.Add(2)
+	go s.tickLoop()
+	go s.flushLoop()
+	return s, nil
+}
+
+// build makes a runtime from cfg, keeping old's engine (and so its breaker
+// and health state) when the policy configuration is unchanged.
+func (s *Server) build(cfg *Config, old *runtime) (*runtime, error) {
+	rt := &runtime{
+		cfg:       cfg,
+		version:   configVersion(cfg),
+		seq:       s.version.Add(1),
+		loadedAt:  time.Now(),
+		upstreams: map[string]*upstream{},
+		cacheable: map[string]bool{},
+		usagePath: cfg.Usage.File,
+	}
+	if t := cfg.Admin.Token.Value(); t != "" {
+		rt.adminToken = []byte(t)
+	}
+	if old != nil && reflect.DeepEqual(old.cfg.Config, cfg.Config) && old.cfg.Seed == cfg.Seed {
+		rt.engine = old.engine
+	} else {
+		seed := cfg.Seed
+		if seed == 0 {
+			seed = uint64(time.Now().UnixNano())
+		}
+		eng, err := policy.New(cfg.Config, policy.Options{
+			Rand:   mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+			Events: events.SinkFunc(s.emit),
+		})
+		if err != nil {
+			return nil, err
+		}
+		rt.engine = eng
+	}
+	for i := range cfg.Providers {
+		p := &cfg.Providers[i]
+		rt.upstreams[p.Name] = newUpstream(p, s.trs[p.Protocol])
+	}
+	for _, r := range cfg.Routes {
+		cached := cfg.Cache.Exact
+		for _, t := range r.Tiers {
+			if t == policy.TierCached {
+				cached = true
+			}
+		}
+		rt.cacheable[r.Name] = cached && s.cache != nil
+	}
+	return rt, nil
+}
+
+// configVersion identifies a configuration: a hash of its normalized form
+// (secrets redacted, so equal files with rotated keys differ only by time).
+func configVersion(cfg *Config) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "%#v", *cfg))
+	return hex.EncodeToString(h[:6])
+}
+
+// emit is the one event path: metrics, usage records, alert evaluation,
+// the /admin/events bus and the caller's sink.
+func (s *Server) emit(ev events.Event) {
+	s.m.Emit(ev)
+	if ev.Kind == events.AttemptEnd {
+		if w := s.usage.Load(); w != nil {
+			rec := usage.FromEvent(ev)
+			w.Write(&rec)
+		}
+	}
+	s.al.observe(ev)
+	s.bus.Emit(ev)
+	if s.opts.Events != nil {
+		s.opts.Events.Emit(ev)
+	}
+}
+
+// Emit sends an event through the gateway's event path (for probes and
+// detectors run next to it).
+func (s *Server) Emit(ev events.Event) { s.emit(ev) }
+
+// Subscribe returns future events (the /admin/events stream) and a cancel
+// function.
+func (s *Server) Subscribe(buffer int) (<-chan events.Event, func()) { return s.bus.Subscribe(buffer) }
+
+// Engine returns the decision core in effect.
+func (s *Server) Engine() *policy.Engine { return s.rt.Load().engine }
+
+// Handler returns the HTTP handler serving every endpoint.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		s.serveChat(w, r, openai.Codec{})
+	})
+	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) {
+		s.serveChat(w, r, anthropic.Codec{})
+	})
+	mux.HandleFunc("GET /v1/models", s.serveModels)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if s.draining.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("draining\n"))
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	mux.Handle("GET /metrics", s.m.handler())
+	mux.HandleFunc("GET /admin/state", s.admin(s.serveState))
+	mux.HandleFunc("GET /admin/events", s.admin(s.serveEvents))
+	mux.HandleFunc("POST /admin/reload", s.admin(s.serveReload))
+	return s.recoverPanics(mux)
+}
+
+// recoverPanics turns a panic in one request into a 500 (when nothing was
+// written yet) and a log line with the stack; the process keeps serving.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tw := &trackingWriter{ResponseWriter: w}
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.m.panics.Inc()
+			s.log.Error("panic serving request", "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if !tw.wrote {
+				codec := llm.Codec(openai.Codec{})
+				if r.URL.Path == "/v1/messages" {
+					codec = anthropic.Codec{}
+				}
+				status, body := codec.EncodeError(&llm.Error{Status: 500, Type: llm.ErrServer, Message: "internal gateway error"})
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(status)
+				_, _ = w.Write(body)
+			}
+		}()
+		next.ServeHTTP(tw, r)
+	})
+}
+
+// trackingWriter notes whether anything reached the client.
+type trackingWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (t *trackingWriter) WriteHeader(code int) {
+	t.wrote = true
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *trackingWriter) Write(p []byte) (int, error) {
+	t.wrote = true
+	return t.ResponseWriter.Write(p)
+}
+
+func (t *trackingWriter) Flush() {
+	t.wrote = true
+	if f, ok := t.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
+	rt := s.rt.Load()
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+		// Targets are the route's provider:model targets, in order.
+		Targets []string `json:"targets"`
+	}
+	out := struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{Object: "list", Data: []model{}}
+	for _, rc := range rt.cfg.Routes {
+		m := model{ID: rc.Name, Object: "model", Created: rt.loadedAt.Unix(), OwnedBy: "brownout"}
+		for i := range rc.Targets {
+			m.Targets = append(m.Targets, rc.Targets[i].Key())
+		}
+		out.Data = append(out.Data, m)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// newID returns a request id: a per-process random prefix and a counter.
+func (s *Server) newID() string {
+	return s.idPrefix + strconv.FormatUint(s.idSeq.Add(1), 36)
+}
+
+// tickLoop drives the engine's timers (half-open, windows).
+func (s *Server) tickLoop() {
+	defer s.bg.Done()
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-t.C:
+			e := s.rt.Load().engine
+			e.Tick(now)
+			next := time.Second
+			if nt := e.NextTick(); !nt.IsZero() && nt.Sub(now) < next {
+				next = max(nt.Sub(now), 10*time.Millisecond)
+			}
+			t.Reset(next)
+		}
+	}
+}
+
+// flushLoop flushes usage records once a second.
+func (s *Server) flushLoop() {
+	defer s.bg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			if w := s.usage.Load(); w != nil {
+				if err := w.Flush(); err != nil {
+					s.log.Error("usage records", "err", err)
+				}
+			}
+		}
+	}
+}
+
+// swapUsage opens path (when it changed) and retires the old writer.
+func (s *Server) swapUsage(path, oldPath string) error {
+	if path == oldPath && (path == "" || s.usage.Load() != nil) {
+		return nil
+	}
+	var w *usage.Writer
+	if path != "" {
+		var err error
+		if w, err = usage.OpenFile(path); err != nil {
+			return err
+		}
+	}
+	if old := s.usage.Swap(w); old != nil {
+		if err := old.Close(); err != nil {
+			s.log.Error("usage records", "err", err)
+		}
+	}
+	return nil
+}
+
+// Serve accepts connections on ln until ctx is done, then drains: new
+// connections are refused, /readyz turns 503, and requests and streams in
+// flight get up to the configured drain time to finish before the
+// connections are closed.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	hs.Protocols = &p
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.draining.Store(true)
+	drain := or(s.rt.Load().cfg.Shutdown.Drain.D(), 30*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("drain deadline passed; closing remaining connections", "drain", drain)
+		err = hs.Close()
+	}
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	return err
+}
+
+// Close stops background work and flushes usage records. Call it after
+// Serve returns.
+func (s *Server) Close() error {
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.bg.Wait()
+	s.al.close()
+	if w := s.usage.Swap(nil); w != nil {
+		return w.Close()
+	}
+	return nil
+}
