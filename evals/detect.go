@@ -44,10 +44,11 @@ type DetectorConfig struct {
 	// MinSamples is the fewest relevant observations in the window (and in the
 	// baseline, where one is needed) before a detector may fire. Default 20.
 	MinSamples int `yaml:"min_samples" json:"min_samples,omitempty"`
-	// Z is the binomial z-score the window's rate must reach over the
-	// baseline rate, on top of the threshold, so that small windows do not
-	// fire on noise. Default 3.
-	Z float64 `yaml:"z" json:"z,omitempty"`
+	// PValue bounds the chance that the baseline rate alone produced the
+	// window's rate (a Chernoff bound: exp(-n·KL(window‖baseline))), on top of
+	// the threshold, so small windows do not fire on noise. Baseline rates
+	// below 0.5% count as 0.5%. Default 1e-6.
+	PValue float64 `yaml:"p_value" json:"p_value,omitempty"`
 	// Repeat is how often a detector that keeps firing signals again.
 	// Default: Window.
 	Repeat yamlfile.Duration `yaml:"repeat" json:"repeat,omitempty"`
@@ -89,8 +90,8 @@ func (c DetectorConfig) withDefaults() DetectorConfig {
 	if c.MinSamples <= 0 {
 		c.MinSamples = 20
 	}
-	if c.Z <= 0 {
-		c.Z = 3
+	if c.PValue <= 0 {
+		c.PValue = 1e-6
 	}
 	if c.MixTolerance <= 0 {
 		c.MixTolerance = 0.25
@@ -113,8 +114,8 @@ func (c DetectorConfig) Validate() error {
 	if c.MinSamples < 0 {
 		return fmt.Errorf("min_samples: %d is negative", c.MinSamples)
 	}
-	if c.Z < 0 {
-		return fmt.Errorf("z: %g is negative", c.Z)
+	if c.PValue < 0 || c.PValue >= 1 {
+		return fmt.Errorf("p_value: %g is not in (0, 1)", c.PValue)
 	}
 	for _, r := range []struct {
 		name string
@@ -144,6 +145,13 @@ func (s Signal) String() string {
 	return fmt.Sprintf("%s %s: %s", s.Target, s.Detector, s.Detail)
 }
 
+// walled reports whether o counts toward the token-wall histogram: it has a
+// token count, and did not stop at the request's own max_tokens (a pile-up at
+// the client's cap is the client's doing, not the provider's).
+func walled(o *Observation) bool {
+	return o.OutputTokens > 0 && (o.MaxTokens <= 0 || o.OutputTokens < o.MaxTokens)
+}
+
 // counts are the per-bucket tallies of observations.
 type counts struct {
 	n, length             float64
@@ -156,7 +164,9 @@ type counts struct {
 
 func (c *counts) add(o *Observation) {
 	c.n++
-	if o.FinishReason == llm.FinishLength {
+	// A length finish at the request's own max_tokens is the client's cap
+	// working; only the others (cut short of the cap, or cap unknown) count.
+	if o.FinishReason == llm.FinishLength && (o.MaxTokens <= 0 || o.OutputTokens < o.MaxTokens) {
 		c.length++
 	}
 	c.inSum += float64(o.InputTokens)
@@ -179,7 +189,7 @@ func (c *counts) add(o *Observation) {
 			c.emptyTool++
 		}
 	}
-	if o.OutputTokens > 0 {
+	if walled(o) {
 		c.tokN++
 	}
 }
@@ -245,8 +255,10 @@ type Detectors struct {
 	cfg   DetectorConfig
 	width int64   // bucket width, ns
 	decay float64 // baseline factor per bucket step
-	mu    sync.Mutex
-	ts    map[string]*targetState
+	// evidence is -ln(PValue).
+	evidence float64
+	mu       sync.Mutex
+	ts       map[string]*targetState
 }
 
 // NewDetectors returns detectors with cfg (defaults filled in).
@@ -257,10 +269,11 @@ func NewDetectors(cfg DetectorConfig) *Detectors {
 		width = 1
 	}
 	return &Detectors{
-		cfg:   cfg,
-		width: width,
-		decay: math.Pow(0.5, float64(width)/float64(cfg.BaselineHalfLife.D())),
-		ts:    make(map[string]*targetState),
+		cfg:      cfg,
+		width:    width,
+		decay:    math.Pow(0.5, float64(width)/float64(cfg.BaselineHalfLife.D())),
+		evidence: -math.Log(cfg.PValue),
+		ts:       make(map[string]*targetState),
 	}
 }
 
@@ -285,7 +298,7 @@ func (d *Detectors) Observe(now time.Time, o Observation) []Signal {
 	b := &st.buckets[mod(st.cur)]
 	b.c.add(&o)
 	st.win.add(&o)
-	if o.OutputTokens > 0 {
+	if walled(&o) {
 		v := int32(min(o.OutputTokens, math.MaxInt32))
 		b.tokens = append(b.tokens, v)
 		st.hist[v]++
@@ -374,13 +387,26 @@ func (d *Detectors) expire(st *targetState, b *bucket, learn bool) {
 
 // rising decides one rate detector: the window rate r over n samples against
 // the baseline rate b. It fires when r-b reaches the threshold and the rise is
-// significant (binomial z-score against max(b, 1%)).
+// significant: n·KL(r‖b) ≥ -ln(PValue), with b floored at 0.5%.
 func (d *Detectors) rising(r, b, n, threshold float64) bool {
 	if r-b < threshold {
 		return false
 	}
-	p := math.Max(b, 0.01)
-	return (r-p)*math.Sqrt(n)/math.Sqrt(p*(1-p)) >= d.cfg.Z
+	return n*klBernoulli(r, math.Max(b, 0.005)) >= d.evidence
+}
+
+// klBernoulli is the Kullback-Leibler divergence of Bernoulli(q) from
+// Bernoulli(p), in nats; p in (0, 1).
+func klBernoulli(q, p float64) float64 {
+	p = math.Min(p, 1-1e-9)
+	kl := 0.0
+	if q > 0 {
+		kl += q * math.Log(q/p)
+	}
+	if q < 1 {
+		kl += (1 - q) * math.Log((1-q)/(1-p))
+	}
+	return kl
 }
 
 func (d *Detectors) evaluate(st *targetState, now time.Time, o Observation) []Signal {
@@ -425,7 +451,10 @@ func (d *Detectors) evaluate(st *targetState, now time.Time, o Observation) []Si
 
 	// Wall in the output-token histogram.
 	if !cfg.TokenWall.Disabled && w.tokN >= minN {
-		v := int32(o.OutputTokens)
+		v := int32(0)
+		if walled(&o) {
+			v = int32(min(o.OutputTokens, math.MaxInt32))
+		}
 		if f := st.fire[1]; f.on {
 			v = f.value
 		}

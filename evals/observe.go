@@ -1,7 +1,6 @@
 package evals
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"unsafe"
@@ -209,36 +208,43 @@ func findPhrase(s string, phrases []string, limit int) (string, bool) {
 		}
 		buf = append(buf, c)
 	}
+	// Phrases start at a word: try each word start whose first byte begins
+	// some phrase.
+	var first [256]bool
 	for _, p := range phrases {
-		if indexFold(buf, p) {
-			return p, true
+		if p != "" {
+			first[lowerASCII(p[0])] = true
+		}
+	}
+	for i := 0; i < len(buf); i++ {
+		c := buf[i]
+		if !first[c] || (i > 0 && isWordByte(buf[i-1]) && isWordByte(c)) {
+			continue
+		}
+		for _, p := range phrases {
+			if p != "" && hasPrefixFold(buf[i:], p) {
+				return p, true
+			}
 		}
 	}
 	return "", false
 }
 
-// indexFold reports whether p (compared ASCII-lowercased) occurs in lower.
-func indexFold(lower []byte, p string) bool {
-	if p == "" || len(p) > len(lower) {
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c >= 0x80
+}
+
+// hasPrefixFold reports whether lower starts with p compared ASCII-lowercased.
+func hasPrefixFold(lower []byte, p string) bool {
+	if len(p) > len(lower) {
 		return false
 	}
-	first := lowerASCII(p[0])
-	for i := 0; i+len(p) <= len(lower); {
-		j := bytes.IndexByte(lower[i:len(lower)-len(p)+1], first)
-		if j < 0 {
+	for k := 0; k < len(p); k++ {
+		if lower[k] != lowerASCII(p[k]) {
 			return false
 		}
-		i += j
-		k := 1
-		for k < len(p) && lower[i+k] == lowerASCII(p[k]) {
-			k++
-		}
-		if k == len(p) {
-			return true
-		}
-		i++
 	}
-	return false
+	return true
 }
 
 func lowerASCII(c byte) byte {
