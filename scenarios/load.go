@@ -35,11 +35,27 @@ func Load(path string) (*Scenario, error) {
 func Parse(file string, data []byte) (*Scenario, error) {
 	s := &Scenario{file: file, source: string(data)}
 	doc, err := yamlfile.Decode(file, data, s)
+	var es yamlfile.Errors
 	if err != nil {
-		return nil, invalid(err)
+		// A decode problem (unknown field, bad value) still leaves the rest
+		// of the document decoded: check it too, so every problem is
+		// reported at once.
+		if doc == nil || !errors.As(err, &es) {
+			return nil, invalid(err)
+		}
 	}
 	s.doc = doc
-	if es := s.validate(); len(es) > 0 {
+	es = append(es, s.validate()...)
+	if len(es) > 0 {
+		slices.SortStableFunc(es, func(a, b *yamlfile.Error) int {
+			if a.File != b.File {
+				return strings.Compare(a.File, b.File)
+			}
+			if a.Line != b.Line {
+				return a.Line - b.Line
+			}
+			return a.Col - b.Col
+		})
 		return nil, invalid(es)
 	}
 	return s, nil

@@ -604,15 +604,6 @@ func (s *scorer) overall() Overall {
 // flapWindowEnd is how long after a fault's end an opening still belongs to it.
 func (s *scorer) flapWindowEnd(f faultWin) time.Time { return f.end.Add(s.slo.Window) }
 
-func (s *scorer) inTargetFault(target string, t time.Time) bool {
-	for _, f := range s.faults {
-		if f.target == target && !t.Before(f.start) && !t.After(s.flapWindowEnd(f)) {
-			return true
-		}
-	}
-	return false
-}
-
 func (s *scorer) targets() []TargetScore {
 	out := make([]TargetScore, 0, len(s.tgtNames))
 	okTotal := 0

@@ -226,8 +226,9 @@ func (m *sim) run() {
 		}
 		m.now = tm.at
 		steps++
-		if steps&0xffff == 0 && m.ctx.Err() != nil {
+		if steps&0x3ff == 0 && m.ctx.Err() != nil {
 			m.aborted = "canceled"
+			m.end = m.now
 			break
 		}
 		switch tm.kind {

@@ -101,6 +101,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 func addCommands(root *cobra.Command, f *Factory) {
 	root.AddCommand(NewCmdEvals(f))
 	root.AddCommand(NewCmdReport(f))
+	root.AddCommand(NewCmdGameday(f))
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brownout-dev/brownout/scenarios"
+)
+
+// GamedayRunOptions are the inputs of `brownout gameday run`.
+type GamedayRunOptions struct {
+	IO      IOStreams
+	File    string
+	Mode    string
+	Seed    uint64
+	SeedSet bool
+	Out     string
+	// Context is the run's context; nil means one canceled by SIGINT/SIGTERM.
+	Context context.Context
+}
+
+// GamedayValidateOptions are the inputs of `brownout gameday validate`.
+type GamedayValidateOptions struct {
+	IO    IOStreams
+	Files []string
+}
+
+// NewCmdGameday groups the game-day subcommands.
+func NewCmdGameday(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "gameday",
+		Short: "Run and validate game-day scenarios",
+	}
+	cmd.AddCommand(NewCmdGamedayRun(f, nil), NewCmdGamedayValidate(f, nil))
+	return cmd
+}
+
+// NewCmdGamedayRun runs one scenario and prints its scorecard.
+func NewCmdGamedayRun(f *Factory, runF func(*GamedayRunOptions) error) *cobra.Command {
+	opts := &GamedayRunOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Run a game day (simulated or live) and score it",
+		Long: `Run a game day and print its scorecard. With --out DIR it also writes
+DIR/result.json and DIR/events.jsonl.
+
+Exit status: 0 when every expectation holds, 1 when any fails (or the run was
+aborted by a stop condition), 2 for input errors.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File = args[0]
+			opts.SeedSet = cmd.Flags().Changed("seed")
+			if opts.Mode != string(scenarios.ModeSim) && opts.Mode != string(scenarios.ModeLive) {
+				return usageError(fmt.Errorf("--mode: %q is not sim or live", opts.Mode))
+			}
+			if opts.Context == nil {
+				ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+				defer stop()
+				opts.Context = ctx
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return gamedayRun(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Mode, "mode", "sim", "sim (virtual time, deterministic) or live (real HTTP on loopback)")
+	cmd.Flags().Uint64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "directory for result.json and events.jsonl")
+	return cmd
+}
+
+func gamedayRun(opts *GamedayRunOptions) error {
+	s, err := scenarios.Load(opts.File)
+	if err != nil {
+		return usageError(err)
+	}
+	ro := scenarios.Options{Mode: scenarios.Mode(opts.Mode), Progress: opts.IO.ErrOut}
+	if opts.SeedSet {
+		ro.Seed = &opts.Seed
+	}
+	res, err := scenarios.Run(opts.Context, s, ro)
+	if err != nil {
+		if errors.Is(err, scenarios.ErrInvalid) {
+			return usageError(err)
+		}
+		return err
+	}
+	if err := scenarios.WriteScorecard(opts.IO.Out, res); err != nil {
+		return err
+	}
+	if opts.Out != "" {
+		if err := res.WriteDir(opts.Out); err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.IO.Out, "\nwrote %s/result.json and %s/events.jsonl\n", opts.Out, opts.Out)
+	}
+	if !res.Pass {
+		return failedError()
+	}
+	return nil
+}
+
+// NewCmdGamedayValidate checks scenario files and reports every problem.
+func NewCmdGamedayValidate(f *Factory, runF func(*GamedayValidateOptions) error) *cobra.Command {
+	opts := &GamedayValidateOptions{IO: f.IO}
+	return &cobra.Command{
+		Use:   "validate FILE...",
+		Short: "Check game-day files; report every problem with file:line:col",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Files = args
+			if runF != nil {
+				return runF(opts)
+			}
+			return gamedayValidate(opts)
+		},
+	}
+}
+
+func gamedayValidate(opts *GamedayValidateOptions) error {
+	bad := 0
+	for _, f := range opts.Files {
+		if _, err := scenarios.Load(f); err != nil {
+			bad++
+			fmt.Fprintln(opts.IO.Out, err)
+			continue
+		}
+		fmt.Fprintf(opts.IO.Out, "%s: ok\n", f)
+	}
+	if bad > 0 {
+		return usageError(fmt.Errorf("%d of %d files invalid", bad, len(opts.Files)))
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestGamedayRun(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "gameday", "run", "../../scenarios/testdata/short.yaml", "--seed", "7", "--out", dir)
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "game day short (sim, seed 7): PASS")
+	b, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	require.NoError(t, err)
+	var res struct {
+		Schema int    `json:"schema"`
+		Seed   uint64 `json:"seed"`
+		Pass   bool   `json:"pass"`
+	}
+	require.NoError(t, json.Unmarshal(b, &res))
+	require.Equal(t, 1, res.Schema)
+	require.True(t, res.Pass)
+	fi, err := os.Stat(filepath.Join(dir, "events.jsonl"))
+	require.NoError(t, err)
+	require.Positive(t, fi.Size())
+}
+
+func TestGamedayExitCodes(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"expectations fail", []string{"gameday", "run", "../../scenarios/testdata/failing.yaml"}, exitFailed, "FAIL"},
+		{"invalid file", []string{"gameday", "run", "../../scenarios/testdata/invalid.yaml"}, exitUsageErr, ""},
+		{"missing file", []string{"gameday", "run", "nope.yaml"}, exitUsageErr, ""},
+		{"bad mode", []string{"gameday", "run", "--mode", "dream", "../../scenarios/testdata/short.yaml"}, exitUsageErr, ""},
+		{"validate ok", []string{"gameday", "validate", "../../scenarios/testdata/short.yaml"}, exitOK, "short.yaml: ok"},
+		{"validate reports every problem", []string{"gameday", "validate", "../../scenarios/testdata/short.yaml", "../../scenarios/testdata/invalid.yaml"},
+			exitUsageErr, "invalid.yaml:25:13: timeline.2.target"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, tt.args...)
+			require.Equal(t, tt.code, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+			require.Contains(t, out, tt.out)
+		})
+	}
+}

@@ -1,0 +1,223 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brownout-dev/brownout/yamlfile"
+)
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	_, err := Load("testdata/invalid.yaml")
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("err = %v, want ErrInvalid", err)
+	}
+	var es yamlfile.Errors
+	if !errors.As(err, &es) {
+		t.Fatalf("err %T is not yamlfile.Errors", err)
+	}
+	want := []string{
+		"testdata/invalid.yaml:10:14: traffic.0.arrival: must be poisson or uniform",
+		"testdata/invalid.yaml:11:5: colour: unknown field",
+		`testdata/invalid.yaml:19:9: timeline.1.at: step "two" overlaps step "one" on openai:gpt-4o`,
+		`testdata/invalid.yaml:25:13: timeline.2.target: unknown target "mistral/large"`,
+		`testdata/invalid.yaml:29:19: expect.targets.openai/gpt-5: unknown target "openai/gpt-5"`,
+	}
+	if len(es) != len(want) {
+		t.Fatalf("got %d problems, want %d:\n%v", len(es), len(want), err)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(es[i].Error(), w) {
+			t.Errorf("problem %d = %q, want prefix %q", i, es[i].Error(), w)
+		}
+	}
+}
+
+func TestValidateCases(t *testing.T) {
+	base := `version: 1
+name: t
+seed: 1
+duration: 2m
+providers: {file: ../../examples/gamedays/env/providers.yaml}
+gateway: {config: ../../examples/gamedays/env/gateway.yaml}
+alerts: {sinks: [{name: pager, kind: webhook}]}
+traffic: [{route: chat, rate: 5/s}]
+`
+	tests := []struct {
+		name, extra, want string
+	}{
+		{"valid", "timeline: [{name: a, at: 10s, for: 10s, target: openai, fault: {kind: reset}}]\n", ""},
+		{"bad rate", "", ""},
+		{"step past the end", "timeline: [{name: a, at: 3m, target: openai/gpt-4o, fault: {kind: reset}}]\n", "is not before the end of the run"},
+		{"two actions", "timeline: [{name: a, at: 1s, target: openai/gpt-4o, fault: {kind: reset}, kill: openai}]\n", "set exactly one of"},
+		{"bad fault field", "timeline: [{name: a, at: 1s, target: openai/gpt-4o, fault: {kind: http_error, status: 99}}]\n", "timeline.0.fault.status"},
+		{"unknown sink", "timeline: [{name: a, at: 1s, sink_down: nobody}]\n", `unknown alert sink "nobody"`},
+		{"unknown kill", "timeline: [{name: a, at: 1s, kill: mistral}]\n", `unknown provider "mistral"`},
+		{"provider-wide overlap", "timeline: [{name: a, at: 10s, for: 30s, target: openai, fault: {kind: reset}}, {name: b, at: 20s, target: openai/gpt-4o-mini, fault: {kind: reset}}]\n", `overlaps step "a" on openai:gpt-4o-mini`},
+		{"unknown step expectation", "expect: {steps: {nope: {ttd: {max: 1s}}}}\n", `no timeline step named "nope"`},
+		{"unknown alert rule", "expect: {alerts: [{name: nope}]}\n", `no alert rule named "nope"`},
+		{"unknown route", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := base + tt.extra
+			switch tt.name {
+			case "bad rate":
+				src = strings.Replace(src, "rate: 5/s", "rate: 5/fortnight", 1)
+				tt.want = "invalid rate unit"
+			case "unknown route":
+				src = strings.Replace(src, "route: chat", "route: summarize", 1)
+				tt.want = `unknown route "summarize"`
+			}
+			_, err := Parse("testdata/case.yaml", []byte(src))
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), "testdata/case.yaml:") {
+				t.Errorf("error %q has no file:line:col", err)
+			}
+		})
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Rate
+		bad  bool
+	}{
+		{"20/s", 20, false}, {"600/m", 10, false}, {"3600/h", 1, false}, {"2.5", 2.5, false},
+		{"ten/s", 0, true}, {"5/d", 0, true}, {"-1/s", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseRate(tt.in)
+		if (err != nil) != tt.bad || (!tt.bad && got != tt.want) {
+			t.Errorf("ParseRate(%q) = %v, %v", tt.in, got, err)
+		}
+	}
+	tr := Traffic{Ramp: &Ramp{From: 10, To: 30, Over: yamlfile.Duration(10 * time.Second)}}
+	if r := tr.RateAt(5 * time.Second); r != 20 {
+		t.Errorf("ramp at 5s = %v, want 20", r)
+	}
+	tr = Traffic{Schedule: []RateStep{{At: 0, Rate: 5}, {At: yamlfile.Duration(time.Minute), Rate: 50}}}
+	if r := tr.RateAt(90 * time.Second); r != 50 {
+		t.Errorf("schedule at 90s = %v, want 50", r)
+	}
+}
+
+// TestSimDeterministic: the same file and seed give byte-identical
+// result.json and events.jsonl; another seed gives another run.
+func TestSimDeterministic(t *testing.T) {
+	s, err := Load("testdata/short.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(seed uint64) (string, string) {
+		res, err := Run(context.Background(), s, Options{Seed: &seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := res.WriteDir(dir); err != nil {
+			t.Fatal(err)
+		}
+		r, _ := os.ReadFile(filepath.Join(dir, "result.json"))
+		e, _ := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+		return string(r), string(e)
+	}
+	r1, e1 := write(7)
+	r2, e2 := write(7)
+	if r1 != r2 || e1 != e2 {
+		t.Fatal("same seed gave different output")
+	}
+	if len(e1) == 0 || !bytes.Contains([]byte(e1), []byte(`"kind":"fault.start"`)) {
+		t.Fatal("events.jsonl has no fault.start")
+	}
+	r3, e3 := write(8)
+	if r3 == r1 || e3 == e1 {
+		t.Fatal("a different seed gave the same run")
+	}
+}
+
+func TestRunShortScenario(t *testing.T) {
+	s, err := Load("testdata/short.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	RequireExpectations(t, res)
+	f, ok := res.Fault("gpt4o-down", "openai/gpt-4o")
+	if !ok || !f.Detected {
+		t.Fatalf("fault not detected: %+v", f)
+	}
+	if res.Overall.Availability.Requests < 800 || res.Overall.Availability.Requests > 1000 {
+		t.Errorf("requests = %d, want about 900 (10/s for 90s)", res.Overall.Availability.Requests)
+	}
+	if res.Events.ByKind["fault.start"] != 1 || res.Events.ByKind["fault.end"] != 1 {
+		t.Errorf("fault events = %v", res.Events.ByKind)
+	}
+}
+
+type fakeTB struct {
+	failed bool
+	msg    string
+}
+
+func (f *fakeTB) Helper() {}
+func (f *fakeTB) Fatalf(format string, args ...any) {
+	f.failed = true
+	f.msg = format
+	if len(args) > 1 {
+		f.msg = args[1].(string)
+	}
+}
+
+func TestRequireExpectationsFailsWithScorecard(t *testing.T) {
+	s, err := Load("testdata/failing.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Pass {
+		t.Fatal("failing.yaml passed")
+	}
+	ft := &fakeTB{}
+	RequireExpectations(ft, res)
+	if !ft.failed || !strings.Contains(ft.msg, "FAIL") || !strings.Contains(ft.msg, "ttd") {
+		t.Fatalf("RequireExpectations: failed=%v msg=%q", ft.failed, ft.msg)
+	}
+}
+
+func TestRunCanceled(t *testing.T) {
+	s, err := Load("testdata/short.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(ctx, s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Aborted || res.Pass {
+		t.Fatalf("aborted=%v pass=%v, want an aborted, failed result", res.Aborted, res.Pass)
+	}
+}
