@@ -554,14 +554,16 @@ func (x *exchange) sendOnce(parent context.Context, d *policy.Decision) policy.O
 		return transportOutcome(parent, ctx, err, false)
 	}
 	defer resp.Body.Close()
-	w.token(time.Now())
-	ttft := time.Since(start)
 	if resp.StatusCode/100 != 2 {
 		o := errorOutcome(u, resp)
-		o.TTFT = ttft
+		o.TTFT = time.Since(start)
 		return o
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	// The first-token deadline runs until the first byte of the body: some
+	// servers send a 200 header at once and the answer much later.
+	fb := &firstByte{r: resp.Body, w: w}
+	body, err := io.ReadAll(io.LimitReader(fb, maxResponseBody))
+	ttft := fb.at.Sub(start)
 	if err != nil {
 		o := transportOutcome(parent, ctx, err, false)
 		o.Status = resp.StatusCode
@@ -578,6 +580,22 @@ func (x *exchange) sendOnce(parent context.Context, d *policy.Decision) policy.O
 	x.resp = r
 	return policy.Outcome{Class: policy.OK, Status: resp.StatusCode, TTFT: ttft, OutputTokens: r.Usage.OutputTokens,
 		Usage: r.Usage, BytesSent: true}
+}
+
+// firstByte notes when the first byte of a body arrives.
+type firstByte struct {
+	r  io.Reader
+	w  *watch
+	at time.Time
+}
+
+func (f *firstByte) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if n > 0 && f.at.IsZero() {
+		f.at = time.Now()
+		f.w.token(f.at)
+	}
+	return n, err
 }
 
 // sendStream makes one streamed attempt, forwarding each event to the client

@@ -147,11 +147,11 @@ func post(t *testing.T, url, path, body string, hdr map[string]string) *http.Res
 }
 
 func openaiBody(stream bool) string {
-	return fmt.Sprintf(`{"model":"chat","stream":%v,"messages":[{"role":"user","content":"tell me about brownouts"}]}`, stream)
+	return fmt.Sprintf(`{"model":"chat","stream":%v,"temperature":0.5,"messages":[{"role":"user","content":"tell me about brownouts"}]}`, stream)
 }
 
 func anthropicBody(stream bool) string {
-	return fmt.Sprintf(`{"model":"chat","max_tokens":256,"stream":%v,"messages":[{"role":"user","content":"tell me about brownouts"}]}`, stream)
+	return fmt.Sprintf(`{"model":"chat","max_tokens":256,"stream":%v,"temperature":0.5,"messages":[{"role":"user","content":"tell me about brownouts"}]}`, stream)
 }
 
 // do sends an OpenAI-format request and reads what the client sees.

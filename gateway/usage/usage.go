@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/events"
 )
 
 // Record is the usage of one upstream attempt.
@@ -24,8 +24,8 @@ type Record struct {
 	Attempt   int       `json:"attempt"`
 	// Class is the attempt's outcome class ("ok", "rate_limited", ...).
 	Class string `json:"class"`
-	// Outcome is "served" when this attempt's answer reached the client,
-	// "partial" when part of it did before it failed, else "failed".
+	// Outcome is "served" when this attempt's answer was served, else
+	// "failed" (a failed attempt may still have consumed tokens).
 	Outcome      string  `json:"outcome"`
 	Status       int     `json:"status,omitempty"`
 	InputTokens  int     `json:"input_tokens"`
@@ -36,25 +36,20 @@ type Record struct {
 
 // Outcomes of one attempt.
 const (
-	Served  = "served"
-	Partial = "partial"
-	Failed  = "failed"
+	Served = "served"
+	Failed = "failed"
 )
 
-// Price is a price per million tokens.
-type Price struct {
-	InputPerMTok, OutputPerMTok, CachedInputPerMTok float64
-}
-
-// Cost prices a usage: cached input tokens at the cached price (the input
-// price when none is set), the rest of the input and the output at theirs.
-func Cost(u llm.Usage, p Price) float64 {
-	cachedPrice := p.CachedInputPerMTok
-	if cachedPrice == 0 {
-		cachedPrice = p.InputPerMTok
+// FromEvent returns the record of an attempt.end event: the core prices
+// the attempt (Cost) from the target's pricing table.
+func FromEvent(ev events.Event) Record {
+	outcome := Failed
+	if ev.Class == "ok" {
+		outcome = Served
 	}
-	fresh := u.InputTokens - u.CachedInputTokens
-	return (float64(fresh)*p.InputPerMTok + float64(u.CachedInputTokens)*cachedPrice + float64(u.OutputTokens)*p.OutputPerMTok) / 1e6
+	return Record{Time: ev.Time, RequestID: ev.RequestID, Route: ev.Route, Target: ev.Target, Tier: ev.Tier,
+		Attempt: ev.Attempt, Class: ev.Class, Outcome: outcome, Status: ev.Status,
+		InputTokens: ev.InputTokens, OutputTokens: ev.OutputTokens, CachedTokens: ev.CachedTokens, Cost: ev.Cost}
 }
 
 // Writer appends records to a JSONL file. It is safe for concurrent use;

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/events"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -65,23 +65,21 @@ func TestReportRange(t *testing.T) {
 	assert.ErrorContains(t, err, `cannot group by "provider"`)
 }
 
-func TestCost(t *testing.T) {
-	p := Price{InputPerMTok: 2.5, OutputPerMTok: 10, CachedInputPerMTok: 1.25}
+func TestFromEvent(t *testing.T) {
+	at := time.Date(2026, 1, 6, 10, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name string
-		u    llm.Usage
-		want float64
+		ev   events.Event
+		want Record
 	}{
-		{"plain", llm.Usage{InputTokens: 1000, OutputTokens: 200}, 0.0025 + 0.002},
-		{"cached input at the cached price", llm.Usage{InputTokens: 1000, CachedInputTokens: 800, OutputTokens: 0}, (200*2.5 + 800*1.25) / 1e6},
-		{"nothing", llm.Usage{}, 0},
+		{"served", events.Event{Time: at, Kind: events.AttemptEnd, RequestID: "r", Route: "chat", Target: "openai:gpt-4o", Tier: "primary", Attempt: 1, Class: "ok", Status: 200, InputTokens: 10, OutputTokens: 5, Cost: 0.1},
+			Record{Time: at, RequestID: "r", Route: "chat", Target: "openai:gpt-4o", Tier: "primary", Attempt: 1, Class: "ok", Outcome: Served, Status: 200, InputTokens: 10, OutputTokens: 5, Cost: 0.1}},
+		{"failed but paid", events.Event{Time: at, Kind: events.AttemptEnd, RequestID: "r", Route: "chat", Target: "openai:gpt-4o", Attempt: 2, Class: "cut_mid_stream", Status: 200, InputTokens: 10, OutputTokens: 3, CachedTokens: 4, Cost: 0.05},
+			Record{Time: at, RequestID: "r", Route: "chat", Target: "openai:gpt-4o", Attempt: 2, Class: "cut_mid_stream", Outcome: Failed, Status: 200, InputTokens: 10, OutputTokens: 3, CachedTokens: 4, Cost: 0.05}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.InDelta(t, tt.want, Cost(tt.u, p), 1e-12)
-		})
+		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, FromEvent(tt.ev)) })
 	}
-	assert.InDelta(t, 1000*2.5/1e6, Cost(llm.Usage{InputTokens: 1000, CachedInputTokens: 1000}, Price{InputPerMTok: 2.5}), 1e-12, "no cached price: input price")
 }
 
 func TestWriterRoundTrip(t *testing.T) {
