@@ -3,6 +3,7 @@ package evals
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -319,7 +320,13 @@ func compileSchema(name string, schema []byte) (*jsonschema.Schema, error) {
 	}
 	s, err := c.Compile(name)
 	if err != nil {
-		return nil, fmt.Errorf("schema: %w", err)
+		var se *jsonschema.SchemaValidationError
+		if errors.As(err, &se) {
+			if ve, ok := se.Err.(*jsonschema.ValidationError); ok {
+				return nil, fmt.Errorf("not a valid JSON Schema: %s", schemaReason(ve))
+			}
+		}
+		return nil, fmt.Errorf("schema: %s", strings.Join(strings.Fields(err.Error()), " "))
 	}
 	return s, nil
 }

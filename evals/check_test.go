@@ -122,7 +122,7 @@ func TestCheckConstructorErrors(t *testing.T) {
 	_, err := JSONSchema([]byte(`{"type": "object"`))
 	require.ErrorContains(t, err, "schema is not valid JSON")
 	_, err = JSONSchema([]byte(`{"type": "objekt"}`))
-	require.ErrorContains(t, err, "schema")
+	require.ErrorContains(t, err, "not a valid JSON Schema: at '/type': value must be one of")
 	_, err = Regex(`(unclosed`)
 	require.ErrorContains(t, err, "regex: error parsing regexp")
 	_, err = ToolCall("missing", []llm.Tool{weatherTool})

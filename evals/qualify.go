@@ -204,7 +204,7 @@ func ParseQualification(file string, data []byte) (*Qualification, error) {
 	if err := dec.Decode(&q); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			line, col := position(data, se.Offset)
+			line, col := position(data, se.Offset-1) // Offset is just past the bad byte
 			return nil, fmt.Errorf("%s:%d:%d: %v", file, line, col, err)
 		}
 		return nil, fmt.Errorf("%s: %w", file, err)

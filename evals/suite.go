@@ -270,6 +270,7 @@ func (l *loader) buildCase(i int, cs *CaseSpec) []Case {
 	}
 	structured := false
 	var formatSchema []byte
+	formatBroken := false
 	if rf := cs.ResponseFormat; rf != nil {
 		structured = true
 		f := &llm.ResponseFormat{Name: rf.Name, Strict: rf.Strict}
@@ -282,6 +283,7 @@ func (l *loader) buildCase(i int, cs *CaseSpec) []Case {
 		case string(llm.ResponseJSONSchema):
 			f.Type = llm.ResponseJSONSchema
 			formatSchema = l.schema(at("response_format"), rf.Schema, rf.SchemaFile, true)
+			formatBroken = formatSchema == nil
 			f.Schema = formatSchema
 			if f.Name == "" {
 				l.errorf(at("response_format.name"), "missing: json_schema formats need a name")
@@ -308,7 +310,7 @@ func (l *loader) buildCase(i int, cs *CaseSpec) []Case {
 		for _, t := range base.Tools {
 			found = found || t.Name == cs.ToolChoice
 		}
-		if !found {
+		if !found && len(cs.Tools) > 0 {
 			l.errorf(at("tool_choice"), "%q is not auto, required, none or a tool of this case", cs.ToolChoice)
 		}
 		base.ToolChoice = &llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: cs.ToolChoice}
@@ -324,7 +326,7 @@ func (l *loader) buildCase(i int, cs *CaseSpec) []Case {
 	var checks []Check
 	for j := range cs.Checks {
 		cat := fmt.Sprintf("cases.%d.checks.%d", i, j)
-		c, ok := l.check(cat, &cs.Checks[j], base.Tools, formatSchema)
+		c, ok := l.check(cat, &cs.Checks[j], base.Tools, formatSchema, formatBroken)
 		if ok {
 			checks = append(checks, c)
 			if c.Kind == KindJSONValid || c.Kind == KindJSONSchema {
@@ -353,7 +355,7 @@ func (l *loader) buildCase(i int, cs *CaseSpec) []Case {
 }
 
 // check compiles one check spec, reporting misuse of fields at their path.
-func (l *loader) check(at string, cs *CheckSpec, tools []llm.Tool, formatSchema []byte) (Check, bool) {
+func (l *loader) check(at string, cs *CheckSpec, tools []llm.Tool, formatSchema []byte, formatBroken bool) (Check, bool) {
 	used := map[string]bool{}
 	switch Kind(cs.Type) {
 	case KindJSONSchema:
@@ -407,6 +409,9 @@ func (l *loader) check(at string, cs *CheckSpec, tools []llm.Tool, formatSchema 
 		if cs.Schema != nil || cs.SchemaFile != "" {
 			schema = l.schema(at, cs.Schema, cs.SchemaFile, true)
 		} else if schema == nil {
+			if formatBroken {
+				return Check{}, false // reported at response_format
+			}
 			l.errorf(at+".schema", "missing: set schema or schema_file, or give the case a json_schema response_format")
 			return Check{}, false
 		}

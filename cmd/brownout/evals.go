@@ -184,11 +184,11 @@ func evalsRun(ctx context.Context, opts *EvalsRunOptions) error {
 	}
 	var minRate float64 = -1
 	if opts.MinPassRate != "" {
-		p, err := yamlfile.ParsePercent(opts.MinPassRate)
+		p, err := parseRate("--min-pass-rate", opts.MinPassRate)
 		if err != nil {
-			return usageError(fmt.Errorf("--min-pass-rate: %w", err))
+			return err
 		}
-		minRate = p.F()
+		minRate = p
 	}
 	send, err := opts.Endpoint.sender()
 	if err != nil {
@@ -210,6 +210,10 @@ func evalsRun(ctx context.Context, opts *EvalsRunOptions) error {
 			return err
 		}
 	}
+	if rep.Total > 0 && rep.Errors == rep.Total {
+		fmt.Fprintf(opts.IO.Out, "no case got an answer from %s\n", rep.Target)
+		return failedError()
+	}
 	if minRate >= 0 && rep.PassRate+1e-9 < minRate {
 		fmt.Fprintf(opts.IO.Out, "pass rate %.1f%% is below %.1f%%\n", 100*rep.PassRate, 100*minRate)
 		return failedError()
@@ -230,9 +234,9 @@ func evalsQualify(ctx context.Context, opts *EvalsQualifyOptions) error {
 		}
 		pairs = append(pairs, evals.Pair{Primary: primary, Fallback: t})
 	}
-	th, err := yamlfile.ParsePercent(strings.TrimSpace(opts.Threshold))
+	th, err := parseRate("--threshold", opts.Threshold)
 	if err != nil {
-		return usageError(fmt.Errorf("--threshold: %w", err))
+		return err
 	}
 	send, err := opts.Endpoint.sender()
 	if err != nil {
@@ -244,7 +248,7 @@ func evalsQualify(ctx context.Context, opts *EvalsQualifyOptions) error {
 	}
 	q, reports, err := evals.Qualify(ctx, s, pairs, send, evals.QualifyOptions{
 		RunOptions: evals.RunOptions{Concurrency: opts.Concurrency, Routes: opts.Routes},
-		Threshold:  th.F(),
+		Threshold:  th,
 		Now:        opts.Now(),
 	})
 	if err != nil {
@@ -274,4 +278,16 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// parseRate reads a pass rate flag ("95%" or 0.95) in [0, 1].
+func parseRate(flag, s string) (float64, error) {
+	p, err := yamlfile.ParsePercent(strings.TrimSpace(s))
+	if err != nil {
+		return 0, usageError(fmt.Errorf("%s: %w", flag, err))
+	}
+	if p.F() < 0 || p.F() > 1 {
+		return 0, usageError(fmt.Errorf("%s: %s is not between 0%% and 100%%", flag, s))
+	}
+	return p.F(), nil
 }
