@@ -49,6 +49,12 @@ func (s *Scenario) judge(res *Result) []Verdict {
 		v("ttft_p95", "", "", want, fmtDur(p95), pass)
 	}
 
+	if e.FailTimeP95 != nil {
+		p95 := o.Latency.Failed.P95
+		want, pass := e.FailTimeP95.judge(p95, true)
+		v("fail_time_p95", "", "", want, fmtDur(p95)+fmt.Sprintf(" (%d failed)", o.Latency.Failed.N), pass)
+	}
+
 	// Per fault step and target: the run-wide step bounds, then the step's own.
 	for _, f := range res.Faults {
 		se := e.Steps[f.Step]

@@ -459,7 +459,9 @@ func (s *Scenario) validate() yamlfile.Errors {
 	return es
 }
 
-// expandTarget turns "provider/model" or "provider" into provider:model keys.
+// expandTarget turns "provider/model" or "provider" into provider:model
+// keys. A whole provider expands to the models the gateway routes to (all of
+// its models when none is routed or the gateway is a black box).
 func (s *Scenario) expandTarget(t string) ([]string, bool) {
 	env := s.env
 	if strings.ContainsAny(t, "/:") {
@@ -467,11 +469,18 @@ func (s *Scenario) expandTarget(t string) ([]string, bool) {
 		return []string{k}, env.targets[k]
 	}
 	ms, ok := env.models[t]
-	out := make([]string, 0, len(ms))
+	var all, routed []string
 	for _, m := range ms {
-		out = append(out, t+":"+m)
+		k := t + ":" + m
+		all = append(all, k)
+		if _, r := env.prices[k]; r {
+			routed = append(routed, k)
+		}
 	}
-	return out, ok
+	if len(routed) > 0 {
+		return routed, ok
+	}
+	return all, ok
 }
 
 func (s *Scenario) knownTargets() []string {

@@ -109,6 +109,8 @@ type Latency struct {
 	FaultTTFT     Percentiles `json:"fault_ttft"`
 	BaselineTotal Percentiles `json:"baseline_total"`
 	FaultTotal    Percentiles `json:"fault_total"`
+	// Failed is how long users waited for an error (honest errors are fast).
+	Failed Percentiles `json:"failed"`
 	// TTFTPenalty and TotalPenalty are fault p95 / baseline p95; 0 when either
 	// sample is empty.
 	TTFTPenalty  float64 `json:"ttft_penalty"`

@@ -98,6 +98,9 @@ type Traffic struct {
 	PromptTokens int `yaml:"prompt_tokens,omitempty"`
 	// MaxTokens caps answers. Default 0: the model's own length.
 	MaxTokens int `yaml:"max_tokens,omitempty"`
+	// Temperature, when set, is sent with every request (a parameter some
+	// targets reject).
+	Temperature *float64 `yaml:"temperature,omitempty"`
 	// ClientTimeout is when a client gives up on a request. Default 60s.
 	ClientTimeout yamlfile.Duration `yaml:"client_timeout,omitempty"`
 	// Format is the wire format clients speak in live runs: openai (default)
@@ -273,6 +276,7 @@ type Expect struct {
 	PeakRetryAmplification *NumberBound            `yaml:"peak_retry_amplification,omitempty"`
 	LatencyPenalty         *NumberBound            `yaml:"latency_penalty,omitempty"`
 	TTFTP95                *DurationBound          `yaml:"ttft_p95,omitempty"`
+	FailTimeP95            *DurationBound          `yaml:"fail_time_p95,omitempty"`
 	Alerts                 []AlertExpect           `yaml:"alerts,omitempty"`
 	Steps                  map[string]StepExpect   `yaml:"steps,omitempty"`
 	Targets                map[string]TargetExpect `yaml:"targets,omitempty"`

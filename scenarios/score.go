@@ -432,6 +432,15 @@ func (s *scorer) latency(base, fault []*reqRec) Latency {
 		BaselineTTFT: percentiles(bt), FaultTTFT: percentiles(ft),
 		BaselineTotal: percentiles(bd), FaultTotal: percentiles(fd),
 	}
+	var failed []time.Duration
+	for _, rs := range [][]*reqRec{base, fault} {
+		for _, r := range rs {
+			if r.ended && r.outcome == events.OutcomeFailed {
+				failed = append(failed, r.dur)
+			}
+		}
+	}
+	l.Failed = percentiles(failed)
 	l.TTFTPenalty = ratio(float64(l.FaultTTFT.P95), float64(l.BaselineTTFT.P95))
 	l.TotalPenalty = ratio(float64(l.FaultTotal.P95), float64(l.BaselineTotal.P95))
 	return l
@@ -907,6 +916,11 @@ func (s *scorer) detect(fs *FaultScore, f faultWin) {
 			best.to = by
 		}
 	}
+	// Signals first: on a tie (a detector demoting a target marks it
+	// unhealthy at the same instant) the root cause names the detection.
+	for _, sg := range s.signals {
+		consider(sg, sg.to)
+	}
 	for _, tr := range s.trans {
 		if isOpening(tr) {
 			by := "breaker"
@@ -915,9 +929,6 @@ func (s *scorer) detect(fs *FaultScore, f faultWin) {
 			}
 			consider(tr, by)
 		}
-	}
-	for _, sg := range s.signals {
-		consider(sg, sg.to)
 	}
 	if found {
 		fs.Detected, fs.TTD, fs.DetectedBy = true, best.t.Sub(f.start), best.to

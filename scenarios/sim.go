@@ -327,7 +327,7 @@ func (m *sim) arrive(i int) {
 	r.prompt = m.rnd.IntN(len(m.prompts[i]))
 	stream := m.rnd.Float64() < t.Stream.F()
 	structured := m.rnd.Float64() < t.Structured.F()
-	r.req = llm.Request{Model: t.Route, Stream: stream, MaxTokens: t.MaxTokens,
+	r.req = llm.Request{Model: t.Route, Stream: stream, MaxTokens: t.MaxTokens, Temperature: t.Temperature,
 		Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart(m.prompts[i][r.prompt])}}}}
 	if structured {
 		r.req.ResponseFormat = m.structSchema
@@ -387,6 +387,9 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	}
 	req := r.req
 	req.Model = tgt.Model
+	for _, p := range tgt.DropParams {
+		dropParam(&req, p)
+	}
 	if v, ok := tgt.OverrideParams["max_tokens"]; ok {
 		if n, ok := toInt(v); ok {
 			req.MaxTokens = n
@@ -408,6 +411,25 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	}
 	r.pending = o
 	m.schedule(int64(end.Sub(Epoch)), tObserve, 0, r)
+}
+
+// dropParam removes a request parameter, as the gateway does for a target's
+// drop_params.
+func dropParam(r *llm.Request, name string) {
+	switch name {
+	case "temperature":
+		r.Temperature = nil
+	case "top_p":
+		r.TopP = nil
+	case "top_k":
+		r.TopK = nil
+	case "seed":
+		r.Seed = nil
+	case "stop":
+		r.Stop = nil
+	case "max_tokens":
+		r.MaxTokens = 0
+	}
 }
 
 func toInt(v any) (int, bool) {
