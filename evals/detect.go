@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
@@ -139,6 +140,13 @@ type Signal struct {
 	Baseline float64   `json:"baseline"`
 	Samples  int       `json:"samples"` // relevant observations in the window
 	Detail   string    `json:"detail"`  // one human-readable line
+}
+
+// Event returns the detector.signal event for s: Name is the detector,
+// Value the window's rate, Reason the detail (which states the baseline).
+func (s Signal) Event() events.Event {
+	return events.Event{Time: s.Time, Kind: events.DetectorSignal, Target: s.Target, Name: s.Detector,
+		Value: s.Value, Reason: s.Detail}
 }
 
 func (s Signal) String() string {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
@@ -321,4 +322,16 @@ func BenchmarkDetectors(b *testing.B) {
 		now = now.Add(10 * time.Millisecond) // 100 responses/s across 4 targets
 		i++
 	}
+}
+
+func TestSignalEvent(t *testing.T) {
+	s := Signal{Time: t0, Target: target, Detector: DetectTokenWall, Value: 0.4, Baseline: 0.01, Samples: 80, Detail: "wall"}
+	ev := s.Event()
+	require.Equal(t, events.DetectorSignal, ev.Kind)
+	require.Equal(t, target, ev.Target)
+	require.Equal(t, DetectTokenWall, ev.Name)
+	require.Equal(t, 0.4, ev.Value)
+	require.Equal(t, "wall", ev.Reason)
+	require.Equal(t, t0, ev.Time)
+	require.Equal(t, "openai:gpt-4o token_wall: wall", s.String())
 }

@@ -100,6 +100,19 @@ type CheckSpec struct {
 	Expect     []string `yaml:"expect"`
 }
 
+// Compile compiles a check written in another YAML file (a gateway's probe
+// definition, say): doc and path place errors, relative schema files resolve
+// against doc's directory, and tools are the request's tools (for tool_call
+// checks). Errors are yamlfile.Errors.
+func (cs *CheckSpec) Compile(doc *yamlfile.Doc, path string, tools []llm.Tool) (Check, error) {
+	l := &loader{doc: doc, dir: filepath.Dir(doc.File), sf: &SuiteFile{}}
+	c, ok := l.check(path, cs, tools, nil, false)
+	if !ok {
+		return Check{}, l.errs
+	}
+	return c, nil
+}
+
 // Suite is a loaded suite: one Case per prompt, checks compiled.
 type Suite struct {
 	File        string

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/brownout-dev/brownout/evals"
+	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
@@ -307,4 +309,71 @@ func (s *Scheduler) jitter(lo, hi time.Duration) time.Duration {
 		return lo
 	}
 	return lo + time.Duration(s.rnd.Int64N(int64(hi-lo)+1))
+}
+
+// Spec is the YAML form of a probe definition, for configuration files:
+//
+//	probe:
+//	  prompt: Reply with the single word pong and nothing else.
+//	  max_tokens: 16
+//	  checks:
+//	    - {type: regex, pattern: '(?i)\bpong\b'}
+//	    - {type: finish_reason, expect: [stop]}
+type Spec struct {
+	Name      string            `yaml:"name"`
+	System    string            `yaml:"system"`
+	Prompt    string            `yaml:"prompt"`
+	MaxTokens int               `yaml:"max_tokens"`
+	Checks    []evals.CheckSpec `yaml:"checks"`
+}
+
+// Definition compiles s, found at path in doc (for error positions). An
+// empty prompt is an error; so is a probe without checks, since a probe that
+// only looks at the status cannot see silent degradation.
+func (s Spec) Definition(doc *yamlfile.Doc, path string) (Definition, error) {
+	var errs yamlfile.Errors
+	if strings.TrimSpace(s.Prompt) == "" {
+		errs = append(errs, doc.Errorf(path+".prompt", "missing"))
+	}
+	if s.MaxTokens < 0 {
+		errs = append(errs, doc.Errorf(path+".max_tokens", "%d is negative", s.MaxTokens))
+	}
+	if len(s.Checks) == 0 {
+		errs = append(errs, doc.Errorf(path+".checks", "a probe needs at least one check on the content"))
+	}
+	d := Definition{Name: s.Name}
+	if d.Name == "" {
+		d.Name = "probe"
+	}
+	for i := range s.Checks {
+		c, err := s.Checks[i].Compile(doc, fmt.Sprintf("%s.checks.%d", path, i), nil)
+		if err != nil {
+			var es yamlfile.Errors
+			if errors.As(err, &es) {
+				errs = append(errs, es...)
+			} else {
+				errs = append(errs, doc.Errorf(fmt.Sprintf("%s.checks.%d", path, i), "%v", err))
+			}
+			continue
+		}
+		d.Checks = append(d.Checks, c)
+	}
+	if err := errs.Err(); err != nil {
+		return Definition{}, err
+	}
+	zero := 0.0
+	d.Request = llm.Request{MaxTokens: s.MaxTokens, Temperature: &zero}
+	if d.Request.MaxTokens == 0 {
+		d.Request.MaxTokens = 16
+	}
+	if s.System != "" {
+		d.Request.Messages = append(d.Request.Messages, llm.Message{Role: llm.RoleSystem, Content: []llm.Part{llm.TextPart(s.System)}})
+	}
+	d.Request.Messages = append(d.Request.Messages, llm.Message{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart(s.Prompt)}})
+	return d, nil
+}
+
+// Event returns the probe.result event for a judged probe of target at now.
+func Event(now time.Time, target string, o Outcome) events.Event {
+	return events.Event{Time: now, Kind: events.ProbeResult, Target: target, OK: o.OK, Reason: o.Reason}
 }

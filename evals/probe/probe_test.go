@@ -8,7 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/yamlfile"
 )
 
 var t0 = time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
@@ -191,4 +193,48 @@ func TestConfigValidate(t *testing.T) {
 	require.NoError(t, Config{}.Validate())
 	require.ErrorContains(t, Config{MinInterval: 60e9, MaxInterval: 30e9}.Validate(), "max_interval")
 	require.ErrorContains(t, Config{Failures: -1}.Validate(), "failures")
+}
+
+func TestSpecDefinition(t *testing.T) {
+	type file struct {
+		Probe Spec `yaml:"probe"`
+	}
+	src := "probe:\n  prompt: Say pong.\n  checks:\n    - {type: regex, pattern: '(?i)pong'}\n    - {type: finish_reason, expect: [stop]}\n"
+	var f file
+	doc, err := yamlfile.Decode("gateway.yaml", []byte(src), &f)
+	require.NoError(t, err)
+	d, err := f.Probe.Definition(doc, "probe")
+	require.NoError(t, err)
+	require.Equal(t, "probe", d.Name)
+	require.Equal(t, 16, d.Request.MaxTokens)
+	require.Equal(t, "Say pong.", d.Request.LastUserText())
+	require.True(t, d.Evaluate(&llm.Response{Content: "PONG", FinishReason: llm.FinishStop}, nil).OK)
+	require.False(t, d.Evaluate(&llm.Response{Content: "ping", FinishReason: llm.FinishStop}, nil).OK)
+
+	bad := "probe:\n  max_tokens: -1\n  checks:\n    - {type: regex, pattern: '('}\n    - {type: tool_call}\n"
+	var g file
+	doc, err = yamlfile.Decode("gateway.yaml", []byte(bad), &g)
+	require.NoError(t, err)
+	_, err = g.Probe.Definition(doc, "probe")
+	require.Error(t, err)
+	msg := err.Error()
+	require.Contains(t, msg, "gateway.yaml:2:3: probe.prompt: missing")
+	require.Contains(t, msg, "gateway.yaml:2:15: probe.max_tokens: -1 is negative")
+	require.Contains(t, msg, "gateway.yaml:4:30: probe.checks.0.pattern: regex: error parsing regexp")
+	require.Contains(t, msg, "gateway.yaml:5:7: probe.checks.1: a tool_call check needs the case to declare tools")
+
+	var h file
+	doc, err = yamlfile.Decode("gateway.yaml", []byte("probe:\n  prompt: hi\n"), &h)
+	require.NoError(t, err)
+	_, err = h.Probe.Definition(doc, "probe")
+	require.ErrorContains(t, err, "probe.checks: a probe needs at least one check on the content")
+}
+
+func TestEvent(t *testing.T) {
+	ev := Event(t0, "openai:gpt-4o", Outcome{Reason: "says pong: no match"})
+	require.Equal(t, events.ProbeResult, ev.Kind)
+	require.Equal(t, "openai:gpt-4o", ev.Target)
+	require.False(t, ev.OK)
+	require.Equal(t, "says pong: no match", ev.Reason)
+	require.Equal(t, t0, ev.Time)
 }
