@@ -59,7 +59,7 @@ traffic: [{route: chat, rate: 5/s}]
 		{"bad fault field", "timeline: [{name: a, at: 1s, target: openai/gpt-4o, fault: {kind: http_error, status: 99}}]\n", "timeline.0.fault.status"},
 		{"unknown sink", "timeline: [{name: a, at: 1s, sink_down: nobody}]\n", `unknown alert sink "nobody"`},
 		{"unknown kill", "timeline: [{name: a, at: 1s, kill: mistral}]\n", `unknown provider "mistral"`},
-		{"provider-wide overlap", "timeline: [{name: a, at: 10s, for: 30s, target: openai, fault: {kind: reset}}, {name: b, at: 20s, target: openai/gpt-4o-mini, fault: {kind: reset}}]\n", `overlaps step "a" on openai:gpt-4o-mini`},
+		{"provider-wide overlap", "timeline: [{name: a, at: 10s, for: 30s, target: openai, fault: {kind: reset}}, {name: b, at: 20s, target: openai/gpt-4o, fault: {kind: reset}}]\n", `overlaps step "a" on openai:gpt-4o`},
 		{"unknown step expectation", "expect: {steps: {nope: {ttd: {max: 1s}}}}\n", `no timeline step named "nope"`},
 		{"unknown alert rule", "expect: {alerts: [{name: nope}]}\n", `no alert rule named "nope"`},
 		{"unknown route", "", ""},
