@@ -65,7 +65,9 @@ type DetectorConfig struct {
 	// FinishLength: default threshold 15%. Needs a baseline.
 	FinishLength Rule `yaml:"finish_length" json:"finish_length"`
 	// TokenWall: share of the window's responses at one exact output-token
-	// count, above that count's baseline share. Default 20%.
+	// count, above that count's baseline share. Default 20%. Needs a
+	// baseline. Responses that stopped at the request's own max_tokens do
+	// not count.
 	TokenWall Rule `yaml:"token_wall" json:"token_wall"`
 	// JSONInvalid: rise of the parse-failure rate on structured routes.
 	// Default 10%; without a baseline the expected failure rate is 0.
@@ -345,7 +347,10 @@ func (d *Detectors) advance(st *targetState, now time.Time) {
 	if idx <= st.cur {
 		return
 	}
-	learn := st.since.IsZero() || now.Sub(st.since) >= d.cfg.Relearn.D()
+	// The baseline freezes while a detector fires, unless it is not yet
+	// established (a target bad from the start must still get a baseline) or
+	// the firing has lasted Relearn.
+	learn := st.since.IsZero() || now.Sub(st.since) >= d.cfg.Relearn.D() || st.base.n < float64(d.cfg.MinSamples)
 	steps := idx - st.cur
 	for i := int64(1); i <= min(steps, numBuckets); i++ {
 		nb := st.cur + i
@@ -457,8 +462,10 @@ func (d *Detectors) evaluate(st *targetState, now time.Time, o Observation) []Si
 		}
 	}
 
-	// Wall in the output-token histogram.
-	if !cfg.TokenWall.Disabled && w.tokN >= minN {
+	// Wall in the output-token histogram. It needs a baseline: short,
+	// uniform answers (a classification, a small JSON object) naturally pile
+	// up at one count, and only the target's own history tells them apart.
+	if !cfg.TokenWall.Disabled && w.tokN >= minN && base.tokN >= minN {
 		v := int32(0)
 		if walled(&o) {
 			v = int32(min(o.OutputTokens, math.MaxInt32))
@@ -468,10 +475,7 @@ func (d *Detectors) evaluate(st *targetState, now time.Time, o Observation) []Si
 		}
 		if v > 0 {
 			r := float64(st.hist[v]) / w.tokN
-			b := 0.0
-			if base.tokN >= minN {
-				b = st.baseHist[v] / base.tokN
-			}
+			b := st.baseHist[v] / base.tokN
 			th := cfg.TokenWall.Threshold.F()
 			on := d.rising(r, b, w.tokN, th) || hold(1, r, b, th)
 			if on && !st.fire[1].on {

@@ -335,3 +335,28 @@ func TestSignalEvent(t *testing.T) {
 	require.Equal(t, t0, ev.Time)
 	require.Equal(t, "openai:gpt-4o token_wall: wall", s.String())
 }
+
+// Short structured answers of nearly constant length pile up at one count
+// from the first request: that is their normal, not a wall.
+func TestDetectorsUniformShortAnswersAreNotAWall(t *testing.T) {
+	d := NewDetectors(DetectorConfig{})
+	rnd := rand.New(rand.NewPCG(1, 2))
+	var sig []Signal
+	for i := range 6000 { // 10 minutes at 10/s
+		o := Observation{Target: target, FinishReason: llm.FinishStop, OutputTokens: 10 + rnd.IntN(3), Structured: true, JSONValid: true}
+		sig = append(sig, d.Observe(t0.Add(time.Duration(i)*100*time.Millisecond), o)...)
+	}
+	require.Empty(t, sig)
+}
+
+// A target that is bad from its first request still gets a baseline: the
+// cold-start signal must not freeze an empty baseline forever.
+func TestDetectorsColdStartStillLearnsBaseline(t *testing.T) {
+	d := NewDetectors(DetectorConfig{})
+	tr := newTraffic(31)
+	tr.refusalShare = 0.3
+	sig := drive(d, tr, target, t0, 2*time.Minute, 4)
+	require.NotEmpty(t, sig, "prior of 0 refusals: the bad start is flagged")
+	drive(d, tr, target, t0.Add(2*time.Minute), 40*time.Minute, 4)
+	require.Empty(t, d.Firing(target), "after the baseline is established and relearned, it is the normal")
+}

@@ -18,8 +18,17 @@
 // compares a sliding window per target with that target's own decayed
 // baseline and returns a [Signal] when a rate rises. Detectors are pure:
 // time is an argument, so the simulator drives the same code in virtual time.
-// Callers turn signals into detector.signal events and hand them to the
-// policy engine (demote or open the breaker).
+// Callers turn signals into detector.signal events ([Signal.Event]) and hand
+// them to the policy engine (demote or open the breaker).
+//
+// Feed the detectors every complete response a target returns — including
+// those the gateway then rejects as invalid output and retries elsewhere:
+// they are the evidence. The finish_length and token_wall detectors need an
+// established baseline (a window's worth of history); the JSON, refusal and
+// empty-tool-argument detectors judge a target without one against a rate
+// of zero, so a target that is bad from its first request is still flagged.
+// Requests that stop at their own max_tokens are the client's doing and
+// count toward neither finish_length nor token_wall.
 //
 // Streaming trade-off: a streamed answer reaches the client token by token,
 // so it cannot be validated before it is served. The gateway observes a
