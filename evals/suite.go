@@ -48,9 +48,12 @@ type CaseSpec struct {
 	// PromptsFile is a JSON Lines file (relative to the suite) of objects
 	// {"prompt": "...", "name": "...", "system": "..."}; name and system are
 	// optional.
-	PromptsFile    string              `yaml:"prompts_file"`
-	MaxTokens      int                 `yaml:"max_tokens"`
-	Temperature    *float64            `yaml:"temperature"`
+	PromptsFile string   `yaml:"prompts_file"`
+	MaxTokens   int      `yaml:"max_tokens"`
+	Temperature *float64 `yaml:"temperature"`
+	// Stream sends the case as a streamed request; the answer is checked
+	// once the stream ends (a cut stream fails the case).
+	Stream         bool                `yaml:"stream"`
 	ResponseFormat *ResponseFormatSpec `yaml:"response_format"`
 	Tools          []ToolSpec          `yaml:"tools"`
 	// ToolChoice is auto, required, none, or the name of one tool.
@@ -281,6 +284,7 @@ func (l *loader) buildCase(i int, cs *CaseSpec) []Case {
 	if cs.Temperature != nil {
 		base.Temperature = cs.Temperature
 	}
+	base.Stream = cs.Stream
 	structured := false
 	var formatSchema []byte
 	formatBroken := false

@@ -23,7 +23,7 @@ func TestLoadExampleSuite(t *testing.T) {
 	}
 	require.Equal(t, []string{"extract-invoice/acme", "extract-invoice/northwind", "extract-invoice/pembroke",
 		"extract-invoice/handwritten", "weather-lookup#1", "weather-lookup#2", "weather-lookup#3",
-		"capital-of-france", "password-reset"}, names)
+		"capital-of-france", "capital-of-france-streamed", "password-reset"}, names)
 
 	ex := s.Cases[0]
 	require.True(t, ex.Structured)
@@ -52,7 +52,9 @@ func TestLoadExampleSuite(t *testing.T) {
 	call.ToolCalls[0].Arguments = `{"city": "Lisbon", "unit": "kelvin"}`
 	require.False(t, tools.Checks[0].Run(call).Pass)
 
-	require.Equal(t, "mentions reset", s.Cases[8].Checks[0].Name)
+	require.False(t, s.Cases[7].Request.Stream)
+	require.True(t, s.Cases[8].Request.Stream)
+	require.Equal(t, "mentions reset", s.Cases[9].Checks[0].Name)
 }
 
 func TestSuitePromptsFileAndDefaults(t *testing.T) {

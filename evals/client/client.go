@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -80,8 +81,16 @@ func New(ep Endpoint, hc *http.Client) (*Client, error) {
 	return &Client{ep: ep, base: u, codec: codec, hc: hc}, nil
 }
 
+// ErrStreamCut is returned for a streamed answer that ended without its
+// end marker and without a finish reason.
+var ErrStreamCut = errors.New("stream cut before it finished")
+
 // Path returns the request path for model under the base URL.
 func (c *Client) Path(model string) string {
+	return c.path(model, false)
+}
+
+func (c *Client) path(model string, stream bool) string {
 	base := strings.TrimSuffix(c.base.Path, "/")
 	switch c.codec.Format() {
 	case llm.FormatAnthropic:
@@ -90,7 +99,7 @@ func (c *Client) Path(model string) string {
 		}
 		return base + "/messages"
 	case llm.FormatGemini:
-		p := gemini.Path(model, false) // "/v1beta/models/..."
+		p := gemini.Path(model, stream) // "/v1beta/models/..."
 		if strings.HasSuffix(base, "/v1beta") || strings.HasSuffix(base, "/v1") {
 			base = base[:strings.LastIndexByte(base, '/')]
 		}
@@ -104,10 +113,15 @@ func (c *Client) Path(model string) string {
 }
 
 // Send encodes req, posts it and decodes the answer. A non-2xx answer is the
-// *llm.Error the codec reads from it (Retry-After included).
+// *llm.Error the codec reads from it (Retry-After included). A request with
+// Stream set is sent as a stream and its events accumulated into the
+// response: an in-band error is returned as its *llm.Error, a cut stream as
+// ErrStreamCut, a malformed event as the decoder's error.
 func (c *Client) Send(ctx context.Context, t evals.Target, route string, req *llm.Request) (*llm.Response, error) {
 	r := *req
-	r.Stream = false
+	if r.Stream {
+		r.IncludeUsage = true
+	}
 	if r.Model == "" {
 		r.Model = t.Model
 	}
@@ -116,7 +130,7 @@ func (c *Client) Send(ctx context.Context, t evals.Target, route string, req *ll
 		return nil, fmt.Errorf("encode %s request: %w", c.codec.Format(), err)
 	}
 	u := *c.base
-	p := c.Path(r.Model)
+	p := c.path(r.Model, r.Stream)
 	if i := strings.IndexByte(p, '?'); i >= 0 {
 		u.RawQuery = p[i+1:]
 		p = p[:i]
@@ -127,7 +141,11 @@ func (c *Client) Send(ctx context.Context, t evals.Target, route string, req *ll
 		return nil, err
 	}
 	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
+	if r.Stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+	} else {
+		hreq.Header.Set("Accept", "application/json")
+	}
 	if route != "" {
 		hreq.Header.Set(HeaderRoute, route)
 	}
@@ -157,6 +175,9 @@ func (c *Client) Send(ctx context.Context, t evals.Target, route string, req *ll
 		return nil, fmt.Errorf("post %s: %w", u.Redacted(), unwrapURL(err))
 	}
 	defer resp.Body.Close()
+	if r.Stream && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		return c.readStream(resp.Body)
+	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
 		return nil, fmt.Errorf("read response from %s: %w", u.Redacted(), err)
@@ -172,6 +193,29 @@ func (c *Client) Send(ctx context.Context, t evals.Target, route string, req *ll
 		return nil, fmt.Errorf("decode %s response: %w", c.codec.Format(), err)
 	}
 	return out, nil
+}
+
+// readStream decodes a streamed answer into a response.
+func (c *Client) readStream(body io.Reader) (*llm.Response, error) {
+	dec := c.codec.NewStreamDecoder(io.LimitReader(body, maxBody))
+	var acc evals.Accumulator
+	for {
+		ev, err := dec.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, ErrStreamCut
+		}
+		if err != nil {
+			return nil, fmt.Errorf("decode %s stream: %w", c.codec.Format(), err)
+		}
+		acc.Add(ev)
+		if e := acc.Err(); e != nil {
+			return nil, e
+		}
+	}
+	return acc.Response(), nil
 }
 
 // unwrapURL drops *url.Error's own copy of the URL (we print a redacted one).

@@ -77,15 +77,19 @@ func fakeProvider(t *testing.T, f llm.Format, behave func(*llm.Request) *llm.Res
 			return
 		}
 		if f == llm.FormatGemini {
-			model, _, err := gemini.ParsePath(r.URL.Path)
+			model, stream, err := gemini.ParsePath(r.URL.Path)
 			require.NoError(t, err)
-			req.Model = model
+			req.Model, req.Stream = model, stream
 		}
 		if strings.Contains(req.LastUserText(), "overloaded") {
 			w.Header().Set("Retry-After", "3")
 			status, b := codec.EncodeError(&llm.Error{Status: 529, Type: llm.ErrOverloaded, Message: "Overloaded"})
 			w.WriteHeader(status)
 			w.Write(b)
+			return
+		}
+		if req.Stream {
+			streamAnswer(w, codec, behave(req), req.LastUserText())
 			return
 		}
 		b, err := codec.EncodeResponse(behave(req))
@@ -95,6 +99,31 @@ func fakeProvider(t *testing.T, f llm.Format, behave func(*llm.Request) *llm.Res
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// streamAnswer streams resp word by word; prompts containing "cut" end the
+// stream after two words, "inband" sends an in-band error.
+func streamAnswer(w http.ResponseWriter, codec llm.Codec, resp *llm.Response, prompt string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	enc := codec.NewStreamEncoder(w)
+	enc.Encode(llm.StreamEvent{Type: llm.EventStart, ID: resp.ID, Model: resp.Model})
+	for i, word := range strings.SplitAfter(resp.Content, " ") {
+		if i == 2 && strings.Contains(prompt, "cut") {
+			return
+		}
+		enc.Encode(llm.StreamEvent{Type: llm.EventTextDelta, Text: word})
+	}
+	if strings.Contains(prompt, "inband") {
+		enc.Encode(llm.StreamEvent{Type: llm.EventError, Err: &llm.Error{Status: 529, Type: llm.ErrOverloaded, Message: "Overloaded"}})
+		return
+	}
+	for i, tc := range resp.ToolCalls {
+		enc.Encode(llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}})
+	}
+	enc.Encode(llm.StreamEvent{Type: llm.EventFinish, FinishReason: resp.FinishReason})
+	u := resp.Usage
+	enc.Encode(llm.StreamEvent{Type: llm.EventUsage, Usage: &u})
+	enc.Close()
 }
 
 func userReq(text string) *llm.Request {
@@ -134,6 +163,41 @@ func TestSendEachFormat(t *testing.T) {
 			if tt.format == llm.FormatAnthropic {
 				require.Equal(t, AnthropicVersion, h.Get("anthropic-version"))
 			}
+		})
+	}
+}
+
+func TestSendStreamed(t *testing.T) {
+	for _, f := range []llm.Format{llm.FormatOpenAI, llm.FormatAnthropic, llm.FormatGemini} {
+		t.Run(string(f), func(t *testing.T) {
+			var s seen
+			srv := fakeProvider(t, f, answer, &s)
+			c, err := New(Endpoint{URL: srv.URL, Format: f}, srv.Client())
+			require.NoError(t, err)
+			tg := evals.Target{Provider: "p", Model: "m"}
+			req := userReq("What is the capital of France?")
+			req.Stream = true
+			resp, err := c.Send(context.Background(), tg, "chat", req)
+			require.NoError(t, err)
+			require.Equal(t, "The capital of France is Paris.", resp.Content)
+			require.Equal(t, llm.FinishStop, resp.FinishReason)
+			require.Equal(t, 30, resp.Usage.OutputTokens)
+			require.Equal(t, "text/event-stream", s.headers[0].Get("Accept"))
+			if f == llm.FormatGemini {
+				require.Equal(t, "/v1beta/models/m:streamGenerateContent?alt=sse", s.paths[0])
+			}
+
+			req = userReq("capital of France, but cut")
+			req.Stream = true
+			_, err = c.Send(context.Background(), tg, "chat", req)
+			require.ErrorIs(t, err, ErrStreamCut)
+
+			req = userReq("capital of France, inband error")
+			req.Stream = true
+			_, err = c.Send(context.Background(), tg, "chat", req)
+			var le *llm.Error
+			require.ErrorAs(t, err, &le, "an in-band error is the provider's error")
+			require.Contains(t, le.Message, "Overloaded")
 		})
 	}
 }
