@@ -157,7 +157,8 @@ func TestPropertyRetryBudget(t *testing.T) {
 				}
 				if d.Kind == Wait {
 					retries++
-					continue // the budget is taken at Wait; do not advance the clock
+					now = d.Until
+					continue
 				}
 				break
 			}
@@ -225,6 +226,7 @@ type sim struct {
 	log      *events.Log
 	now      time.Time
 	inflight []*Attempt
+	n        int
 }
 
 func newSim(t *rapid.T, seed uint64) *sim {
@@ -241,7 +243,8 @@ func newSim(t *rapid.T, seed uint64) *sim {
 func (s *sim) step(t *rapid.T) {
 	switch rapid.IntRange(0, 3).Draw(t, "action") {
 	case 0:
-		s.inflight = append(s.inflight, s.e.Begin(s.now, Request{Route: "chat"}))
+		s.n++
+		s.inflight = append(s.inflight, s.e.Begin(s.now, Request{Route: "chat", ID: fmt.Sprint(s.n)}))
 	case 1:
 		s.now = s.now.Add(time.Duration(rapid.IntRange(0, 3000).Draw(t, "advance_ms")) * time.Millisecond)
 		if rapid.Bool().Draw(t, "tick") {
@@ -274,14 +277,30 @@ func TestPropertyNoSendToOpenBreaker(t *testing.T) {
 		for range rapid.IntRange(1, 300).Draw(t, "steps") {
 			s.step(t)
 		}
+		// A trial whose outcome is no verdict on the target (client cancel,
+		// bad request, an eval rejection) gives its slot back.
 		state := map[string]string{}
 		trials := map[string]int{}
+		inTrial := map[string]string{} // attempt → target, trials of the current half-open period
 		for _, ev := range s.log.Events() {
+			id := ev.RequestID + "/" + fmt.Sprint(ev.Attempt)
 			switch ev.Kind {
 			case events.BreakerTransition:
 				state[ev.Target] = ev.To
 				trials[ev.Target] = 0
+				for id, tk := range inTrial {
+					if tk == ev.Target {
+						delete(inTrial, id)
+					}
+				}
+			case events.AttemptEnd:
+				if c := Class(ev.Class); inTrial[id] != "" && c != OK && !c.Failure() {
+					trials[ev.Target]--
+				}
 			case events.AttemptStart:
+				if state[ev.Target] == string(HalfOpen) {
+					inTrial[id] = ev.Target
+				}
 				switch state[ev.Target] {
 				case string(Open):
 					t.Fatalf("attempt %d of %s sent to an open breaker at %v", ev.Attempt, ev.Target, ev.Time)
