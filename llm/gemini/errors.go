@@ -218,6 +218,12 @@ func fromErrorObject(status int, o *errorObject) *llm.Error {
 	if st == "" {
 		st = statusForHTTP(status)
 	}
+	if s, ok := statuses[st]; ok && status == 0 {
+		status = s.code
+	}
+	if status == 0 {
+		status = 500
+	}
 	e := errorFor(status, st, o.Message)
 	if _, ok := statuses[o.Status]; !ok && o.Status != "" {
 		e.Type = llm.TypeForStatus(status)

@@ -585,6 +585,9 @@ func decodeToolConfig(top *object, req *llm.Request) error {
 		case 0:
 			req.ToolChoice = &llm.ToolChoice{Mode: llm.ToolChoiceRequired}
 		case 1:
+			if names[0] == "" {
+				return llm.BadRequest(fc.at("allowedFunctionNames"), "allowedFunctionNames holds an empty name")
+			}
 			req.ToolChoice = &llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: names[0]}
 		default:
 			return llm.BadRequest(fc.at("allowedFunctionNames"), "brownout supports at most one allowed function name, got %d", len(names))
