@@ -171,6 +171,13 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 		}
 	}
 	m.det = evals.NewDetectors(evals.DetectorConfig{})
+	// Size the log for the expected traffic (about six events per request)
+	// so it is not copied as it grows.
+	est := 1024.0
+	for i := range s.Traffic {
+		est += s.Traffic[i].maxRate() * s.Duration.D().Seconds() * 6
+	}
+	m.evs = make([]events.Event, 0, int(min(est, 20e6)))
 	m.prompts = make([][]string, len(s.Traffic))
 	for i, t := range s.Traffic {
 		m.prompts[i] = s.prompts[i]
