@@ -1,7 +1,9 @@
 package evals_test
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/brownout-dev/brownout/evals"
@@ -61,4 +63,59 @@ func ExampleDetectors() {
 	}
 	// Output:
 	// after 15.8s: openai:gpt-4o token_wall: 20% of responses end at exactly 256 output tokens (baseline 0%), a power of two
+}
+
+func ExampleRun() {
+	suite, err := evals.ParseSuite("suite.yaml", []byte(`version: 1
+name: demo
+route: chat
+cases:
+  - name: capital
+    prompts: ["Capital of France?", "Capital of Italy?"]
+    checks:
+      - {type: regex, pattern: '^(Paris|Rome)\.$'}
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// A Sender is usually a client.Client; here a model that only knows France.
+	send := evals.SenderFunc(func(_ context.Context, _ evals.Target, _ string, req *llm.Request) (*llm.Response, error) {
+		if strings.Contains(req.LastUserText(), "France") {
+			return &llm.Response{Content: "Paris.", FinishReason: llm.FinishStop}, nil
+		}
+		return &llm.Response{Content: "I don't know.", FinishReason: llm.FinishStop}, nil
+	})
+	rep, _ := evals.Run(context.Background(), suite, evals.Target{Provider: "openai", Model: "gpt-4o-mini"}, send, evals.RunOptions{})
+	fmt.Printf("%s: %d/%d\n", rep.Target, rep.Passed, rep.Total)
+	for _, c := range rep.Cases {
+		fmt.Println(c.Case, c.Pass)
+	}
+	// Output:
+	// openai:gpt-4o-mini: 1/2
+	// capital#1 true
+	// capital#2 false
+}
+
+func ExampleQualification_Qualified() {
+	q, err := evals.ParseQualification("qualification.json", []byte(`{
+  "version": 1, "suite": "support", "threshold": 0.95, "created": "2026-11-29T16:00:00Z",
+  "entries": [
+    {"primary": "openai:gpt-4o", "fallback": "anthropic:claude-sonnet-4-5", "route": "extract",
+     "cases": 40, "passed": 40, "pass_rate": 1, "primary_pass_rate": 1, "verdict": "qualified"},
+    {"primary": "openai:gpt-4o", "fallback": "cheapco:cheap-1", "route": "extract",
+     "cases": 40, "passed": 31, "pass_rate": 0.775, "primary_pass_rate": 1, "verdict": "unqualified"}
+  ]
+}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// At startup the gateway checks each fallback in each route's chain.
+	for _, t := range []string{"anthropic:claude-sonnet-4-5", "cheapco:cheap-1"} {
+		fmt.Println(t, q.Qualified("extract", t))
+	}
+	// Output:
+	// anthropic:claude-sonnet-4-5 true
+	// cheapco:cheap-1 false
 }
