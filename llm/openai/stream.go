@@ -1,0 +1,266 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/sse"
+)
+
+var doneMarker = []byte("[DONE]")
+
+// streamEncoder writes chat.completion.chunk events.
+type streamEncoder struct {
+	c       Codec
+	w       *sse.Writer
+	prefix  []byte // {"id":...,"object":...,"created":...,"model":...
+	buf     []byte
+	started bool
+	errored bool
+}
+
+func newStreamEncoder(c Codec, w io.Writer) *streamEncoder {
+	return &streamEncoder{c: c, w: sse.NewWriter(w)}
+}
+
+func (e *streamEncoder) start(id, model string) {
+	e.started = true
+	p := e.prefix[:0]
+	p = append(p, `{"id":`...)
+	p = appendString(p, id)
+	p = append(p, `,"object":"chat.completion.chunk","created":`...)
+	p = appendInt(p, e.c.now().Unix())
+	p = append(p, `,"model":`...)
+	p = appendString(p, model)
+	e.prefix = p
+}
+
+// Encode writes one event as a chunk. EventStart writes the first chunk (the
+// assistant role); an EventError writes OpenAI's in-band error object. The
+// caller decides whether a usage event is wanted (stream_options).
+func (e *streamEncoder) Encode(ev llm.StreamEvent) error {
+	if e.errored {
+		return errors.New("openai: stream encoder: event after an error")
+	}
+	if ev.Type == llm.EventError {
+		if ev.Err == nil {
+			return errors.New("openai: stream encoder: error event without an error")
+		}
+		e.errored = true
+		_, body := e.c.EncodeError(ev.Err)
+		return e.w.Data(body)
+	}
+	if ev.Type == llm.EventStart {
+		e.start(ev.ID, ev.Model)
+		e.buf = e.buf[:0]
+		return e.write(`{"role":"assistant","content":"","refusal":null}`, nil)
+	}
+	if !e.started {
+		e.start("", "")
+	}
+	b := e.buf[:0]
+	switch ev.Type {
+	case llm.EventTextDelta:
+		b = append(b, `{"content":`...)
+		b = appendString(b, ev.Text)
+		b = append(b, '}')
+		e.buf = b
+		return e.write("", b)
+	case llm.EventToolCallDelta:
+		tc := ev.ToolCall
+		if tc == nil {
+			return errors.New("openai: stream encoder: tool call event without a tool call")
+		}
+		b = append(b, `{"tool_calls":[{"index":`...)
+		b = appendInt(b, int64(tc.Index))
+		if tc.ID != "" {
+			b = append(b, `,"id":`...)
+			b = appendString(b, tc.ID)
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = appendString(b, tc.Name)
+			b = append(b, `,"arguments":`...)
+		} else {
+			b = append(b, `,"function":{"arguments":`...)
+		}
+		b = appendString(b, tc.Arguments)
+		b = append(b, "}}]}"...)
+		e.buf = b
+		return e.write("", b)
+	case llm.EventFinish:
+		fr, err := finishReason(ev.FinishReason)
+		if err != nil {
+			return err
+		}
+		b = append(b, e.prefix...)
+		b = append(b, `,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"`...)
+		b = append(b, fr...)
+		b = append(b, `"}]}`...)
+		e.buf = b
+		return e.w.Data(b)
+	case llm.EventUsage:
+		if ev.Usage == nil {
+			return errors.New("openai: stream encoder: usage event without usage")
+		}
+		u, err := marshal(toWireUsage(*ev.Usage))
+		if err != nil {
+			return err
+		}
+		b = append(b, e.prefix...)
+		b = append(b, `,"choices":[],"usage":`...)
+		b = append(b, u...)
+		b = append(b, '}')
+		e.buf = b
+		return e.w.Data(b)
+	default:
+		return fmt.Errorf("openai: stream encoder: unknown event type %q", ev.Type)
+	}
+}
+
+// write writes a content chunk whose delta is the constant s or the bytes d.
+func (e *streamEncoder) write(s string, d []byte) error {
+	// The delta may live in e.buf; build the chunk after it.
+	n := len(e.buf)
+	b := append(e.buf, e.prefix...)
+	b = append(b, `,"choices":[{"index":0,"delta":`...)
+	b = append(b, s...)
+	b = append(b, d...)
+	b = append(b, `,"logprobs":null,"finish_reason":null}]}`...)
+	e.buf = b
+	return e.w.Data(b[n:])
+}
+
+// Close writes "data: [DONE]" unless the stream ended with an error.
+func (e *streamEncoder) Close() error {
+	if e.errored {
+		return nil
+	}
+	return e.w.Data(doneMarker)
+}
+
+// Wire shape of a chat.completion.chunk (and of an in-band error).
+type wireChunk struct {
+	ID      string `json:"id"`
+	Model   string `json:"model"`
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content   *string `json:"content"`
+			Refusal   *string `json:"refusal"`
+			ToolCalls []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *wireUsage      `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// streamDecoder reads chat.completion.chunk events.
+type streamDecoder struct {
+	r        *sse.Reader
+	queue    []llm.StreamEvent
+	next     int
+	started  bool
+	finished bool // a finish_reason or an in-band error was seen
+	done     bool // the input is over
+}
+
+func newStreamDecoder(r io.Reader) *streamDecoder {
+	return &streamDecoder{r: sse.NewReader(r)}
+}
+
+// Next returns the next event: EventStart first, then deltas, the finish,
+// usage. It returns io.EOF after [DONE], or at the end of input after a
+// finish reason or an in-band error; io.ErrUnexpectedEOF when the input ends
+// before either (a cut stream). A chunk that is not valid JSON is an
+// *sse.EventError; decoding may continue after it.
+func (d *streamDecoder) Next() (llm.StreamEvent, error) {
+	for {
+		if d.next < len(d.queue) {
+			ev := d.queue[d.next]
+			d.queue[d.next] = llm.StreamEvent{}
+			d.next++
+			return ev, nil
+		}
+		d.queue, d.next = d.queue[:0], 0
+		if d.done {
+			return llm.StreamEvent{}, d.endErr()
+		}
+		ev, err := d.r.Next()
+		if err == io.EOF {
+			d.done = true
+			return llm.StreamEvent{}, d.endErr()
+		}
+		if err != nil {
+			return llm.StreamEvent{}, err
+		}
+		if ev.Data == "[DONE]" {
+			d.done, d.finished = true, true
+			return llm.StreamEvent{}, io.EOF
+		}
+		if ev.Data == "" {
+			continue
+		}
+		if err := d.decodeChunk(ev.Data); err != nil {
+			return llm.StreamEvent{}, &sse.EventError{Index: d.r.Index(), Err: err}
+		}
+	}
+}
+
+func (d *streamDecoder) endErr() error {
+	if d.finished {
+		return io.EOF
+	}
+	return io.ErrUnexpectedEOF
+}
+
+func (d *streamDecoder) decodeChunk(data string) error {
+	var c wireChunk
+	if err := json.Unmarshal([]byte(data), &c); err != nil {
+		return err
+	}
+	if !isNull(c.Error) {
+		d.finished = true
+		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventError, Err: Codec{}.DecodeError(0, nil, []byte(data))})
+		return nil
+	}
+	if !d.started {
+		d.started = true
+		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventStart, ID: c.ID, Model: c.Model})
+	}
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		if ch.Index != 0 {
+			continue // the normalized model has one choice
+		}
+		if s := ch.Delta.Content; s != nil && *s != "" {
+			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventTextDelta, Text: *s})
+		}
+		if s := ch.Delta.Refusal; s != nil && *s != "" {
+			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventTextDelta, Text: *s})
+		}
+		for _, tc := range ch.Delta.ToolCalls {
+			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{
+				Index: tc.Index, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments,
+			}})
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			d.finished = true
+			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventFinish, FinishReason: fromFinishReason(*ch.FinishReason)})
+		}
+	}
+	if c.Usage != nil {
+		u := fromWireUsage(c.Usage)
+		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventUsage, Usage: &u})
+	}
+	return nil
+}
