@@ -247,8 +247,7 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 	p.Response.Usage.InputTokens = prompt
 	p.Response.Usage.CachedInputTokens = cached
 
-	env := faults.Env{Provider: m.spec.Name, Model: req.Model, Format: m.spec.Format, Headers: meta.Headers,
-		Request: req, PromptTokens: prompt, Rand: m.rnd}
+	env := m.env(req, meta, prompt)
 	m.set.Apply(now, p, &env)
 	return m.record(p, &entry, ms)
 }
@@ -519,4 +518,65 @@ func copyMap[K comparable, V any](in map[K]V) map[K]V {
 		out[k] = v
 	}
 	return out
+}
+
+// PlanProxy starts an attempt that a proxy forwards to a real upstream: the
+// provider's capacity is checked (a shed plan is returned as is), then the
+// active faults are selected once and applied to a plan without content. If
+// that plan is terminal (an error, a reset, a hold) the proxy executes it
+// without calling the upstream; otherwise it builds the plan from the
+// upstream's answer and calls ApplyFaults with the same selection.
+func (m *Model) PlanProxy(now time.Time, req *llm.Request, meta Meta) (*Plan, []*faults.Active) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seq++
+	p := faults.NewPlan()
+	p.Seq = m.seq
+	p.Stream = req.Stream || meta.Stream
+	prompt := PromptTokens(req)
+	entry := JournalEntry{Seq: p.Seq, Time: now, RequestID: meta.RequestID, Provider: m.spec.Name,
+		Model: req.Model, Stream: p.Stream, PromptTokens: prompt, Outcome: OutcomePending}
+	m.stats.Requests++
+	m.stats.ByModel[req.Model]++
+	ms := m.lookup(req.Model)
+	if ms == nil {
+		ms = &modelState{}
+	}
+	if reason, wait := m.admit(now, ms, prompt); reason != "" {
+		entry.Shed = reason
+		m.shed(p, reason, wait, now, ms)
+		return m.record(p, &entry, nil), nil
+	}
+	env := m.env(req, meta, prompt)
+	sel := m.set.Select(now, &env)
+	faults.Apply(sel, p, &env)
+	if !p.Terminal() {
+		p.Fault, p.FaultIDs = "", nil // applied again to the upstream's answer
+	}
+	return m.record(p, &entry, ms), sel
+}
+
+// ApplyFaults applies a selection from PlanProxy to the plan built from the
+// upstream's answer and updates the attempt's journal entry.
+func (m *Model) ApplyFaults(p *Plan, req *llm.Request, meta Meta, sel []*faults.Active) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	env := m.env(req, meta, p.Response.Usage.InputTokens)
+	faults.Apply(sel, p, &env)
+	if e := m.jr.get(p.Seq); e != nil {
+		e.PlannedTokens = len(p.Chunks)
+		e.Fault = p.Fault
+		e.FaultIDs = p.FaultIDs
+		e.Status = p.Status
+		e.Corrupted = p.Corrupted
+		e.FinishReason = p.Response.FinishReason
+	}
+	if p.Fault != "" {
+		m.stats.Faulted++
+	}
+}
+
+func (m *Model) env(req *llm.Request, meta Meta, prompt int) faults.Env {
+	return faults.Env{Provider: m.spec.Name, Model: req.Model, Format: m.spec.Format, Headers: meta.Headers,
+		Request: req, PromptTokens: prompt, Rand: m.rnd}
 }

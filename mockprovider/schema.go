@@ -80,7 +80,7 @@ func (g *gen) lookup(ref string) map[string]any {
 	return m
 }
 
-func writeJSON(b *strings.Builder, v any) {
+func writeValue(b *strings.Builder, v any) {
 	out, err := json.Marshal(v)
 	if err != nil {
 		b.WriteString("null")
@@ -92,11 +92,11 @@ func writeJSON(b *strings.Builder, v any) {
 func (g *gen) value(b *strings.Builder, s map[string]any, depth int) {
 	s = g.resolve(s)
 	if c, ok := s["const"]; ok {
-		writeJSON(b, c)
+		writeValue(b, c)
 		return
 	}
 	if e, ok := s["enum"].([]any); ok && len(e) > 0 {
-		writeJSON(b, e[g.r.IntN(len(e))])
+		writeValue(b, e[g.r.IntN(len(e))])
 		return
 	}
 	for _, key := range []string{"anyOf", "oneOf"} {
@@ -206,7 +206,7 @@ func (g *gen) object(b *strings.Builder, s map[string]any, depth int) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		writeJSON(b, k)
+		writeValue(b, k)
 		b.WriteByte(':')
 		ps, _ := props[k].(map[string]any)
 		if ps == nil {
@@ -294,7 +294,7 @@ func (g *gen) str(b *strings.Builder, s map[string]any) {
 			v = string([]rune(v)[:int(mx)])
 		}
 	}
-	writeJSON(b, v)
+	writeValue(b, v)
 }
 
 func pad2(v int) string {

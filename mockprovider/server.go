@@ -1,0 +1,429 @@
+package mockprovider
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/anthropic"
+	"github.com/brownout-dev/brownout/llm/gemini"
+	"github.com/brownout-dev/brownout/llm/openai"
+)
+
+// Server is the HTTP face of one provider: it decodes requests in the
+// provider's wire format, asks the Model for a plan and executes it on real
+// time (flushing before every wait, so each event leaves when it is due),
+// and serves the control API under /_mock/. It is a plain http.Handler.
+type Server struct {
+	model *Model
+	codec llm.Codec
+	ctl   http.Handler
+	proxy *proxy
+	now   func() time.Time
+}
+
+// ServerOptions configure a Server. The zero value is ready to use.
+type ServerOptions struct {
+	// ProxyTo overrides the spec's proxy_to.
+	ProxyTo string
+	// Client sends proxied requests (default: a client without timeouts).
+	Client *http.Client
+	// Now is the clock (default time.Now); the model gets its readings.
+	Now func() time.Time
+}
+
+// maxBody bounds request bodies.
+const maxBody = 32 << 20
+
+// CodecFor returns the codec of a wire format.
+func CodecFor(f llm.Format) (llm.Codec, error) {
+	switch f {
+	case llm.FormatOpenAI:
+		return openai.Codec{}, nil
+	case llm.FormatAnthropic:
+		return anthropic.Codec{}, nil
+	case llm.FormatGemini:
+		return gemini.Codec{}, nil
+	}
+	return nil, errors.New("unknown format " + strconv.Quote(string(f)))
+}
+
+// NewServer returns the handler of model m.
+func NewServer(m *Model, opts ServerOptions) (*Server, error) {
+	c, err := CodecFor(m.Format())
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{model: m, codec: c, now: opts.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	target := opts.ProxyTo
+	if target == "" {
+		target = m.spec.ProxyTo
+	}
+	if target != "" {
+		px, err := newProxy(target, opts.Client)
+		if err != nil {
+			return nil, err
+		}
+		s.proxy = px
+	}
+	s.ctl = newControl(m, s.now)
+	return s, nil
+}
+
+// Model returns the server's behaviour model.
+func (s *Server) Model() *Model { return s.model }
+
+// ServeHTTP routes control requests and chat requests.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/_mock/") {
+		s.ctl.ServeHTTP(w, r)
+		return
+	}
+	start := s.now()
+	var stream bool
+	var model string
+	switch s.model.Format() {
+	case llm.FormatOpenAI:
+		if r.URL.Path != "/v1/chat/completions" {
+			s.writeError(w, notFound(s.model.Format(), r.URL.Path))
+			return
+		}
+	case llm.FormatAnthropic:
+		if r.URL.Path != "/v1/messages" {
+			s.writeError(w, notFound(s.model.Format(), r.URL.Path))
+			return
+		}
+	case llm.FormatGemini:
+		m, st, err := gemini.ParsePath(r.URL.Path)
+		if err != nil {
+			var le *llm.Error
+			if !errors.As(err, &le) {
+				le = notFound(llm.FormatGemini, r.URL.Path)
+			}
+			s.writeError(w, le)
+			return
+		}
+		model, stream = m, st
+	}
+	if r.Method != http.MethodPost {
+		s.writeError(w, &llm.Error{Status: 405, Type: llm.ErrInvalidRequest, Message: "method " + r.Method + " not allowed"})
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return // the client went away
+	}
+	if len(body) > maxBody {
+		s.writeError(w, &llm.Error{Status: 413, Type: llm.ErrInvalidRequest, Message: "request body too large"})
+		return
+	}
+	req, err := s.codec.DecodeRequest(body)
+	if err != nil {
+		var le *llm.Error
+		if !errors.As(err, &le) {
+			le = llm.BadRequest("", "%v", err)
+		}
+		s.writeError(w, le)
+		return
+	}
+	if model != "" {
+		req.Model = model
+	}
+	if stream {
+		req.Stream = true
+	}
+	meta := Meta{RequestID: r.Header.Get("X-Request-Id"), Headers: lowerHeaders(r.Header), Stream: req.Stream}
+	if s.proxy != nil {
+		s.proxy.serve(s, w, r, start, req, body, meta)
+		return
+	}
+	p := s.model.Plan(start, req, meta)
+	x := &execution{s: s, w: w, r: r, start: start, plan: p, req: req}
+	o, sent := x.run()
+	s.model.FinishSent(s.now(), p, o, sent)
+	if o == OutcomeCut {
+		// Abort the connection without the end of the body.
+		panic(http.ErrAbortHandler)
+	}
+}
+
+func lowerHeaders(h http.Header) map[string]string {
+	m := make(map[string]string, len(h))
+	for k, v := range h {
+		if len(v) > 0 {
+			m[strings.ToLower(k)] = v[0]
+		}
+	}
+	return m
+}
+
+func notFound(f llm.Format, path string) *llm.Error {
+	e := &llm.Error{Status: 404, Type: llm.ErrNotFound, Message: "Invalid URL (POST " + path + ")"}
+	if f == llm.FormatAnthropic {
+		e.Message = "Not Found"
+	}
+	return e
+}
+
+func (s *Server) writeError(w http.ResponseWriter, e *llm.Error) {
+	status, body := s.codec.EncodeError(e)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// execution runs one plan on one connection.
+type execution struct {
+	s     *Server
+	w     http.ResponseWriter
+	r     *http.Request
+	start time.Time
+	plan  *Plan
+	req   *llm.Request
+	timer *time.Timer
+	sent  int
+}
+
+// wait sleeps until the offset due from the start, flushing first. It
+// returns false when the client went away.
+func (x *execution) wait(due time.Duration) bool {
+	d := due - x.s.now().Sub(x.start)
+	if d <= 0 {
+		return x.r.Context().Err() == nil
+	}
+	x.flush()
+	if x.timer == nil {
+		x.timer = time.NewTimer(d)
+	} else {
+		x.timer.Reset(d)
+	}
+	select {
+	case <-x.timer.C:
+		return true
+	case <-x.r.Context().Done():
+		x.timer.Stop()
+		return false
+	}
+}
+
+func (x *execution) flush() {
+	if f, ok := x.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// hijackClose closes the connection; with reset it sends a TCP RST.
+func (x *execution) hijackClose(reset bool) {
+	hj, ok := x.w.(http.Hijacker)
+	if !ok {
+		return
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok && reset {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+func (x *execution) run() (Outcome, int) {
+	p := x.plan
+	switch {
+	case p.Reset:
+		x.hijackClose(true)
+		return OutcomeReset, 0
+	case p.HoldFor > 0:
+		if !x.wait(p.HoldFor) {
+			return OutcomeClientGone, 0
+		}
+		x.hijackClose(false)
+		return OutcomeNoResponse, 0
+	}
+	if !x.wait(p.HeaderDelay) {
+		return OutcomeClientGone, 0
+	}
+	h := x.w.Header()
+	for k, v := range p.Headers {
+		h.Set(k, v)
+	}
+	if p.Status < 200 || p.Status > 299 {
+		e := p.Err
+		if e == nil {
+			e = &llm.Error{Status: p.Status, Type: llm.TypeForStatus(p.Status), Message: http.StatusText(p.Status)}
+		}
+		x.s.writeError(x.w, e)
+		return OutcomeError, 0
+	}
+	if p.Stream {
+		return x.stream()
+	}
+	return x.unary()
+}
+
+func (x *execution) unary() (Outcome, int) {
+	p := x.plan
+	n := len(p.Chunks)
+	if p.StallClose && p.StallAfter >= 0 {
+		if !x.wait(p.End()) {
+			return OutcomeClientGone, 0
+		}
+		x.hijackClose(false)
+		return OutcomeCut, 0
+	}
+	if !x.wait(p.End()) {
+		return OutcomeClientGone, 0
+	}
+	body, err := x.s.codec.EncodeResponse(&p.Response)
+	if err != nil {
+		x.s.writeError(x.w, &llm.Error{Status: 500, Type: llm.ErrServer, Message: "mock: " + err.Error()})
+		return OutcomeError, 0
+	}
+	h := x.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	switch {
+	case p.CutAfter >= 0:
+		// Promise the whole body, send the share of it the cut allows, close.
+		share := len(body) / 2
+		if n > 0 {
+			share = len(body) * min(p.CutAfter, n) / (n + 1)
+		}
+		x.w.WriteHeader(200)
+		_, _ = x.w.Write(body[:share])
+		x.flush()
+		return OutcomeCut, min(p.CutAfter, n)
+	case p.MalformedAt >= 0:
+		body = malformBody(body)
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		x.w.WriteHeader(200)
+		_, _ = x.w.Write(body)
+		return OutcomeMalformed, n
+	}
+	x.w.WriteHeader(200)
+	_, _ = x.w.Write(body)
+	return OutcomeOK, n
+}
+
+// malformBody cuts a JSON body in the middle of a value and appends garbage.
+func malformBody(body []byte) []byte {
+	out := append([]byte(nil), body[:len(body)/2]...)
+	return append(out, "\x00<<malformed>>"...)
+}
+
+func (x *execution) stream() (Outcome, int) {
+	p := x.plan
+	f := x.s.model.Format()
+	h := x.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	x.w.WriteHeader(200)
+	bw := x.w
+	enc := x.s.codec.NewStreamEncoder(bw)
+	startEv := llm.StreamEvent{Type: llm.EventStart, ID: p.Response.ID, Model: p.Response.Model}
+	if f == llm.FormatAnthropic {
+		u := llm.Usage{InputTokens: p.Response.Usage.InputTokens, CachedInputTokens: p.Response.Usage.CachedInputTokens, OutputTokens: 1}
+		startEv.Usage = &u
+	}
+	if err := enc.Encode(startEv); err != nil {
+		return OutcomeClientGone, 0
+	}
+	x.flush()
+	n := len(p.Chunks)
+	var delta llm.ToolCallDelta
+	call := -1
+	for i := 0; i <= n; i++ {
+		if i == p.CutAfter {
+			x.flush()
+			return OutcomeCut, x.sent
+		}
+		if p.StallClose && i == p.StallAfter {
+			due := p.TTFT
+			if i > 0 {
+				due = p.TokenTimes[i-1]
+			}
+			if !x.wait(due + p.StallFor) {
+				return OutcomeClientGone, x.sent
+			}
+			return OutcomeCut, x.sent
+		}
+		if i == p.MalformedAt {
+			if i < n && !x.wait(p.TokenTimes[i]) {
+				return OutcomeClientGone, x.sent
+			}
+			_, _ = io.WriteString(bw, malformedEvent(f))
+			if i < n {
+				x.sent++
+				continue
+			}
+		}
+		if i == n {
+			break
+		}
+		if !x.wait(p.TokenTimes[i]) {
+			return OutcomeClientGone, x.sent
+		}
+		var ev llm.StreamEvent
+		for call+1 < len(p.ToolStart) && p.ToolStart[call+1] <= i {
+			call++
+			tc := p.Response.ToolCalls[call]
+			delta = llm.ToolCallDelta{Index: call, ID: tc.ID, Name: tc.Name}
+		}
+		if call >= 0 {
+			delta.Arguments = p.Chunks[i]
+			d := delta
+			ev = llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: &d}
+			delta.ID, delta.Name = "", ""
+		} else {
+			ev = llm.StreamEvent{Type: llm.EventTextDelta, Text: p.Chunks[i]}
+		}
+		if err := enc.Encode(ev); err != nil {
+			return OutcomeClientGone, x.sent
+		}
+		x.sent++
+	}
+	if err := enc.Encode(llm.StreamEvent{Type: llm.EventFinish, FinishReason: p.Response.FinishReason}); err != nil {
+		return OutcomeClientGone, x.sent
+	}
+	if f != llm.FormatOpenAI || x.req.IncludeUsage {
+		u := p.Response.Usage
+		if err := enc.Encode(llm.StreamEvent{Type: llm.EventUsage, Usage: &u}); err != nil {
+			return OutcomeClientGone, x.sent
+		}
+	}
+	o := OutcomeOK
+	if p.MalformedAt >= 0 {
+		o = OutcomeMalformed
+	}
+	if p.NoDone {
+		if o == OutcomeOK {
+			o = OutcomeNoDone
+		}
+	} else if err := enc.Close(); err != nil {
+		return OutcomeClientGone, x.sent
+	}
+	x.flush()
+	return o, x.sent
+}
+
+// malformedEvent is an event whose data is not valid JSON, shaped like the
+// format's token events up to the point where it breaks off.
+func malformedEvent(f llm.Format) string {
+	switch f {
+	case llm.FormatAnthropic:
+		return "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"mal\n\n"
+	case llm.FormatGemini:
+		return "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"mal\n\n"
+	}
+	return "data: {\"id\":\"chatcmpl-malformed\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"mal\n\n"
+}
