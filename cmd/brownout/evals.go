@@ -24,6 +24,7 @@ type EvalsEndpointOptions struct {
 	Format    string
 	Endpoints []string // PROVIDER=[FORMAT@]URL
 	KeyEnv    string   // "" means the format's conventional variable
+	Gateway   bool     // --url is a brownout gateway
 	Timeout   time.Duration
 	Getenv    func(string) string
 }
@@ -70,6 +71,7 @@ func addEndpointFlags(cmd *cobra.Command, o *EvalsEndpointOptions) {
 	cmd.Flags().StringVar(&o.URL, "url", "", "base URL of a gateway or provider (e.g. http://127.0.0.1:8080, https://api.openai.com/v1)")
 	cmd.Flags().StringVar(&o.Format, "format", "openai", "wire format of --url: openai, anthropic or gemini")
 	cmd.Flags().StringArrayVar(&o.Endpoints, "endpoint", nil, "per-provider endpoint PROVIDER=[FORMAT@]URL (repeatable); overrides --url for that provider")
+	cmd.Flags().BoolVar(&o.Gateway, "gateway", false, "--url is a brownout gateway: send the route as the model and pin the target with X-Brownout-Hint (the route must allow hints)")
 	cmd.Flags().StringVar(&o.KeyEnv, "api-key-env", "", "environment variable holding the API key (default: OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by format)")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 60*time.Second, "timeout of one request")
 }
@@ -148,7 +150,7 @@ func (o *EvalsEndpointOptions) sender() (evals.Sender, error) {
 	}
 	r := &client.Router{ByProvider: map[string]*client.Client{}}
 	if o.URL != "" {
-		ep := client.Endpoint{URL: o.URL, Format: llm.Format(o.Format)}
+		ep := client.Endpoint{URL: o.URL, Format: llm.Format(o.Format), Gateway: o.Gateway}
 		if _, err := client.Codec(ep.Format); err != nil {
 			return nil, fmt.Errorf("--format: %w", err)
 		}
@@ -170,6 +172,9 @@ func (o *EvalsEndpointOptions) sender() (evals.Sender, error) {
 			return nil, fmt.Errorf("--endpoint %s: %w", p, err)
 		}
 		r.ByProvider[p] = c
+	}
+	if o.Gateway && o.URL == "" {
+		return nil, errors.New("--gateway needs --url")
 	}
 	if r.Default == nil && len(r.ByProvider) == 0 {
 		return nil, errors.New("--url or --endpoint is required")

@@ -17,11 +17,17 @@ import (
 	"github.com/brownout-dev/brownout/llm/openai"
 )
 
-// Headers a gateway may read to route an eval request.
+// Headers of a brownout gateway: the request's hint pins the target (on
+// routes with allow_hints); the response names the target that served.
 const (
-	HeaderRoute  = "X-Brownout-Route"
+	HeaderHint   = "X-Brownout-Hint"
 	HeaderTarget = "X-Brownout-Target"
 )
+
+// ErrWrongTarget is returned when a gateway served an eval request from
+// another target than the one pinned (a failover, or hints not allowed on the
+// route): the answer says nothing about the target under evaluation.
+var ErrWrongTarget = errors.New("gateway served another target")
 
 // AnthropicVersion is the anthropic-version header sent to Anthropic endpoints.
 const AnthropicVersion = "2023-06-01"
@@ -42,6 +48,10 @@ type Endpoint struct {
 	APIKey string
 	// Headers are extra request headers.
 	Headers map[string]string
+	// Gateway says URL is a brownout gateway: the request's model is the
+	// route, and the target is pinned with X-Brownout-Hint. A response served
+	// by another target is ErrWrongTarget.
+	Gateway bool
 }
 
 // Client sends requests to one endpoint. It is safe for concurrent use.
@@ -122,7 +132,9 @@ func (c *Client) Send(ctx context.Context, t evals.Target, route string, req *ll
 	if r.Stream {
 		r.IncludeUsage = true
 	}
-	if r.Model == "" {
+	if c.ep.Gateway && route != "" {
+		r.Model = route
+	} else if r.Model == "" {
 		r.Model = t.Model
 	}
 	body, err := c.codec.EncodeRequest(&r)
@@ -146,11 +158,8 @@ func (c *Client) Send(ctx context.Context, t evals.Target, route string, req *ll
 	} else {
 		hreq.Header.Set("Accept", "application/json")
 	}
-	if route != "" {
-		hreq.Header.Set(HeaderRoute, route)
-	}
-	if t.Provider != "" {
-		hreq.Header.Set(HeaderTarget, t.String())
+	if c.ep.Gateway && t.Provider != "" {
+		hreq.Header.Set(HeaderHint, t.String())
 	}
 	for k, v := range c.ep.Headers {
 		hreq.Header.Set(k, v)
@@ -175,6 +184,10 @@ func (c *Client) Send(ctx context.Context, t evals.Target, route string, req *ll
 		return nil, fmt.Errorf("post %s: %w", u.Redacted(), unwrapURL(err))
 	}
 	defer resp.Body.Close()
+	if served := resp.Header.Get(HeaderTarget); c.ep.Gateway && served != "" && t.Provider != "" && served != t.String() &&
+		resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		return nil, fmt.Errorf("%w: %s instead of %s (does route %q allow hints?)", ErrWrongTarget, served, t, route)
+	}
 	if r.Stream && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		return c.readStream(resp.Body)
 	}

@@ -158,8 +158,7 @@ func TestSendEachFormat(t *testing.T) {
 			require.Equal(t, []string{tt.wantPath}, s.paths)
 			h := s.headers[0]
 			require.Equal(t, tt.keyVal, h.Get(tt.keyHdr))
-			require.Equal(t, "chat", h.Get(HeaderRoute))
-			require.Equal(t, "p:gemini-2.5-flash", h.Get(HeaderTarget))
+			require.Empty(t, h.Get(HeaderHint), "no hint straight to a provider")
 			if tt.format == llm.FormatAnthropic {
 				require.Equal(t, AnthropicVersion, h.Get("anthropic-version"))
 			}
@@ -200,6 +199,47 @@ func TestSendStreamed(t *testing.T) {
 			require.Contains(t, le.Message, "Overloaded")
 		})
 	}
+}
+
+// fakeGateway answers with the model it was asked for (the route) and names
+// the target that served: the hinted one, or "openai:gpt-4o" without a hint
+// or when the hint is "anthropic:busy" (a failover).
+func fakeGateway(t *testing.T, s *seen) *httptest.Server {
+	codec, _ := Codec(llm.FormatOpenAI)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		s.headers = append(s.headers, r.Header.Clone())
+		s.mu.Unlock()
+		req, err := codec.DecodeRequest(body)
+		require.NoError(t, err)
+		served := r.Header.Get(HeaderHint)
+		if served == "" || served == "anthropic:busy" {
+			served = "openai:gpt-4o"
+		}
+		w.Header().Set(HeaderTarget, served)
+		b, _ := codec.EncodeResponse(&llm.Response{ID: "x", Model: req.Model, Content: "route " + req.Model, FinishReason: llm.FinishStop})
+		w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestSendThroughGateway(t *testing.T) {
+	var s seen
+	gw := fakeGateway(t, &s)
+	c, err := New(Endpoint{URL: gw.URL, Gateway: true}, gw.Client())
+	require.NoError(t, err)
+	req := userReq("hi")
+	req.Model = "claude-sonnet-4-5"
+	resp, err := c.Send(context.Background(), evals.Target{Provider: "anthropic", Model: "claude-sonnet-4-5"}, "chat", req)
+	require.NoError(t, err)
+	require.Equal(t, "route chat", resp.Content, "the model names the gateway route")
+	require.Equal(t, "anthropic:claude-sonnet-4-5", s.headers[0].Get(HeaderHint))
+
+	_, err = c.Send(context.Background(), evals.Target{Provider: "anthropic", Model: "busy"}, "chat", userReq("hi"))
+	require.ErrorIs(t, err, ErrWrongTarget)
+	require.ErrorContains(t, err, `openai:gpt-4o instead of anthropic:busy (does route "chat" allow hints?)`)
 }
 
 func TestSendProviderErrorKeepsRetryAfterAndHidesKey(t *testing.T) {

@@ -3,8 +3,10 @@
 // of it. A [Client] implements evals.Sender; a [Router] picks a client per
 // provider.
 //
-// Through a gateway, each request carries the route and the target in the
-// X-Brownout-Route and X-Brownout-Target headers, so a gateway that allows
-// hints can pin the target being evaluated. API keys are sent in the
-// format's header and never appear in errors.
+// Straight to a provider, the request's model is the target's model.
+// Through a brownout gateway (Endpoint.Gateway), the model is the route and
+// the X-Brownout-Hint header pins the target under evaluation (the route
+// must allow hints); an answer the gateway served from another target, as
+// its X-Brownout-Target response header says, is [ErrWrongTarget]. API keys
+// are sent in the format's header and never appear in errors.
 package client

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 
 	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/evals/client"
@@ -14,18 +15,19 @@ import (
 )
 
 func ExampleClient_Send() {
+	os.Setenv("ANTHROPIC_API_KEY", "sk-ant-example") // keys come from the environment
 	// A stand-in for https://api.anthropic.com, speaking the Messages API.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		req, _ := anthropic.Codec{}.DecodeRequest(body)
 		b, _ := anthropic.Codec{}.EncodeResponse(&llm.Response{ID: "msg_1", Model: req.Model,
 			Content: "Paris.", FinishReason: llm.FinishStop})
-		fmt.Println(r.URL.Path, r.Header.Get(client.HeaderRoute), r.Header.Get(client.HeaderTarget))
+		fmt.Println(r.URL.Path, req.Model, r.Header.Get("x-api-key"))
 		w.Write(b)
 	}))
 	defer srv.Close()
 
-	c, _ := client.New(client.Endpoint{URL: srv.URL, Format: llm.FormatAnthropic}, srv.Client())
+	c, _ := client.New(client.Endpoint{URL: srv.URL, Format: llm.FormatAnthropic, APIKey: os.Getenv("ANTHROPIC_API_KEY")}, srv.Client())
 	req := &llm.Request{MaxTokens: 50, Messages: []llm.Message{{Role: llm.RoleUser,
 		Content: []llm.Part{llm.TextPart("Capital of France?")}}}}
 	resp, err := c.Send(context.Background(), evals.Target{Provider: "anthropic", Model: "claude-sonnet-4-5"}, "chat", req)
@@ -35,6 +37,6 @@ func ExampleClient_Send() {
 	}
 	fmt.Println(resp.Content, resp.FinishReason)
 	// Output:
-	// /v1/messages chat anthropic:claude-sonnet-4-5
+	// /v1/messages claude-sonnet-4-5 sk-ant-example
 	// Paris. stop
 }
