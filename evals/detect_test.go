@@ -360,3 +360,18 @@ func TestDetectorsColdStartStillLearnsBaseline(t *testing.T) {
 	drive(d, tr, target, t0.Add(2*time.Minute), 40*time.Minute, 4)
 	require.Empty(t, d.Firing(target), "after the baseline is established and relearned, it is the normal")
 }
+
+func TestDetectorConfigYAML(t *testing.T) {
+	var cfg struct {
+		Detectors DetectorConfig `yaml:"detectors"`
+	}
+	src := "detectors:\n  window: 2m\n  min_samples: 50\n  token_wall: {threshold: 30%}\n  refusal: {disabled: true}\n"
+	_, err := yamlfile.Decode("gateway.yaml", []byte(src), &cfg)
+	require.NoError(t, err)
+	require.Equal(t, 2*time.Minute, cfg.Detectors.Window.D())
+	require.Equal(t, 50, cfg.Detectors.MinSamples)
+	require.InDelta(t, 0.3, cfg.Detectors.TokenWall.Threshold.F(), 1e-9)
+	require.True(t, cfg.Detectors.Refusal.Disabled)
+	_, err = yamlfile.Decode("gateway.yaml", []byte("detectors:\n  windw: 2m\n"), &cfg)
+	require.EqualError(t, err, "gateway.yaml:2:3: windw: unknown field")
+}
