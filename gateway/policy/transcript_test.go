@@ -102,6 +102,9 @@ func runTranscript(t *testing.T, path string) {
 	var got [][]string
 	for _, b := range blocks {
 		out := in.run(b)
+		if len(out) == 0 {
+			out = []string{"(no events)"}
+		}
 		got = append(got, out)
 		if !*update {
 			if d := cmp.Diff(b.want, out); d != "" {
