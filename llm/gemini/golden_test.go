@@ -178,3 +178,12 @@ func TestGoldenStreams(t *testing.T) {
 		})
 	}
 }
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

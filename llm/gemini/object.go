@@ -106,7 +106,13 @@ func (o *object) integer(key string, lo, hi int64) (*int64, error) {
 		return nil, nil
 	}
 	bad := llm.BadRequest(o.at(key), "%s must be an integer between %d and %d", key, lo, hi)
-	v = bytes.Trim(v, `"`)
+	if len(v) > 0 && v[0] == '"' {
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, bad
+		}
+		v = json.RawMessage(s)
+	}
 	n, err := strconv.ParseInt(string(v), 10, 64)
 	if err != nil {
 		f, ferr := strconv.ParseFloat(string(v), 64)

@@ -706,6 +706,14 @@ func convertSchema(m map[string]any) {
 	if n, ok := m["nullable"].(bool); ok && !n {
 		delete(m, "nullable")
 	}
+	// Proto JSON writes int64 as strings ("maxItems": "3"); JSON Schema wants numbers.
+	for _, k := range []string{"minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties"} {
+		if s, ok := m[k].(string); ok {
+			if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+				m[k] = json.Number(s)
+			}
+		}
+	}
 	if props, ok := m["properties"].(map[string]any); ok {
 		for _, p := range props {
 			if pm, ok := p.(map[string]any); ok {

@@ -53,6 +53,8 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"max tokens zero", `{"contents":[` + user + `],"generationConfig":{"maxOutputTokens":0}}`, "generationConfig.maxOutputTokens", "integer between 1"},
 		{"max tokens fraction", `{"contents":[` + user + `],"generationConfig":{"maxOutputTokens":1.5}}`, "generationConfig.maxOutputTokens", "integer"},
 		{"temperature string", `{"contents":[` + user + `],"generationConfig":{"temperature":"hot"}}`, "generationConfig.temperature", "must be a number"},
+		{"seed half quoted", `{"contents":[` + user + `],"generationConfig":{"seed":"42}}`, "", "not valid JSON"},
+		{"seed quoted fraction", `{"contents":[` + user + `],"generationConfig":{"seed":"4.5"}}`, "generationConfig.seed", "integer between"},
 		{"seed too big", `{"contents":[` + user + `],"generationConfig":{"seed":4294967296}}`, "generationConfig.seed", "integer between"},
 		{"stop not strings", `{"contents":[` + user + `],"generationConfig":{"stopSequences":"END"}}`, "generationConfig.stopSequences", "array of strings"},
 		{"mime type", `{"contents":[` + user + `],"generationConfig":{"responseMimeType":"text/x.enum"}}`, "generationConfig.responseMimeType", "not supported"},
@@ -88,12 +90,14 @@ func TestDecodeRequestAccepts(t *testing.T) {
 		{
 			name: "snake case and defaults",
 			body: `{"system_instruction":{"parts":[{"text":"be brief"}]},"contents":[{"parts":[{"text":"hi"},{"inline_data":{"mime_type":"image/jpeg","data":"_-8"}}]}],` +
-				`"generation_config":{"max_output_tokens":"64","top_k":40.0,"response_mime_type":"text/plain","candidate_count":1},"tool_config":{"function_calling_config":{"mode":"NONE"}}}`,
+				`"generation_config":{"max_output_tokens":"64","top_k":40.0,"response_mime_type":"text/plain","candidate_count":1},"tool_config":{"function_calling_config":{"mode":"NONE"}},` +
+				`"tools":[{"function_declarations":[{"name":"tags","parameters":{"type":"ARRAY","maxItems":"3","minItems":1,"items":{"type":"STRING","nullable":false}}}]}]}`,
 			want: &llm.Request{
 				Messages: []llm.Message{
 					{Role: llm.RoleSystem, Content: []llm.Part{llm.TextPart("be brief")}},
 					{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart("hi"), {Type: llm.PartImage, MediaType: "image/jpeg", Data: []byte{0xff, 0xef}}}},
 				},
+				Tools:          []llm.Tool{{Name: "tags", Parameters: json.RawMessage(`{"items":{"type":"string"},"maxItems":3,"minItems":1,"type":"array"}`)}},
 				ToolChoice:     &llm.ToolChoice{Mode: llm.ToolChoiceNone},
 				ResponseFormat: &llm.ResponseFormat{Type: llm.ResponseText},
 				MaxTokens:      64,
