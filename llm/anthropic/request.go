@@ -422,7 +422,17 @@ func decodeToolUse(p string, wb *wireBlock) (llm.ToolCall, error) {
 	if len(in) == 0 || in[0] != '{' {
 		return llm.ToolCall{}, llm.BadRequest(p+".input", "must be a JSON object")
 	}
-	return llm.ToolCall{ID: wb.ID, Name: wb.Name, Arguments: string(in)}, nil
+	return llm.ToolCall{ID: wb.ID, Name: wb.Name, Arguments: compact(in)}, nil
+}
+
+// compact returns JSON text without insignificant space: Anthropic sends
+// tool input as an object, whose spacing carries no meaning.
+func compact(raw []byte) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return string(raw)
+	}
+	return buf.String()
 }
 
 func decodeToolResult(p string, wb *wireBlock) (llm.Message, error) {

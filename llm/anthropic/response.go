@@ -150,7 +150,7 @@ func (c Codec) DecodeResponse(body []byte) (*llm.Response, error) {
 			if b.ID == "" || b.Name == "" {
 				return nil, fmt.Errorf("anthropic: decode response: content.%d: tool_use without id or name", i)
 			}
-			args := strings.TrimSpace(string(b.Input))
+			args := compact(b.Input)
 			if args == "" || args == "null" {
 				args = "{}"
 			}
@@ -174,14 +174,14 @@ func (c Codec) DecodeResponse(body []byte) (*llm.Response, error) {
 }
 
 type outResponse struct {
-	ID           string     `json:"id"`
-	Type         string     `json:"type"`
-	Role         string     `json:"role"`
-	Model        string     `json:"model"`
-	Content      []any      `json:"content"`
-	StopReason   *string    `json:"stop_reason"`
-	StopSequence *string    `json:"stop_sequence"`
-	Usage        outUsage   `json:"usage"`
+	ID           string   `json:"id"`
+	Type         string   `json:"type"`
+	Role         string   `json:"role"`
+	Model        string   `json:"model"`
+	Content      []any    `json:"content"`
+	StopReason   *string  `json:"stop_reason"`
+	StopSequence *string  `json:"stop_sequence"`
+	Usage        outUsage `json:"usage"`
 }
 
 // EncodeResponse writes a message object. Content is one text block (none

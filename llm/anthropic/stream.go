@@ -304,7 +304,8 @@ func appendString(b []byte, s string) []byte {
 // NewStreamDecoder returns a decoder of the Messages streaming events read
 // from r. It emits EventStart first (from message_start; synthesized if the
 // stream starts with a content event), text and tool-call deltas (tool calls
-// numbered 0, 1, ... in stream order), EventFinish and EventUsage from
+// numbered 0, 1, ... in stream order; a call that got no input deltas
+// gets "{}" when its block stops), EventFinish and EventUsage from
 // message_delta (usage cumulative, with the counts of message_start), and
 // EventError for an error event. It returns io.EOF after message_stop, or at
 // the end of input after a stop_reason or an error event; io.ErrUnexpectedEOF
@@ -335,8 +336,9 @@ type wireDelta struct {
 }
 
 type blockState struct {
-	kind blockKind
-	tool int
+	kind    blockKind
+	tool    int
+	hasArgs bool // a tool block received input
 }
 
 type streamDecoder struct {
@@ -445,7 +447,8 @@ func (d *streamDecoder) handle(ev sse.Event) error {
 			d.blocks[we.Index] = blockState{kind: blockTool, tool: n}
 			d.push(llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{Index: n, ID: cb.ID, Name: cb.Name}})
 			if in := bytes.TrimSpace(cb.Input); len(in) > 0 && string(in) != "{}" && string(in) != "null" {
-				d.push(llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{Index: n, Arguments: string(in)}})
+				d.blocks[we.Index] = blockState{kind: blockTool, tool: n, hasArgs: true}
+				d.push(llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{Index: n, Arguments: compact(in)}})
 			}
 		default:
 			d.blocks[we.Index] = blockState{kind: blockOther}
@@ -471,12 +474,22 @@ func (d *streamDecoder) handle(ev sse.Event) error {
 				return fmt.Errorf("input_json_delta for content block %d, which is not a tool_use block", we.Index)
 			}
 			if we.Delta.PartialJSON != "" {
+				b.hasArgs = true
+				d.blocks[we.Index] = b
 				d.push(llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{Index: b.tool, Arguments: we.Delta.PartialJSON}})
 			}
 		}
 	case "content_block_stop":
-		if _, ok := d.blocks[we.Index]; !ok {
+		b, ok := d.blocks[we.Index]
+		if !ok {
 			return fmt.Errorf("content_block_stop for content block %d, which was never started", we.Index)
+		}
+		if b.kind == blockTool && !b.hasArgs {
+			// A call without input deltas has the empty object as input,
+			// as the SDKs accumulate it.
+			b.hasArgs = true
+			d.blocks[we.Index] = b
+			d.push(llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{Index: b.tool, Arguments: "{}"}})
 		}
 	case "message_delta":
 		d.start()
