@@ -305,7 +305,7 @@ func (a *Attempt) choose(now time.Time) (best, bestKey int, soonest time.Time) {
 			key += 2 * MaxTargets // end of the line
 		}
 		prio := t.Priority
-		if r.cfg.AllowHints && a.req.Hint != "" && (a.req.Hint == t.Key() || a.req.Hint == t.Model) {
+		if r.cfg.AllowHints && a.req.Hint != "" && (a.req.Hint == ts.key || a.req.Hint == t.Model) {
 			key, prio = -1, -1
 		}
 		switch {
@@ -483,7 +483,7 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 				a.d = Decision{Kind: Wait, Target: t, Until: until, Tier: t.Tier}
 				return
 			}
-			a.e.emit(events.Event{Time: now, Kind: events.BudgetExhausted, RequestID: a.req.ID, Route: a.req.Route, Target: t.Key()})
+			a.e.emit(events.Event{Time: now, Kind: events.BudgetExhausted, RequestID: a.req.ID, Route: a.req.Route, Target: a.r.states[i].key})
 			if a.e.set.RetryBudget.OnExhausted == OnExhaustedFailFast {
 				a.fail(now, a.lastErr)
 				return
@@ -621,7 +621,7 @@ func (a *Attempt) done(now time.Time, t *Target, tier string) {
 	outcome := events.OutcomeServed
 	key := ""
 	if t != nil {
-		key = t.Key()
+		key = a.r.states[a.cur].key
 	}
 	if len(a.r.tiers) > 0 && tier != a.r.tiers[0] {
 		outcome = events.OutcomeDegraded
