@@ -1,13 +1,643 @@
 package scenarios
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/brownout-dev/brownout/evals"
+	"github.com/brownout-dev/brownout/evals/client"
+	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/gateway"
+	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/mockprovider"
 )
 
-// ErrLiveUnavailable is returned by live runs this build cannot perform.
-var ErrLiveUnavailable = errors.New("live mode is not available yet")
+// liveRun is one live game day: mock providers and (unless black box) the
+// gateway in-process on loopback, open-loop load in real time.
+type liveRun struct {
+	s     *Scenario
+	opts  Options
+	start time.Time
+
+	mu       sync.Mutex
+	evs      []events.Event
+	evalRecs []EvalRecord
+
+	provs    map[string]*mockprovider.Provider
+	specs    map[string]mockprovider.ProviderSpec
+	srv      *gateway.Server
+	gwURL    string
+	blackBox bool
+	hc       *http.Client
+	sinks    map[string]*sinkServer
+	faultIDs map[int][]faultRef
+
+	nreq                   atomic.Int64
+	inflight               sync.WaitGroup
+	requests, errs         atomic.Int64
+	secOK, secTot          []int // per-second results for stop_when
+	targetCount            map[string]int
+	aborted                string
+	stopOnce               sync.Once
+	stop                   chan struct{}
+	structSchema           *llm.ResponseFormat
+	promptsByTraffic       [][]string
+}
+
+// Emit records an event (events.Sink); safe for concurrent use.
+func (l *liveRun) Emit(e events.Event) {
+	l.mu.Lock()
+	e.Seq = uint64(len(l.evs)) + 1
+	l.evs = append(l.evs, e)
+	l.mu.Unlock()
+}
+
+// sinkServer is a webhook alert receiver that can be taken down.
+type sinkServer struct {
+	url  string
+	down atomic.Bool
+	got  atomic.Int64
+	srv  *http.Server
+}
+
+func startSink() (*sinkServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	k := &sinkServer{url: "http://" + ln.Addr().String() + "/alerts"}
+	k.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if k.down.Load() {
+			http.Error(w, "sink down", http.StatusServiceUnavailable)
+			return
+		}
+		k.got.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = k.srv.Serve(ln) }()
+	return k, nil
+}
 
 func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Result, error) {
-	return nil, ErrLiveUnavailable
+	l := &liveRun{s: s, opts: opts, provs: map[string]*mockprovider.Provider{}, specs: map[string]mockprovider.ProviderSpec{},
+		sinks: map[string]*sinkServer{}, faultIDs: map[int][]faultRef{}, targetCount: map[string]int{}, stop: make(chan struct{}),
+		blackBox: s.env.blackBox}
+	l.structSchema = &llm.ResponseFormat{Type: llm.ResponseJSONSchema, Name: "answer", Strict: true,
+		Schema: []byte(`{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"}},"required":["answer","confidence"],"additionalProperties":false}`)}
+	tr := &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}
+	l.hc = &http.Client{Transport: tr}
+	defer tr.CloseIdleConnections()
+	defer l.closeAll()
+
+	// Mock providers. In-process runs pick free ports (the gateway config is
+	// rewritten to them); black-box runs use the ports the scenario names.
+	for _, p := range s.env.providers {
+		spec := p.spec
+		if spec.Seed == 0 {
+			spec.Seed = seedFor(seed, "provider/"+p.name)
+		}
+		if !l.blackBox {
+			spec.Listen = "127.0.0.1:0"
+		}
+		pv, err := mockprovider.Start(spec, mockprovider.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("start mock %s: %w", p.name, err)
+		}
+		spec.Listen = pv.Addr
+		l.provs[p.name] = pv
+		l.specs[p.name] = spec
+	}
+	for _, k := range s.Alerts.Sinks {
+		if k.Kind != "webhook" {
+			continue
+		}
+		sk, err := startSink()
+		if err != nil {
+			return nil, err
+		}
+		l.sinks[k.Name] = sk
+	}
+
+	if l.blackBox {
+		l.gwURL = strings.TrimSuffix(s.Gateway.URL, "/")
+	} else {
+		cfg, err := l.gatewayConfig(s.env.gatewayFile, seed)
+		if err != nil {
+			return nil, err
+		}
+		srv, err := gateway.New(cfg, gateway.Options{Events: l, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			return nil, fmt.Errorf("%w: gateway: %w", ErrInvalid, err)
+		}
+		l.srv = srv
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		l.gwURL = "http://" + ln.Addr().String()
+		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() { _ = srv.Serve(sctx, ln); close(done) }()
+		defer func() { cancel(); <-done; _ = srv.Close() }()
+	}
+
+	l.promptsByTraffic = make([][]string, len(s.Traffic))
+	for i, t := range s.Traffic {
+		l.promptsByTraffic[i] = s.prompts[i]
+		if len(l.promptsByTraffic[i]) == 0 {
+			l.promptsByTraffic[i] = syntheticPrompts(t.PromptTokens, 256)
+		}
+	}
+
+	l.start = time.Now()
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range s.Traffic {
+		wg.Add(1)
+		go func() { defer wg.Done(); l.generate(runCtx, i, seed) }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); l.timeline(runCtx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); l.monitor(runCtx) }()
+
+	timer := time.NewTimer(s.Duration.D())
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+		l.aborted = "canceled"
+	case <-l.stop:
+	}
+	timer.Stop()
+	end := time.Now()
+	cancel()
+	wg.Wait()
+	l.inflight.Wait()
+	l.endSteps(end)
+	if l.srv != nil {
+		l.srv.EvaluateAlerts(time.Now())
+		time.Sleep(200 * time.Millisecond) // let deliveries report
+	}
+
+	l.mu.Lock()
+	evs := append([]events.Event(nil), l.evs...)
+	recs := append([]EvalRecord(nil), l.evalRecs...)
+	l.mu.Unlock()
+	// Events from concurrent goroutines arrive nearly in time order; sort
+	// them so the log reads as a timeline, then renumber.
+	slices.SortStableFunc(evs, func(a, b events.Event) int { return a.Time.Compare(b.Time) })
+	for i := range evs {
+		evs[i].Seq = uint64(i + 1)
+	}
+	var journal []JournalEntry
+	for _, p := range s.env.providers {
+		journal = append(journal, convertJournal(l.provs[p.name].Model().Journal())...)
+	}
+	in := Input{Events: evs, Journal: journal, Evals: recs, Start: l.start, End: end,
+		SLO: SLO{SuccessRate: s.SLO.SuccessRate.F(), Window: s.SLO.Window.D()}, Primary: s.env.primary,
+		Prices: s.env.prices, BlackBox: l.blackBox}
+	if len(in.Primary) > 0 {
+		for _, v := range in.Primary {
+			in.PrimaryTarget = v
+			break
+		}
+	}
+	res := finish(s, in, ModeLive, seed, l.aborted)
+	res.Start = l.start
+	res.Elapsed = end.Sub(l.start)
+	return res, nil
+}
+
+func (l *liveRun) closeAll() {
+	for _, p := range l.provs {
+		p.Close()
+	}
+	for _, k := range l.sinks {
+		_ = k.srv.Close()
+	}
+}
+
+// gatewayConfig loads the gateway file and points it at the in-process
+// mocks and alert sinks.
+func (l *liveRun) gatewayConfig(path string, seed uint64) (*gateway.Config, error) {
+	cfg, err := gateway.LoadConfig(path, gateway.LoadOptions{LookupEnv: lookupPlaceholder})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	for i := range cfg.Providers {
+		p := &cfg.Providers[i]
+		mp, ok := l.provs[p.Name]
+		if !ok {
+			continue
+		}
+		switch p.Kind {
+		case gateway.KindOpenAI, gateway.KindOpenAICompatible, gateway.KindAzure:
+			p.BaseURL = mp.URL + "/v1"
+		default:
+			p.BaseURL = mp.URL
+		}
+	}
+	cfg.Usage.File = ""
+	cfg.Reload.Disable = true
+	cfg.Seed = seed
+	if len(l.s.Alerts.Sinks) > 0 {
+		cfg.Alerts.Sinks = nil
+		for _, k := range l.s.Alerts.Sinks {
+			as := gateway.AlertSink{Name: k.Name, Kind: k.Kind, Timeout: 0, Retries: -1}
+			if sk := l.sinks[k.Name]; sk != nil {
+				as.URL = gateway.NewSecret(sk.url)
+			}
+			cfg.Alerts.Sinks = append(cfg.Alerts.Sinks, as)
+		}
+	}
+	return cfg, nil
+}
+
+// generate sends open-loop traffic for source i until ctx ends.
+func (l *liveRun) generate(ctx context.Context, i int, seed uint64) {
+	t := &l.s.Traffic[i]
+	rnd := rand.New(rand.NewPCG(seed, seedFor(seed, "traffic/"+strconv.Itoa(i))))
+	lmax := t.maxRate()
+	if lmax <= 0 {
+		return
+	}
+	next := time.Duration(0)
+	for {
+		if t.Arrival == "uniform" {
+			r := t.RateAt(next)
+			if r <= 0 {
+				next += time.Second
+				continue
+			}
+			next += time.Duration(float64(time.Second) / r)
+		} else {
+			next += time.Duration(rnd.ExpFloat64() / lmax * float64(time.Second))
+			if rnd.Float64()*lmax > t.RateAt(next) {
+				continue
+			}
+		}
+		if next >= l.s.Duration.D() {
+			return
+		}
+		if d := time.Until(l.start.Add(next)); d > 0 {
+			tm := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				tm.Stop()
+				return
+			case <-tm.C:
+			}
+		} else if ctx.Err() != nil {
+			return
+		}
+		stream := rnd.Float64() < t.Stream.F()
+		structured := rnd.Float64() < t.Structured.F()
+		prompt := l.promptsByTraffic[i][rnd.IntN(len(l.promptsByTraffic[i]))]
+		l.inflight.Add(1)
+		go func() {
+			defer l.inflight.Done()
+			l.send(ctx, t, stream, structured, prompt)
+		}()
+	}
+}
+
+// send makes one user request to the gateway and records what the user got.
+func (l *liveRun) send(ctx context.Context, t *Traffic, stream, structured bool, prompt string) {
+	id := "req-" + strconv.FormatInt(l.nreq.Add(1), 10)
+	req := llm.Request{Model: t.Route, Stream: stream, MaxTokens: t.MaxTokens, Temperature: t.Temperature, IncludeUsage: stream,
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart(prompt)}}}}
+	if structured {
+		req.ResponseFormat = l.structSchema
+	}
+	format := llm.Format(t.Format)
+	start := time.Now()
+	if l.blackBox {
+		l.Emit(events.Event{Time: start, Kind: events.RequestStart, RequestID: id, Route: t.Route, Stream: stream})
+	}
+	resp, target, tier, err := l.call(ctx, format, &req, id, t.ClientTimeout.D())
+	end := time.Now()
+	ok := err == nil
+	if l.blackBox {
+		e := events.Event{Time: end, Kind: events.RequestEnd, RequestID: id, Route: t.Route, Stream: stream,
+			Duration: end.Sub(start), Target: target, Tier: tier, Outcome: events.OutcomeServed}
+		if !ok {
+			e.Outcome = events.OutcomeFailed
+		} else if tier != "" && tier != "primary" {
+			e.Outcome = events.OutcomeDegraded
+		}
+		l.Emit(e)
+	}
+	l.requests.Add(1)
+	sec := int(end.Sub(l.start) / time.Second)
+	l.mu.Lock()
+	for len(l.secTot) <= sec {
+		l.secTot = append(l.secTot, 0)
+		l.secOK = append(l.secOK, 0)
+	}
+	l.secTot[sec]++
+	if ok {
+		l.secOK[sec]++
+		l.targetCount[target]++
+	}
+	l.mu.Unlock()
+	if !ok {
+		l.errs.Add(1)
+		return
+	}
+	ob := evals.Observe(resp, structured, nil)
+	pass := !(ob.FinishReason == llm.FinishLength && (req.MaxTokens == 0 || ob.OutputTokens < req.MaxTokens)) &&
+		(!structured || ob.JSONValid) && !ob.Refusal && ob.EmptyToolArgs == 0
+	l.mu.Lock()
+	l.evalRecs = append(l.evalRecs, EvalRecord{Time: end, RequestID: id, Target: target, Pass: pass})
+	l.mu.Unlock()
+}
+
+// call performs one request in the client's wire format. It returns the
+// answer and the serving target and tier the gateway named.
+func (l *liveRun) call(ctx context.Context, format llm.Format, req *llm.Request, id string, timeout time.Duration) (*llm.Response, string, string, error) {
+	codec, err := client.Codec(format)
+	if err != nil {
+		return nil, "", "", err
+	}
+	body, err := codec.EncodeRequest(req)
+	if err != nil {
+		return nil, "", "", err
+	}
+	path := "/v1/chat/completions"
+	if format == llm.FormatAnthropic {
+		path = "/v1/messages"
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	hr, err := http.NewRequestWithContext(cctx, http.MethodPost, l.gwURL+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, "", "", err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("X-Request-Id", id)
+	hr.Header.Set("Authorization", "Bearer game-day")
+	hr.Header.Set("x-api-key", "game-day")
+	hr.Header.Set("anthropic-version", client.AnthropicVersion)
+	res, err := l.hc.Do(hr)
+	if err != nil {
+		return nil, "", "", err
+	}
+	defer res.Body.Close()
+	target := normTarget(res.Header.Get(gateway.HeaderTarget))
+	tier := res.Header.Get(gateway.HeaderTier)
+	if strings.Contains(res.Header.Get("X-Brownout-Cache"), "stale") && tier == "" {
+		tier = "cached"
+	}
+	if res.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(res.Body)
+		return nil, target, tier, codec.DecodeError(res.StatusCode, llm.Header(res.Header), b)
+	}
+	if !req.Stream {
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			return nil, target, tier, err
+		}
+		r, err := codec.DecodeResponse(b)
+		return r, target, tier, err
+	}
+	dec := codec.NewStreamDecoder(res.Body)
+	out := &llm.Response{}
+	var sb strings.Builder
+	for {
+		ev, err := dec.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, target, tier, err
+		}
+		switch ev.Type {
+		case llm.EventTextDelta:
+			sb.WriteString(ev.Text)
+		case llm.EventFinish:
+			out.FinishReason = ev.FinishReason
+		case llm.EventUsage:
+			if ev.Usage != nil {
+				out.Usage = *ev.Usage
+			}
+		case llm.EventError:
+			return nil, target, tier, ev.Err
+		}
+	}
+	out.Content = sb.String()
+	return out, target, tier, nil
+}
+
+// timeline performs the scenario's steps at their times.
+func (l *liveRun) timeline(ctx context.Context) {
+	type act struct {
+		at    time.Duration
+		step  int
+		start bool
+	}
+	var acts []act
+	for i := range l.s.Timeline {
+		st := &l.s.Timeline[i]
+		acts = append(acts, act{st.At.D(), i, true})
+		if st.For > 0 && st.At+st.For < l.s.Duration {
+			acts = append(acts, act{(st.At + st.For).D(), i, false})
+		}
+	}
+	slices.SortStableFunc(acts, func(a, b act) int { return int(a.at - b.at) })
+	for _, a := range acts {
+		if d := time.Until(l.start.Add(a.at)); d > 0 {
+			tm := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				tm.Stop()
+				return
+			case <-tm.C:
+			}
+		}
+		if a.start {
+			l.stepStart(a.step)
+		} else {
+			l.stepEnd(a.step, time.Now())
+		}
+	}
+}
+
+func (l *liveRun) stepStart(i int) {
+	st := &l.s.Timeline[i]
+	now := time.Now()
+	switch st.Kind() {
+	case "fault":
+		targets, _ := l.s.expandTarget(st.Target)
+		for _, k := range targets {
+			prov, model, _ := strings.Cut(k, ":")
+			p := l.provs[prov]
+			if p == nil {
+				continue
+			}
+			spec := *st.Fault
+			spec.Provider, spec.Model = prov, model
+			spec.ID = st.Name + "/" + k
+			id, err := p.Model().AddFault(now, spec)
+			if err != nil {
+				continue
+			}
+			l.mu.Lock()
+			l.faultIDs[i] = append(l.faultIDs[i], faultRef{id: id, target: k})
+			l.mu.Unlock()
+			l.Emit(events.Event{Time: now, Kind: events.FaultStart, Name: st.Name, Target: k, Reason: string(st.Fault.Kind)})
+		}
+	case "kill":
+		p := l.provs[st.Kill]
+		if p == nil {
+			return
+		}
+		p.Close()
+		targets, _ := l.s.expandTarget(st.Kill)
+		l.mu.Lock()
+		for _, k := range targets {
+			l.faultIDs[i] = append(l.faultIDs[i], faultRef{target: k})
+		}
+		l.mu.Unlock()
+		for _, k := range targets {
+			l.Emit(events.Event{Time: now, Kind: events.FaultStart, Name: st.Name, Target: k, Reason: "kill"})
+		}
+	case "reload":
+		if l.srv == nil {
+			return
+		}
+		cfg, err := l.gatewayConfig(l.s.rel(st.Reload.Config), l.s.Seed)
+		if err == nil {
+			err = l.srv.Reload(cfg)
+		}
+		if err != nil {
+			l.Emit(events.Event{Time: now, Kind: events.ConfigReload, Name: st.Name, OK: false, Reason: firstLine(err.Error())})
+		}
+	case "sink_down":
+		if k := l.sinks[st.SinkDown]; k != nil {
+			k.down.Store(true)
+		}
+	}
+}
+
+func (l *liveRun) stepEnd(i int, now time.Time) {
+	st := &l.s.Timeline[i]
+	l.mu.Lock()
+	refs := l.faultIDs[i]
+	delete(l.faultIDs, i)
+	l.mu.Unlock()
+	switch st.Kind() {
+	case "fault":
+		for _, f := range refs {
+			prov, _, _ := strings.Cut(f.target, ":")
+			if p := l.provs[prov]; p != nil {
+				p.Model().RemoveFault(f.id)
+			}
+			l.Emit(events.Event{Time: now, Kind: events.FaultEnd, Name: st.Name, Target: f.target})
+		}
+	case "kill":
+		if refs == nil {
+			return
+		}
+		// Restart on the same address.
+		if pv, err := mockprovider.Start(l.specs[st.Kill], mockprovider.Options{}); err == nil {
+			l.mu.Lock()
+			l.provs[st.Kill] = pv
+			l.mu.Unlock()
+		}
+		for _, f := range refs {
+			l.Emit(events.Event{Time: now, Kind: events.FaultEnd, Name: st.Name, Target: f.target})
+		}
+	case "sink_down":
+		if k := l.sinks[st.SinkDown]; k != nil {
+			k.down.Store(false)
+		}
+	}
+}
+
+// endSteps ends the steps still active when the run ends.
+func (l *liveRun) endSteps(now time.Time) {
+	for i := range l.s.Timeline {
+		l.mu.Lock()
+		_, active := l.faultIDs[i]
+		l.mu.Unlock()
+		if active {
+			l.stepEnd(i, now)
+		}
+	}
+}
+
+// monitor prints progress every second and enforces stop_when.
+func (l *liveRun) monitor(ctx context.Context) {
+	tk := time.NewTicker(time.Second)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+		}
+		elapsed := time.Since(l.start)
+		if w := l.opts.Progress; w != nil {
+			l.mu.Lock()
+			total := 0
+			for _, n := range l.targetCount {
+				total += n
+			}
+			var parts []string
+			for _, k := range sortedKeys(l.targetCount) {
+				parts = append(parts, fmt.Sprintf("%s %.0f%%", k, 100*float64(l.targetCount[k])/float64(max(total, 1))))
+			}
+			l.mu.Unlock()
+			fmt.Fprintf(w, "[%s/%s] requests %d  errors %d  %s\n", elapsed.Round(time.Second), l.s.Duration,
+				l.requests.Load(), l.errs.Load(), strings.Join(parts, "  "))
+		}
+		if sw := l.s.StopWhen; sw != nil && l.checkStop(elapsed) {
+			l.stopOnce.Do(func() { close(l.stop) })
+			return
+		}
+	}
+}
+
+func (l *liveRun) checkStop(elapsed time.Duration) bool {
+	sw := l.s.StopWhen
+	n := max(int(sw.For.D()/time.Second), 1)
+	sec := int(elapsed / time.Second)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if sec < n {
+		return false
+	}
+	for k := sec - n; k < sec; k++ {
+		if k >= len(l.secTot) || l.secTot[k] == 0 || float64(l.secOK[k])/float64(l.secTot[k]) >= sw.SuccessRateBelow.F() {
+			return false
+		}
+	}
+	l.aborted = fmt.Sprintf("stop_when: success rate below %s for %s", sw.SuccessRateBelow, sw.For)
+	return true
+}
+
+
+// lookupPlaceholder resolves ${NAME} in a gateway file from the environment,
+// with a placeholder for unset names: the mocks accept any key.
+func lookupPlaceholder(name string) (string, bool) {
+	if v, ok := os.LookupEnv(name); ok {
+		return v, true
+	}
+	return "game-day-placeholder", true
 }
