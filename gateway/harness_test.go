@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -226,3 +227,5 @@ func countKind(evs []events.Event, k events.Kind) int {
 }
 
 var _ = bytes.NewReader
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

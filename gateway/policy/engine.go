@@ -296,3 +296,40 @@ func (e *Engine) allowed(req float64) int {
 
 // emit sends one event.
 func (e *Engine) emit(ev events.Event) { e.sink.Emit(ev) }
+
+// Reload builds an engine for a new configuration that keeps the breaker
+// and health state of every provider:model both configurations use, so a
+// config reload neither closes open breakers nor forgets unhealthy targets.
+// When the breaker, health and SLA settings of a target are unchanged, the
+// new engine shares its state with the old one, so attempts still in flight
+// on the old engine are counted too; otherwise only the breaker and health
+// states carry over (not the rolling windows). Retry budgets start afresh.
+// The old engine stays valid for its attempts in flight.
+func (e *Engine) Reload(cfg Config, opts Options) (*Engine, error) {
+	n, err := New(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	sameSettings := n.set.Breaker == e.set.Breaker && n.set.Health == e.set.Health
+	for k, nt := range n.targets {
+		old := e.targets[k]
+		if old == nil {
+			continue
+		}
+		if sameSettings && old.sla == nt.sla {
+			n.targets[k] = old
+			continue
+		}
+		old.mu.Lock()
+		nt.state, nt.gen, nt.openUntil, nt.openings, nt.streak, nt.closedAt = old.state, old.gen, old.openUntil, old.openings, old.streak, old.closedAt
+		nt.probeFails = old.probeFails
+		nt.health, nt.reason, nt.downUntil, nt.upAt = old.health, old.reason, old.downUntil, old.upAt
+		old.mu.Unlock()
+	}
+	for _, r := range n.routes {
+		for i := range r.states {
+			r.states[i] = n.targets[r.states[i].key]
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,294 @@
+package gateway_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/gateway"
+	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/mockprovider"
+)
+
+// The benchmarks put the gateway side by side with a direct call to the
+// same mock provider on loopback, in one run:
+//
+//	BenchmarkDirect/complete   vs BenchmarkGateway/complete    (one client, sequential)
+//	BenchmarkDirect/stream     vs BenchmarkGateway/stream      (20-token stream)
+//	BenchmarkDirect/parallel   vs BenchmarkGateway/parallel    (throughput, many clients)
+//	BenchmarkStreams                                           (1,000 concurrent streams, memory per stream)
+//
+// Each sequential benchmark reports p50-µs and p99-µs of the request (and
+// ttft-p50-µs/ttft-p99-µs of the first token for streams); subtract the
+// direct figures from the gateway's for the added latency.
+
+type benchEnv struct {
+	mock    *mockprovider.Provider
+	gw      *httptest.Server
+	srv     *gateway.Server
+	client  *http.Client
+	direct  string // upstream URL
+	through string // gateway URL
+}
+
+func newBenchEnv(b *testing.B) *benchEnv {
+	b.Helper()
+	mock := mockprovider.StartTest(b, mockprovider.ProviderSpec{Name: "alpha", Format: llm.FormatOpenAI, Seed: 1,
+		Models: []mockprovider.ModelSpec{{Name: "gpt-4o", OutputTokens: mockprovider.Length{Min: 20, Max: 20}}}})
+	cfg, err := gateway.ParseConfig("bench.yaml", []byte(fmt.Sprintf(`version: 1
+providers:
+  - {name: alpha, kind: openai, base_url: "%s/v1", api_key: sk-bench}
+routes:
+  - name: chat
+    targets:
+      - {provider: alpha, model: gpt-4o, price: {input_per_mtok: 2.5, output_per_mtok: 10}}
+cache: {max_entries: -1}
+`, mock.URL)), gateway.LoadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := gateway.New(cfg, gateway.Options{Events: events.Discard, Logger: discardLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	gw := httptest.NewServer(srv.Handler())
+	b.Cleanup(func() {
+		gw.Close()
+		_ = srv.Close()
+	})
+	tr := &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}
+	return &benchEnv{mock: mock, gw: gw, srv: srv, client: &http.Client{Transport: tr},
+		direct: mock.URL + "/v1/chat/completions", through: gw.URL + "/v1/chat/completions"}
+}
+
+func benchBody(stream bool, model string) []byte {
+	return fmt.Appendf(nil, `{"model":%q,"stream":%v,"messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Summarise the incident report in two sentences."}]}`, model, stream)
+}
+
+// call makes one request and returns its latency and the time to the
+// first streamed content chunk.
+func (e *benchEnv) call(b *testing.B, url string, body []byte, stream bool) (total, ttft time.Duration) {
+	start := time.Now()
+	resp, err := e.client.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		msg, _ := io.ReadAll(resp.Body)
+		b.Fatalf("status %d: %s", resp.StatusCode, msg)
+	}
+	if !stream {
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start), 0
+	}
+	sc := bufio.NewScanner(resp.Body)
+	done := false
+	for sc.Scan() {
+		line := sc.Bytes()
+		if ttft == 0 && bytes.Contains(line, []byte(`"content":"`)) {
+			ttft = time.Since(start)
+		}
+		if bytes.Equal(line, []byte("data: [DONE]")) {
+			done = true
+		}
+	}
+	if !done {
+		b.Fatal("stream without [DONE]")
+	}
+	return time.Since(start), ttft
+}
+
+func percentile(ds []time.Duration, q float64) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(q * float64(len(s)-1))
+	return float64(s[i]) / float64(time.Microsecond)
+}
+
+func benchSequential(b *testing.B, direct bool, stream bool) {
+	e := newBenchEnv(b)
+	url, model := e.through, "chat"
+	if direct {
+		url, model = e.direct, "gpt-4o"
+	}
+	body := benchBody(stream, model)
+	for range 50 { // warm up connections and pools
+		e.call(b, url, body, stream)
+	}
+	var lat, ttfts []time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		d, f := e.call(b, url, body, stream)
+		lat = append(lat, d)
+		if stream {
+			ttfts = append(ttfts, f)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(percentile(lat, .5), "p50-µs")
+	b.ReportMetric(percentile(lat, .99), "p99-µs")
+	if stream {
+		b.ReportMetric(percentile(ttfts, .5), "ttft-p50-µs")
+		b.ReportMetric(percentile(ttfts, .99), "ttft-p99-µs")
+	}
+}
+
+func benchParallel(b *testing.B, direct bool) {
+	e := newBenchEnv(b)
+	url, model := e.through, "chat"
+	if direct {
+		url, model = e.direct, "gpt-4o"
+	}
+	body := benchBody(false, model)
+	b.SetParallelism(8)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			e.call(b, url, body, false)
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+}
+
+func BenchmarkDirect(b *testing.B) {
+	b.Run("complete", func(b *testing.B) { benchSequential(b, true, false) })
+	b.Run("stream", func(b *testing.B) { benchSequential(b, true, true) })
+	b.Run("parallel", func(b *testing.B) { benchParallel(b, true) })
+}
+
+func BenchmarkGateway(b *testing.B) {
+	b.Run("complete", func(b *testing.B) { benchSequential(b, false, false) })
+	b.Run("stream", func(b *testing.B) { benchSequential(b, false, true) })
+	b.Run("parallel", func(b *testing.B) { benchParallel(b, false) })
+}
+
+// holdUpstream is an OpenAI-format upstream whose streams send one chunk and
+// then wait until released: streams that stay open, for memory accounting.
+type holdUpstream struct {
+	release chan struct{}
+	started sync.WaitGroup
+}
+
+func (h *holdUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(200)
+	_, _ = io.WriteString(w, `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}`+"\n\n")
+	w.(http.Flusher).Flush()
+	h.started.Done()
+	select {
+	case <-h.release:
+	case <-r.Context().Done():
+		return
+	}
+	_, _ = io.WriteString(w, `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+}
+
+// BenchmarkStreams holds 1,000 concurrent streams open, direct and through
+// the gateway, and reports the memory (heap and stacks) per stream; the
+// difference is the gateway's cost of a stream.
+func BenchmarkStreams(b *testing.B) {
+	const n = 1000
+	for _, through := range []bool{false, true} {
+		name := map[bool]string{false: "direct", true: "gateway"}[through]
+		b.Run(name, func(b *testing.B) {
+			var perStream float64
+			for b.Loop() {
+				perStream = holdStreams(b, n, through)
+			}
+			b.ReportMetric(perStream, "B/stream")
+		})
+	}
+}
+
+func holdStreams(b *testing.B, n int, through bool) float64 {
+	up := &holdUpstream{release: make(chan struct{})}
+	ups := httptest.NewServer(up)
+	defer ups.Close()
+	url := ups.URL + "/v1/chat/completions"
+	var cleanup func()
+	if through {
+		cfg, err := gateway.ParseConfig("bench.yaml", []byte(fmt.Sprintf(`version: 1
+providers:
+  - {name: alpha, kind: openai, base_url: "%s/v1"}
+routes:
+  - name: chat
+    targets: [{provider: alpha, model: gpt-4o, timeouts: {idle: 5m}}]
+cache: {max_entries: -1}
+`, ups.URL)), gateway.LoadOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv, err := gateway.New(cfg, gateway.Options{Events: events.Discard, Logger: discardLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		gws := httptest.NewServer(srv.Handler())
+		url = gws.URL + "/v1/chat/completions"
+		cleanup = func() { gws.Close(); _ = srv.Close() }
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: 0, DisableCompression: true}}
+	body := benchBody(true, "chat")
+	if !through {
+		body = benchBody(true, "gpt-4o")
+	}
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	up.started.Add(n)
+	var wg sync.WaitGroup
+	opened := make(chan struct{}, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+			if err != nil {
+				b.Error(err)
+				opened <- struct{}{}
+				return
+			}
+			defer resp.Body.Close()
+			br := bufio.NewReader(resp.Body)
+			_, _ = br.ReadString('\n') // the first chunk arrived
+			opened <- struct{}{}
+			_, _ = io.Copy(io.Discard, br)
+		}()
+	}
+	up.started.Wait()
+	for range n {
+		<-opened
+	}
+	runtime.GC()
+	var during runtime.MemStats
+	runtime.ReadMemStats(&during)
+	close(up.release)
+	wg.Wait()
+	client.CloseIdleConnections()
+	if cleanup != nil {
+		cleanup()
+	}
+	used := float64(during.HeapInuse+during.StackInuse) - float64(before.HeapInuse+before.StackInuse)
+	return used / float64(n)
+}
+
+var _ = strings.Contains
