@@ -46,16 +46,16 @@ type liveRun struct {
 	sinks    map[string]*sinkServer
 	faultIDs map[int][]faultRef
 
-	nreq                   atomic.Int64
-	inflight               sync.WaitGroup
-	requests, errs         atomic.Int64
-	secOK, secTot          []int // per-second results for stop_when
-	targetCount            map[string]int
-	aborted                string
-	stopOnce               sync.Once
-	stop                   chan struct{}
-	structSchema           *llm.ResponseFormat
-	promptsByTraffic       [][]string
+	nreq             atomic.Int64
+	inflight         sync.WaitGroup
+	requests, errs   atomic.Int64
+	secOK, secTot    []int // per-second results for stop_when
+	targetCount      map[string]int
+	aborted          string
+	stopOnce         sync.Once
+	stop             chan struct{}
+	structSchema     *llm.ResponseFormat
+	promptsByTraffic [][]string
 }
 
 // Emit records an event (events.Sink); safe for concurrent use.
@@ -631,7 +631,6 @@ func (l *liveRun) checkStop(elapsed time.Duration) bool {
 	l.aborted = fmt.Sprintf("stop_when: success rate below %s for %s", sw.SuccessRateBelow, sw.For)
 	return true
 }
-
 
 // lookupPlaceholder resolves ${NAME} in a gateway file from the environment,
 // with a placeholder for unset names: the mocks accept any key.
