@@ -135,7 +135,8 @@ func errorFor(code int, status, message string) *llm.Error {
 // "details"}}. The status is e.ProviderType when it is a Google status
 // ("RESOURCE_EXHAUSTED"), otherwise the one Gemini uses for e.Type (overloaded
 // is 503 UNAVAILABLE, rate_limit 429 RESOURCE_EXHAUSTED, timeout 504
-// DEADLINE_EXCEEDED); the HTTP status is that status's code. Code becomes an
+// DEADLINE_EXCEEDED); the HTTP status is that status's code, except that an
+// error decoded from Gemini (ProviderType a Google status) keeps its Status. Code becomes an
 // ErrorInfo reason, Param a BadRequest field violation and RetryAfter a
 // RetryInfo retryDelay; the server should also send a Retry-After header.
 func (Codec) EncodeError(e *llm.Error) (int, []byte) {
@@ -155,6 +156,9 @@ func (Codec) EncodeError(e *llm.Error) (int, []byte) {
 		}
 	}
 	code := statuses[status].code
+	if status == e.ProviderType && e.Status >= 400 && e.Status <= 599 {
+		code = e.Status // a Gemini error passed through keeps its own code
+	}
 	msg := e.Message
 	if msg == "" && e.Type == llm.ErrContextLength {
 		msg = contextLengthMessage
@@ -213,6 +217,9 @@ func (Codec) DecodeError(status int, h llm.Header, body []byte) *llm.Error {
 func fromErrorObject(status int, o *errorObject) *llm.Error {
 	if status == 0 {
 		status = o.Code
+	}
+	if status < 100 || status > 599 {
+		status = 0
 	}
 	st := o.Status
 	if st == "" {

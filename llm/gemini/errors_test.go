@@ -136,6 +136,11 @@ func TestErrorRoundTrip(t *testing.T) {
 		{in: &llm.Error{Status: 503, Message: "typeless"}, wantStatus: 503,
 			want: &llm.Error{Status: 503, Type: llm.ErrOverloaded, Message: "typeless", ProviderType: "UNAVAILABLE"}},
 		{in: &llm.Error{Type: llm.ErrInvalidRequest, ProviderType: "FAILED_PRECONDITION", Message: "region"}, wantStatus: 400},
+		// A Gemini error passed through keeps its own HTTP status.
+		{in: &llm.Error{Type: llm.ErrServer, Status: 502, ProviderType: "INTERNAL", Message: "bad gateway"}, wantStatus: 502},
+		// Another format's type string is not a Google status: the canonical code is used.
+		{in: &llm.Error{Type: llm.ErrOverloaded, Status: 529, ProviderType: "overloaded_error", Message: "Overloaded"}, wantStatus: 503,
+			want: &llm.Error{Status: 503, Type: llm.ErrOverloaded, Message: "Overloaded", ProviderType: "UNAVAILABLE"}},
 	}
 	c := gemini.Codec{}
 	for _, tt := range tests {
