@@ -98,9 +98,7 @@ func (px *proxy) serve(s *Server, w http.ResponseWriter, r *http.Request, start 
 	x := &execution{s: s, w: w, r: r, start: start, plan: p, req: req}
 	o, sent := x.run()
 	m.FinishSent(s.now(), p, o, sent)
-	if o == OutcomeCut {
-		panic(http.ErrAbortHandler)
-	}
+	x.end(o)
 }
 
 // passThrough copies the upstream response, flushing after every read.

@@ -149,10 +149,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &execution{s: s, w: w, r: r, start: start, plan: p, req: req}
 	o, sent := x.run()
 	s.model.FinishSent(s.now(), p, o, sent)
-	if o == OutcomeCut {
-		// Abort the connection without the end of the body.
-		panic(http.ErrAbortHandler)
+	x.end(o)
+}
+
+// end aborts the connection of a cut answer after sending what was written.
+func (x *execution) end(o Outcome) {
+	if o != OutcomeCut || x.hijacked {
+		return
 	}
+	x.flush()
+	// Abort the connection without the end of the body.
+	panic(http.ErrAbortHandler)
 }
 
 func lowerHeaders(h http.Header) map[string]string {
@@ -191,6 +198,10 @@ type execution struct {
 	req   *llm.Request
 	timer *time.Timer
 	sent  int
+	// headers is set once the status line is written; only then does
+	// waiting flush.
+	headers  bool
+	hijacked bool
 }
 
 // wait sleeps until the offset due from the start, flushing first. It
@@ -200,7 +211,9 @@ func (x *execution) wait(due time.Duration) bool {
 	if d <= 0 {
 		return x.r.Context().Err() == nil
 	}
-	x.flush()
+	if x.headers {
+		x.flush()
+	}
 	if x.timer == nil {
 		x.timer = time.NewTimer(d)
 	} else {
@@ -231,6 +244,7 @@ func (x *execution) hijackClose(reset bool) {
 	if err != nil {
 		return
 	}
+	x.hijacked = true
 	if tc, ok := conn.(*net.TCPConn); ok && reset {
 		_ = tc.SetLinger(0)
 	}
@@ -241,12 +255,15 @@ func (x *execution) run() (Outcome, int) {
 	p := x.plan
 	switch {
 	case p.Reset:
+		// Journal first: the client learns of the close at once.
+		x.s.model.FinishSent(x.s.now(), p, OutcomeReset, 0)
 		x.hijackClose(true)
 		return OutcomeReset, 0
 	case p.HoldFor > 0:
 		if !x.wait(p.HoldFor) {
 			return OutcomeClientGone, 0
 		}
+		x.s.model.FinishSent(x.s.now(), p, OutcomeNoResponse, 0)
 		x.hijackClose(false)
 		return OutcomeNoResponse, 0
 	}
@@ -278,6 +295,7 @@ func (x *execution) unary() (Outcome, int) {
 		if !x.wait(p.End()) {
 			return OutcomeClientGone, 0
 		}
+		x.s.model.FinishSent(x.s.now(), p, OutcomeCut, 0)
 		x.hijackClose(false)
 		return OutcomeCut, 0
 	}
@@ -300,8 +318,8 @@ func (x *execution) unary() (Outcome, int) {
 			share = len(body) * min(p.CutAfter, n) / (n + 1)
 		}
 		x.w.WriteHeader(200)
+		x.headers = true
 		_, _ = x.w.Write(body[:share])
-		x.flush()
 		return OutcomeCut, min(p.CutAfter, n)
 	case p.MalformedAt >= 0:
 		body = malformBody(body)
@@ -328,6 +346,7 @@ func (x *execution) stream() (Outcome, int) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	x.w.WriteHeader(200)
+	x.headers = true
 	bw := x.w
 	enc := x.s.codec.NewStreamEncoder(bw)
 	startEv := llm.StreamEvent{Type: llm.EventStart, ID: p.Response.ID, Model: p.Response.Model}
@@ -344,7 +363,6 @@ func (x *execution) stream() (Outcome, int) {
 	call := -1
 	for i := 0; i <= n; i++ {
 		if i == p.CutAfter {
-			x.flush()
 			return OutcomeCut, x.sent
 		}
 		if p.StallClose && i == p.StallAfter {
@@ -412,7 +430,8 @@ func (x *execution) stream() (Outcome, int) {
 	} else if err := enc.Close(); err != nil {
 		return OutcomeClientGone, x.sent
 	}
-	x.flush()
+	// No flush: the handler returns after journaling and net/http flushes,
+	// so a client that sees the end finds the attempt journaled.
 	return o, x.sent
 }
 
