@@ -1,12 +1,15 @@
 package gemini_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -485,4 +488,45 @@ func rawEqual(a, b json.RawMessage) bool {
 		return string(a) == string(b)
 	}
 	return cmp.Equal(x, y)
+}
+
+// sdkRequest is the generateContent body in the SDK's own types, which mirror
+// the API's; decoding into it with unknown fields disallowed checks that every
+// field EncodeRequest writes is one Gemini defines, with the right type.
+type sdkRequest struct {
+	Contents          []*genai.Content        `json:"contents"`
+	SystemInstruction *genai.Content          `json:"systemInstruction,omitempty"`
+	Tools             []*genai.Tool           `json:"tools,omitempty"`
+	ToolConfig        *genai.ToolConfig       `json:"toolConfig,omitempty"`
+	GenerationConfig  *genai.GenerationConfig `json:"generationConfig,omitempty"`
+	SafetySettings    []*genai.SafetySetting  `json:"safetySettings,omitempty"`
+	CachedContent     string                  `json:"cachedContent,omitempty"`
+}
+
+func TestEncodedRequestsUseSDKFields(t *testing.T) {
+	for _, path := range fixtures(t, "requests", ".json") {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			body, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, err := gemini.Codec{}.DecodeRequest(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			enc, err := gemini.Codec{}.EncodeRequest(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dec := json.NewDecoder(bytes.NewReader(enc))
+			dec.DisallowUnknownFields()
+			var r sdkRequest
+			if err := dec.Decode(&r); err != nil {
+				t.Fatalf("encoded body does not fit the SDK's types: %v\n%s", err, enc)
+			}
+			if len(r.Contents) == 0 {
+				t.Fatal("no contents")
+			}
+		})
+	}
 }

@@ -216,3 +216,23 @@ func TestStreamEncoderRejects(t *testing.T) {
 		})
 	}
 }
+
+func TestEncodeResponseUnsupported(t *testing.T) {
+	tests := []struct {
+		name    string
+		resp    llm.Response
+		feature string
+	}{
+		{"refusal", llm.Response{Refusal: "I can't help with that.", FinishReason: llm.FinishStop}, "refusal"},
+		{"args not object", llm.Response{ToolCalls: []llm.ToolCall{{ID: "a", Name: "f", Arguments: "{}"}, {ID: "b", Name: "g", Arguments: `["x"]`}}, FinishReason: llm.FinishToolCalls}, "tool_calls[1].arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := gemini.Codec{}.EncodeResponse(&tt.resp)
+			var u *llm.UnsupportedError
+			if !errors.As(err, &u) || u.Feature != tt.feature {
+				t.Fatalf("EncodeResponse error = %v, want *llm.UnsupportedError for %s", err, tt.feature)
+			}
+		})
+	}
+}
