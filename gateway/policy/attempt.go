@@ -145,7 +145,7 @@ type Attempt struct {
 	bytesSent bool
 	failed    bool // some attempt failed (StrictFallbacks)
 	cacheDone bool
-	last      Outcome
+	last      Class // class of the last attempt
 	lastErr   *llm.Error
 }
 
@@ -233,7 +233,7 @@ func (a *Attempt) pick(now time.Time) Decision {
 			// content filter) gets the provider's error; a request the
 			// targets failed gets the honest 503.
 			err := a.lastErr
-			if err == nil || !a.last.Class.info().ignore || a.attempts >= a.e.set.MaxAttempts {
+			if err == nil || !a.last.info().ignore || a.attempts >= a.e.set.MaxAttempts {
 				err = a.honest(now, reason)
 				if !soonest.IsZero() && soonest.After(now) {
 					err.RetryAfter = ceilSecond(soonest.Sub(now))
@@ -439,7 +439,7 @@ func (a *Attempt) Observe(now time.Time, o Outcome) {
 	ts.mu.Unlock()
 	p.flush(a.e.sink)
 
-	a.last = o
+	a.last = o.Class
 	a.bytesSent = a.bytesSent || o.BytesSent
 	a.partial = a.partial || o.Partial
 	if o.Class == OK {
@@ -599,8 +599,8 @@ func classType(c Class) llm.ErrorType {
 // honest is the error when no tier can serve: 503 with Retry-After.
 func (a *Attempt) honest(now time.Time, reason string) *llm.Error {
 	msg := fmt.Sprintf("route %q: %s after %d attempts", a.req.Route, reason, a.attempts)
-	if a.last.Class != "" {
-		msg += "; last outcome " + string(a.last.Class)
+	if a.last != "" {
+		msg += "; last outcome " + string(a.last)
 	}
 	return &llm.Error{Status: 503, Type: llm.ErrOverloaded, Code: "no_target_available", Message: msg,
 		RetryAfter: a.e.set.RetryAfter.D()}
@@ -609,7 +609,7 @@ func (a *Attempt) honest(now time.Time, reason string) *llm.Error {
 func (a *Attempt) fail(now time.Time, err *llm.Error) {
 	a.phase = phaseFinal
 	a.d = Decision{Kind: Fail, Err: err}
-	class := string(a.last.Class)
+	class := string(a.last)
 	a.e.emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
 		Outcome: events.OutcomeFailed, Status: err.Status, Class: class, Attempt: a.attempts,
 		Duration: now.Sub(a.start), Stream: a.req.Stream})

@@ -70,16 +70,46 @@
 // (unhealthy targets go to the end of the line), then priority, with a
 // weighted random choice among equals. Targets that lack a capability the
 // request needs, whose context window is too small, or (after a partial
-// answer) that cannot prefill are skipped. Each outcome Class decides what
-// follows: a retry on the same target (per its status code lists, with
-// full-jitter backoff or Retry-After up to a cap, and only while the route's
-// retry budget allows), a fail-over, or the end of the request. A hard cap
-// bounds attempts per request. Breakers are keyed provider:model and open on
-// the error rate over a rolling window (after a minimum of samples) or on
-// consecutive probe failures; they half-open after an open duration that
-// doubles on repeated re-opening, admit a capped trickle of real requests,
-// and close only if all succeed. A result admitted under an older breaker
-// generation is discarded.
+// answer) that cannot prefill are skipped; a client hint moves a target to
+// the front on routes that allow hints.
+//
+// Each outcome Class decides what follows (see the Class constants): a retry
+// on the same target (per its status code lists, after a full-jitter
+// backoff or the provider's Retry-After up to a cap, and only while the
+// route's retry budget allows), a fail-over, or the end of the request. A
+// hard cap bounds upstream attempts per request; the cached tier does not
+// count as one.
+//
+// Breakers are keyed provider:model and shared by every route that uses
+// the model. They open on the error rate over a rolling window (once it
+// holds a minimum of samples), on consecutive active probe failures, or on
+// a Signal; they half-open after an open duration that doubles on every
+// re-opening that follows closely on the last, admit a capped trickle of
+// real requests, and close only if all of them succeed. Each transition
+// starts a new generation: an outcome observed for an attempt admitted
+// under an older generation is discarded — by the breaker, passive health
+// and the SLA windows alike — so a stream that ends after its breaker
+// flipped changes nothing.
+//
+// Passive health is the soft signal: a few failures in a window, an SLA
+// cutoff breached, or a detector's Demote move a target to the end of the
+// line, where it is still used when everything before it fails. It recovers
+// on its own when its failures age out, and its share of traffic then ramps
+// back linearly over the cooldown. With alternatives available, health
+// usually moves traffic before the breaker has its minimum of samples; the
+// breaker is what stops traffic to a target that is failing for everyone.
+//
+// # Concurrency and configuration
+//
+// Each provider:model and each route has its own lock; the tables of routes
+// and targets never change after New, so requests on different routes and
+// targets do not contend. Engine.Reload builds the engine for a new
+// configuration and carries the breaker and health state over. Config has
+// YAML tags for the `routes:` and `policy:` sections of the gateway file;
+// every field's zero value stands for its documented default, and
+// Config.Validate reports every problem with its dotted path
+// ("routes.0.targets.1.retry.base") for the caller to turn into
+// file:line:col with yamlfile.
 //
 // # Dependencies
 //

@@ -1,0 +1,32 @@
+package gateway_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/brownout-dev/brownout/gateway"
+)
+
+func exampleEnv(k string) (string, bool) {
+	return map[string]string{
+		"BROWNOUT_ADMIN_TOKEN": "admin-secret", "OPENAI_API_KEY": "sk-openai-secret",
+		"ANTHROPIC_API_KEY": "sk-ant-secret", "GEMINI_API_KEY": "gm-secret",
+		"ALERT_WEBHOOK_URL": "https://hooks.example.com/T000/secret-path",
+	}[k], true
+}
+
+// TestExampleConfig: the shipped example is valid and builds a gateway.
+func TestExampleConfig(t *testing.T) {
+	cfg, err := gateway.LoadConfig("../examples/gateway/failover.yaml", gateway.LoadOptions{LookupEnv: exampleEnv})
+	require.NoError(t, err)
+	assert.Len(t, cfg.Providers, 3)
+	assert.Len(t, cfg.Routes, 2)
+	assert.Equal(t, "sk-ant-secret", cfg.Providers[1].APIKey.Value())
+	assert.Equal(t, "127.0.0.1:8080", cfg.ListenAddr())
+	cfg.Usage.File = ""
+	srv, err := gateway.New(cfg, gateway.Options{Logger: discardLogger()})
+	require.NoError(t, err)
+	require.NoError(t, srv.Close())
+}
