@@ -3,6 +3,7 @@ package gemini
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -29,6 +30,9 @@ func unsupported(feature, reason string, args ...any) error {
 // arguments that are not a JSON object, and Extra keys other than Gemini's
 // own (safetySettings, cachedContent, generationConfig.<field>).
 func (Codec) EncodeRequest(req *llm.Request) ([]byte, error) {
+	if req == nil {
+		return nil, errors.New("gemini: nil request")
+	}
 	if req.User != "" {
 		return nil, unsupported("user", "Gemini requests carry no end-user id")
 	}

@@ -140,6 +140,9 @@ func errorFor(code int, status, message string) *llm.Error {
 // ErrorInfo reason, Param a BadRequest field violation and RetryAfter a
 // RetryInfo retryDelay; the server should also send a Retry-After header.
 func (Codec) EncodeError(e *llm.Error) (int, []byte) {
+	if e == nil {
+		e = &llm.Error{Type: llm.ErrServer, Message: "unknown error"}
+	}
 	status := e.ProviderType
 	if _, ok := statuses[status]; !ok {
 		switch e.Type {

@@ -145,6 +145,9 @@ func argsText(args json.RawMessage) (string, error) {
 // refusal field) and is an *llm.UnsupportedError. The cache-creation count
 // stays inside promptTokenCount, which Gemini does not break down.
 func (Codec) EncodeResponse(resp *llm.Response) ([]byte, error) {
+	if resp == nil {
+		return nil, errors.New("gemini: nil response")
+	}
 	if resp.Refusal != "" {
 		return nil, &llm.UnsupportedError{Format: llm.FormatGemini, Feature: "refusal", Reason: "Gemini has no refusal field; a refusal is content"}
 	}
