@@ -330,12 +330,12 @@ func (l *liveRun) send(ctx context.Context, t *Traffic, stream, structured bool,
 	if l.blackBox {
 		l.Emit(events.Event{Time: start, Kind: events.RequestStart, RequestID: id, Route: t.Route, Stream: stream})
 	}
-	resp, target, tier, err := l.call(ctx, format, &req, id, t.ClientTimeout.D())
+	resp, target, tier, ttft, err := l.call(ctx, format, &req, id, t.ClientTimeout.D())
 	end := time.Now()
 	ok := err == nil
 	if l.blackBox {
 		e := events.Event{Time: end, Kind: events.RequestEnd, RequestID: id, Route: t.Route, Stream: stream,
-			Duration: end.Sub(start), Target: target, Tier: tier, Outcome: events.OutcomeServed}
+			Duration: end.Sub(start), TTFT: ttft, Target: target, Tier: tier, Outcome: events.OutcomeServed}
 		if !ok {
 			e.Outcome = events.OutcomeFailed
 		} else if tier != "" && tier != "primary" {
@@ -369,8 +369,19 @@ func (l *liveRun) send(ctx context.Context, t *Traffic, stream, structured bool,
 }
 
 // call performs one request in the client's wire format. It returns the
-// answer and the serving target and tier the gateway named.
-func (l *liveRun) call(ctx context.Context, format llm.Format, req *llm.Request, id string, timeout time.Duration) (*llm.Response, string, string, error) {
+// answer, the serving target and tier the gateway named, and the time to the
+// first token (or to the response, unstreamed).
+func (l *liveRun) call(ctx context.Context, format llm.Format, req *llm.Request, id string, timeout time.Duration) (resp *llm.Response, target, tier string, ttft time.Duration, err error) {
+	start := time.Now()
+	resp, target, tier, err = l.do(ctx, format, req, id, timeout, func() {
+		if ttft == 0 {
+			ttft = time.Since(start)
+		}
+	})
+	return
+}
+
+func (l *liveRun) do(ctx context.Context, format llm.Format, req *llm.Request, id string, timeout time.Duration, first func()) (*llm.Response, string, string, error) {
 	codec, err := client.Codec(format)
 	if err != nil {
 		return nil, "", "", err
@@ -410,6 +421,7 @@ func (l *liveRun) call(ctx context.Context, format llm.Format, req *llm.Request,
 	}
 	if !req.Stream {
 		b, err := io.ReadAll(res.Body)
+		first()
 		if err != nil {
 			return nil, target, tier, err
 		}
@@ -429,6 +441,7 @@ func (l *liveRun) call(ctx context.Context, format llm.Format, req *llm.Request,
 		}
 		switch ev.Type {
 		case llm.EventTextDelta:
+			first()
 			sb.WriteString(ev.Text)
 		case llm.EventFinish:
 			out.FinishReason = ev.FinishReason

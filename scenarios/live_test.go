@@ -3,10 +3,14 @@ package scenarios
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"math"
+	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/brownout-dev/brownout/gateway"
 )
 
 // TestFidelity runs a short game day in both modes: the simulation must
@@ -79,4 +83,61 @@ func TestLiveCanceled(t *testing.T) {
 	if res.Elapsed >= s.Duration.D() || res.Overall.Availability.Requests == 0 {
 		t.Errorf("elapsed %v of %v, %d requests: want a partial run with traffic", res.Elapsed, s.Duration, res.Overall.Availability.Requests)
 	}
+}
+
+// TestLiveBlackBox drives a gateway the scenario does not start, at a URL:
+// the mocks listen on the ports the providers file names, the gateway's
+// events are not seen, and detection is the traffic shift in the journals.
+func TestLiveBlackBox(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("live run takes 10s of real time; timings need a build without -race")
+	}
+	cfg, err := gateway.LoadConfig("../examples/gamedays/env/gateway.yaml", gateway.LoadOptions{LookupEnv: lookupPlaceholder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := gateway.New(cfg, gateway.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = srv.Serve(ctx, ln); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; _ = srv.Close() })
+
+	src := `version: 1
+name: black-box
+seed: 5
+duration: 10s
+providers: {file: ../examples/gamedays/env/providers.yaml}
+gateway: {url: "http://` + ln.Addr().String() + `", primary: openai/gpt-4o}
+traffic:
+  - {route: chat, rate: 20/s, stream: 50%, prompt_tokens: 100}
+timeline:
+  - {name: gpt4o-503, at: 3s, for: 5s, target: openai/gpt-4o, fault: {kind: http_error, status: 503}}
+expect:
+  ttd: {max: 5s}
+  availability: {min: 95%}
+`
+	s, err := Parse("blackbox.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), s, Options{Mode: ModeLive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + res.Scorecard())
+	if !res.BlackBox {
+		t.Fatal("not scored as a black box")
+	}
+	f, _ := res.Fault("gpt4o-503", "")
+	if !f.Detected || f.DetectedBy != "traffic_shift" {
+		t.Fatalf("detected=%v by=%q, want traffic_shift", f.Detected, f.DetectedBy)
+	}
+	RequireExpectations(t, res)
 }
