@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/brownout-dev/brownout/yamlfile"
@@ -60,12 +61,31 @@ func (l *Latency) UnmarshalYAML(n *yaml.Node) error {
 		*l = Fixed(d.D())
 		return nil
 	}
+	if err := CheckKeys(n, "dist", "fixed", "min", "max", "mean", "stddev", "median", "p99"); err != nil {
+		return err
+	}
 	var f latencyFields
 	if err := n.Decode(&f); err != nil {
 		return err
 	}
 	*l = Latency(f)
 	l.infer()
+	return nil
+}
+
+// CheckKeys rejects mapping keys outside allowed, for custom YAML
+// unmarshalers (which yaml.v3 does not decode strictly). The error carries
+// the key's line and column.
+func CheckKeys(n *yaml.Node, allowed ...string) error {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if !contains(allowed, k.Value) {
+			return &yamlfile.Error{Line: k.Line, Col: k.Column, Field: k.Value, Msg: "unknown field (one of " + strings.Join(allowed, ", ") + ")"}
+		}
+	}
 	return nil
 }
 

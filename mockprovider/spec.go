@@ -142,6 +142,9 @@ func (l *Length) UnmarshalYAML(n *yaml.Node) error {
 		*l = Length{Fixed: v}
 		return nil
 	}
+	if err := faults.CheckKeys(n, "fixed", "min", "max", "mean", "stddev", "median", "p99"); err != nil {
+		return err
+	}
 	var f lengthFields
 	if err := n.Decode(&f); err != nil {
 		return err
