@@ -358,3 +358,24 @@ func TestSLA(t *testing.T) {
 		})
 	}
 }
+
+func TestBreakerLostTrial(t *testing.T) {
+	const a, b = "a:m1", "b:m2"
+	var log events.Log
+	cfg := oneRoute(tgt(a), tgt(b, prio(1)))
+	cfg.Policy.Breaker.HalfOpenRequests = 1
+	cfg.Policy.Breaker.TrialTimeout = dur("1m")
+	e := newEngine(t, cfg, &log)
+	require.NoError(t, e.Signal(t0, a, "manual", Trip))
+	now := t0.Add(30 * time.Second)
+	lost := e.Begin(now, Request{Route: "chat"})
+	require.Equal(t, a, lost.Next(now).Target.Key(), "the one trial")
+	require.Equal(t, b, e.Begin(now, Request{Route: "chat"}).Next(now).Target.Key())
+	require.Equal(t, now.Add(time.Minute), e.NextTick(), "the trial's timeout is scheduled")
+	e.Tick(now.Add(time.Minute))
+	require.Equal(t, Open, breakerOf(e, a).Breaker)
+	// the lost trial reports at last: an old generation, ignored
+	lost.Observe(now.Add(time.Minute+time.Second), Outcome{Class: OK})
+	require.Equal(t, Open, breakerOf(e, a).Breaker)
+	require.Equal(t, []string{"0s closed>open manual", "30s open>half_open open_for_elapsed", "1m30s half_open>open trial_timeout"}, transitions(&log))
+}

@@ -240,6 +240,11 @@ type Breaker struct {
 	// HalfOpenRequests is the trickle of real requests admitted half-open;
 	// all must succeed to close. Default 5.
 	HalfOpenRequests int `yaml:"half_open_requests"`
+	// TrialTimeout is how long a half-open breaker waits for the outcome of
+	// its trials. A trial never observed (a caller that lost it) would
+	// otherwise hold its slot forever; past the timeout the breaker opens
+	// again. Default 10m.
+	TrialTimeout yamlfile.Duration `yaml:"trial_timeout"`
 }
 
 // Health configures passive health: Failures within Window move a target to
@@ -301,6 +306,7 @@ func (s Settings) withDefaults() Settings {
 	br.MaxOpenFor = yamlfile.Duration(orDur(br.MaxOpenFor, 5*time.Minute))
 	br.ResetAfter = yamlfile.Duration(orDur(br.ResetAfter, 10*time.Minute))
 	br.HalfOpenRequests = orInt(br.HalfOpenRequests, 5)
+	br.TrialTimeout = yamlfile.Duration(orDur(br.TrialTimeout, 10*time.Minute))
 	h := &s.Health
 	h.Failures = orInt(h.Failures, 2)
 	h.Window = yamlfile.Duration(orDur(h.Window, 2*time.Minute))

@@ -45,7 +45,7 @@ func TestSettingsDefaults(t *testing.T) {
 	require.Equal(t, 0.10, s.RetryBudget.Ratio.F())
 	require.Equal(t, 3, s.RetryBudget.MinRetries)
 	require.Equal(t, OnExhaustedFailover, s.RetryBudget.OnExhausted)
-	require.Equal(t, Breaker{Window: dur("60s"), ErrorRate: 0.25, MinSamples: 20, ProbeFailures: 3, OpenFor: dur("30s"), MaxOpenFor: dur("5m"), ResetAfter: dur("10m"), HalfOpenRequests: 5}, s.Breaker)
+	require.Equal(t, Breaker{Window: dur("60s"), ErrorRate: 0.25, MinSamples: 20, ProbeFailures: 3, OpenFor: dur("30s"), MaxOpenFor: dur("5m"), ResetAfter: dur("10m"), HalfOpenRequests: 5, TrialTimeout: dur("10m")}, s.Breaker)
 	require.Equal(t, Health{Failures: 2, Window: dur("2m"), Cooldown: dur("2m")}, s.Health)
 	tg := Target{}.withDefaults()
 	require.Equal(t, []int{429, 500, 502, 503}, tg.Retry.OnStatusCodes)

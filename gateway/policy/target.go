@@ -58,8 +58,9 @@ type targetState struct {
 	streak     int // re-openings counting toward the open duration growth
 	closedAt   time.Time
 	probeFails int
-	trials     int // half-open requests admitted
-	trialOK    int // half-open successes
+	halfAt     time.Time // when it half-opened
+	trials     int       // half-open requests admitted
+	trialOK    int       // half-open successes
 	// health
 	health    HealthState
 	reason    string
@@ -109,6 +110,9 @@ func (t *targetState) advance(now time.Time, p *pending) {
 	if t.state == Open && !now.Before(t.openUntil) {
 		t.transition(now, HalfOpen, "open_for_elapsed", p)
 	}
+	if t.state == HalfOpen && t.trials > t.trialOK && !now.Before(t.halfAt.Add(t.bs.TrialTimeout.D())) {
+		t.transition(now, Open, "trial_timeout", p)
+	}
 	switch t.health {
 	case Unhealthy:
 		if !now.Before(t.downUntil) {
@@ -148,6 +152,8 @@ func (t *targetState) transition(now time.Time, to BreakerState, reason string, 
 		t.openings++
 		t.openUntil = now.Add(t.openFor())
 		t.probeFails = 0
+	case HalfOpen:
+		t.halfAt = now
 	case Closed:
 		t.closedAt = now
 		t.counts.reset()
@@ -320,6 +326,9 @@ func (t *targetState) nextTick() time.Time {
 	}
 	if t.state == Open {
 		take(t.openUntil)
+	}
+	if t.state == HalfOpen && t.trials > t.trialOK {
+		take(t.halfAt.Add(t.bs.TrialTimeout.D()))
 	}
 	switch t.health {
 	case Unhealthy:
