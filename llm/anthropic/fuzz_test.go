@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -113,6 +114,51 @@ func FuzzStreamDecoder(f *testing.F) {
 			if ev.Type != llm.EventError {
 				n++
 			}
+		}
+	})
+}
+
+// textDeltaEvents decodes one text_delta whose JSON string body is raw,
+// either in the API's exact compact shape (the decoder's fast path) or with
+// a space that sends it down the encoding/json path.
+func textDeltaEvents(raw string, compact bool) string {
+	sep := ":"
+	if !compact {
+		sep = ": "
+	}
+	in := "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+		"data: {\"type\":\"content_block_delta\",\"index\"" + sep + "0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + raw + "\"}}\n\n"
+	dec := codec.NewStreamDecoder(bytes.NewReader([]byte(in)))
+	var out bytes.Buffer
+	for range 10 {
+		ev, err := dec.Next()
+		if err != nil {
+			var ee *sse.EventError
+			if errors.As(err, &ee) {
+				out.WriteString("malformed\n")
+				continue
+			}
+			out.WriteString(err.Error())
+			break
+		}
+		out.WriteString(string(ev.Type) + " " + ev.Text + "\n")
+	}
+	return out.String()
+}
+
+// FuzzTextDeltaFastPath checks the hand-written text_delta path against
+// encoding/json on the same string body.
+func FuzzTextDeltaFastPath(f *testing.F) {
+	for _, s := range []string{`plain`, `a\"b\\c\/d\n\r\t\b\f`, `\u00e9\ud83d\ude00`, `\ud800x`, `\udc00\ud800\udc00`, `\ud83d\u0041`, "caf\xc3", `\x`, `\u12`, `trailing\`, "é✓"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if strings.ContainsAny(raw, "\r\n") {
+			return // a line break ends the SSE data line: not this test
+		}
+		fast, slow := textDeltaEvents(raw, true), textDeltaEvents(raw, false)
+		if fast != slow {
+			t.Fatalf("body %q:\nfast path %q\njson path %q", raw, fast, slow)
 		}
 	})
 }

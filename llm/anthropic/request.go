@@ -403,6 +403,9 @@ func decodeImage(p string, src *wireSource) (llm.Part, error) {
 		if src.URL == "" {
 			return llm.Part{}, llm.BadRequest(p+".source.url", "field required")
 		}
+		if strings.HasPrefix(src.URL, "data:") {
+			return llm.Part{}, llm.BadRequest(p+".source.url", "inline data goes in a base64 source, not a data: URL")
+		}
 		return llm.Part{Type: llm.PartImage, URL: src.URL}, nil
 	case "":
 		return llm.Part{}, llm.BadRequest(p+".source.type", "field required")
@@ -456,7 +459,6 @@ func decodeToolResult(p string, wb *wireBlock) (llm.Message, error) {
 	if err := json.Unmarshal(c, &blocks); err != nil {
 		return llm.Message{}, badJSON(p+".content", err)
 	}
-	m.Content = []llm.Part{}
 	for k, b := range blocks {
 		bp := idx(p+".content", k)
 		switch b.Type {
@@ -940,8 +942,8 @@ func encodeParts(p string, parts []llm.Part, images bool) ([]any, error) {
 
 func imageSource(part llm.Part) (outSource, error) {
 	if len(part.Data) > 0 {
-		if part.MediaType == "" {
-			return outSource{}, errors.New("inline image data without a media type")
+		if !imageTypes[part.MediaType] {
+			return outSource{}, fmt.Errorf("inline image of media type %q: Anthropic takes image/jpeg, image/png, image/gif and image/webp", part.MediaType)
 		}
 		return outSource{Type: "base64", MediaType: part.MediaType, Data: base64.StdEncoding.EncodeToString(part.Data)}, nil
 	}
@@ -950,6 +952,12 @@ func imageSource(part llm.Part) (outSource, error) {
 		mt, isB64 := strings.CutSuffix(meta, ";base64")
 		if !ok || !isB64 || mt == "" {
 			return outSource{}, errors.New("a data: URI that is not base64 with a media type")
+		}
+		if !imageTypes[mt] {
+			return outSource{}, fmt.Errorf("inline image of media type %q: Anthropic takes image/jpeg, image/png, image/gif and image/webp", mt)
+		}
+		if _, err := base64.StdEncoding.DecodeString(data); err != nil {
+			return outSource{}, fmt.Errorf("a data: URI with invalid base64: %v", err)
 		}
 		return outSource{Type: "base64", MediaType: mt, Data: data}, nil
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/brownout-dev/brownout/llm"
@@ -20,7 +22,8 @@ var (
 )
 
 // NewStreamEncoder returns an encoder writing the Messages streaming events
-// to w: EventStart is message_start followed by a ping; text and tool-call
+// to w: EventStart is message_start (with ev.Usage as its usage when set)
+// followed by a ping; text and tool-call
 // deltas open and close content blocks as they interleave (text_delta,
 // input_json_delta); EventFinish and EventUsage together make message_delta;
 // Close writes message_stop; EventError writes an error event.
@@ -245,6 +248,143 @@ func (e *streamEncoder) messageDelta() error {
 	return e.w.Event("message_delta", b)
 }
 
+const textDeltaPrefix = `{"type":"content_block_delta","index":`
+
+// fastTextDelta handles the most frequent event, a text_delta in the exact
+// compact shape the API writes, without reflection. It reports false, having
+// done nothing, for anything else, which then takes the general path.
+func (d *streamDecoder) fastTextDelta(data string) bool {
+	rest, ok := strings.CutPrefix(data, textDeltaPrefix)
+	if !ok {
+		return false
+	}
+	n := 0
+	i := 0
+	for i < len(rest) && i < 9 && rest[i] >= '0' && rest[i] <= '9' {
+		n = n*10 + int(rest[i]-'0')
+		i++
+	}
+	if i == 0 || (rest[0] == '0' && i > 1) {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest[i:], `,"delta":{"type":"text_delta","text":"`)
+	if !ok {
+		return false
+	}
+	end, escaped := -1, false
+	for j := 0; j < len(rest); j++ {
+		c := rest[j]
+		if c == '"' {
+			end = j
+			break
+		}
+		if c < 0x20 {
+			return false
+		}
+		if c == '\\' {
+			escaped = true
+			j++
+		}
+	}
+	if end < 0 || rest[end:] != `"}}` {
+		return false
+	}
+	text := rest[:end]
+	if escaped {
+		if text, ok = unescape(text); !ok {
+			return false
+		}
+	} else if !utf8.ValidString(text) {
+		return false
+	}
+	b, ok := d.blocks[n]
+	if !ok || b.kind != blockText {
+		return false // the general path reports the protocol error
+	}
+	if text != "" {
+		d.push(llm.StreamEvent{Type: llm.EventTextDelta, Text: text})
+	}
+	return true
+}
+
+// unescape decodes the body of a JSON string (between the quotes) as
+// encoding/json does; ok is false for a malformed escape or invalid UTF-8,
+// which the general path then handles.
+func unescape(s string) (string, bool) {
+	if !utf8.ValidString(s) {
+		return "", false
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			b = append(b, c)
+			continue
+		}
+		i++
+		if i >= len(s) {
+			return "", false
+		}
+		switch s[i] {
+		case '"', '\\', '/':
+			b = append(b, s[i])
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r, ok := hex4(s[i+1:])
+			if !ok {
+				return "", false
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2, ok := rune(0), false
+				if strings.HasPrefix(s[i+1:], `\u`) {
+					r2, ok = hex4(s[i+3:])
+				}
+				if dec := utf16.DecodeRune(r, r2); ok && dec != utf8.RuneError {
+					r = dec
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			b = utf8.AppendRune(b, r)
+		default:
+			return "", false
+		}
+	}
+	return string(b), true
+}
+
+func hex4(s string) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[:4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
 // appendString appends s as a JSON string the way encoding/json writes it
 // with HTML escaping off: invalid UTF-8 becomes U+FFFD, and U+2028 and U+2029
 // are escaped.
@@ -302,8 +442,9 @@ func appendString(b []byte, s string) []byte {
 }
 
 // NewStreamDecoder returns a decoder of the Messages streaming events read
-// from r. It emits EventStart first (from message_start; synthesized if the
-// stream starts with a content event), text and tool-call deltas (tool calls
+// from r. It emits EventStart first (from message_start, with its usage so
+// far — input and cache counts — in Usage; synthesized if the stream starts
+// with a content event), text and tool-call deltas (tool calls
 // numbered 0, 1, ... in stream order; a call that got no input deltas
 // gets "{}" when its block stops), EventFinish and EventUsage from
 // message_delta (usage cumulative, with the counts of message_start), and
@@ -399,6 +540,9 @@ func (d *streamDecoder) start() {
 }
 
 func (d *streamDecoder) handle(ev sse.Event) error {
+	if ev.Event != "error" && d.fastTextDelta(ev.Data) {
+		return nil
+	}
 	data := bytes.TrimSpace([]byte(ev.Data))
 	if len(data) == 0 {
 		return nil
@@ -421,8 +565,13 @@ func (d *streamDecoder) handle(ev sse.Event) error {
 			return errors.New("message_start without message")
 		}
 		d.started = true
-		d.usage.merge(we.Message.Usage)
-		d.push(llm.StreamEvent{Type: llm.EventStart, ID: we.Message.ID, Model: we.Message.Model})
+		start := llm.StreamEvent{Type: llm.EventStart, ID: we.Message.ID, Model: we.Message.Model}
+		if we.Message.Usage != nil {
+			d.usage.merge(we.Message.Usage)
+			u := d.usage.normalize()
+			start.Usage = &u
+		}
+		d.push(start)
 	case "content_block_start":
 		cb := we.ContentBlock
 		if cb == nil {
