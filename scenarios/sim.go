@@ -214,9 +214,8 @@ func (m *sim) run() {
 	for i := range m.s.Timeline {
 		st := &m.s.Timeline[i]
 		m.schedule(int64(st.At), tStepStart, int32(i), nil)
-		if st.For > 0 && st.At+st.For < m.s.Duration {
-			m.schedule(int64(st.At+st.For), tStepEnd, int32(i), nil)
-		}
+		// Steps without an end (or ending past the run) end with it.
+		m.schedule(int64(m.s.stepEnd(st)), tStepEnd, int32(i), nil)
 	}
 	if m.alerts != nil {
 		m.schedule(int64(m.alertEvery), tAlerts, 0, nil)
@@ -268,14 +267,10 @@ func (m *sim) run() {
 			break
 		}
 	}
-	// Steps still active end with the run.
+	// A run cut short ends the steps still active.
 	for i := range m.s.Timeline {
-		st := &m.s.Timeline[i]
-		if st.For <= 0 || st.At+st.For >= m.s.Duration || m.end < int64(st.At+st.For) {
-			if int64(st.At) <= m.end {
-				m.now = max(m.now, m.end)
-				m.stepEnd(i)
-			}
+		if _, active := m.faultIDs[i]; active {
+			m.stepEnd(i)
 		}
 	}
 }
