@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -402,6 +403,14 @@ func (c *Config) Validate() error {
 	add := func(field, format string, args ...any) {
 		es = append(es, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
+	var neg []string // fields with a negative duration
+	flushNeg := func() {
+		slices.Sort(neg) // map order is random; keep the report stable
+		for _, f := range neg {
+			add(f, "must not be negative")
+		}
+		neg = neg[:0]
+	}
 	names := map[string]int{}
 	slas := map[string]struct {
 		sla  SLA
@@ -503,6 +512,17 @@ func (c *Config) Validate() error {
 					add(fmt.Sprintf("%s.fallback_status_codes.%d", tp, i), "%d is not an HTTP status", code)
 				}
 			}
+			for name, d := range map[string]yamlfile.Duration{
+				"retry.base": t.Retry.Base, "retry.cap": t.Retry.Cap, "retry.retry_after_cap": t.Retry.RetryAfterCap,
+				"timeouts.connect": t.Timeouts.Connect, "timeouts.first_token": t.Timeouts.FirstToken,
+				"timeouts.idle": t.Timeouts.Idle, "timeouts.total": t.Timeouts.Total, "timeouts.grace": t.Timeouts.Grace,
+				"sla.first_token": t.SLA.FirstToken, "sla.time_per_output_token": t.SLA.TimePerOutputToken, "sla.window": t.SLA.Window,
+			} {
+				if d < 0 {
+					neg = append(neg, tp+"."+name)
+				}
+			}
+			flushNeg()
 			if t.Timeouts.TokenRateFloor < 0 {
 				add(tp+".timeouts.token_rate_floor", "must not be negative")
 			}
@@ -512,6 +532,17 @@ func (c *Config) Validate() error {
 		}
 	}
 	s := &c.Policy
+	for name, d := range map[string]yamlfile.Duration{
+		"request_timeout": s.RequestTimeout, "retry_after": s.RetryAfter, "retry_budget.window": s.RetryBudget.Window,
+		"breaker.window": s.Breaker.Window, "breaker.open_for": s.Breaker.OpenFor, "breaker.max_open_for": s.Breaker.MaxOpenFor,
+		"breaker.reset_after": s.Breaker.ResetAfter, "breaker.trial_timeout": s.Breaker.TrialTimeout,
+		"health.window": s.Health.Window, "health.cooldown": s.Health.Cooldown,
+	} {
+		if d < 0 {
+			neg = append(neg, "policy."+name)
+		}
+	}
+	flushNeg()
 	if s.MaxAttempts < 0 {
 		add("policy.max_attempts", "must not be negative")
 	}

@@ -83,6 +83,15 @@ func TestValidate(t *testing.T) {
 			"routes.0.targets.0.retry.on_status_codes.1: 42 is not an HTTP status",
 			"routes.0.targets.0.retry.base: base 2s is above cap 1s",
 		}},
+		{"negative durations", func(c *Config) {
+			c.Routes[0].Targets[0].Timeouts.Idle = -1
+			c.Routes[0].Targets[0].SLA.Window = -1
+			c.Policy.Breaker.OpenFor = -1
+		}, []string{
+			"routes.0.targets.0.sla.window: must not be negative",
+			"routes.0.targets.0.timeouts.idle: must not be negative",
+			"policy.breaker.open_for: must not be negative",
+		}},
 		{"fallback codes", func(c *Config) { c.Routes[0].Targets[0].FallbackStatusCodes = []int{700} }, []string{"routes.0.targets.0.fallback_status_codes.0: 700 is not an HTTP status"}},
 		{"tiers", func(c *Config) {
 			c.Routes[0].Tiers = []string{"primary", "primary", ""}
