@@ -102,6 +102,8 @@ func addCommands(root *cobra.Command, f *Factory) {
 	root.AddCommand(NewCmdEvals(f))
 	root.AddCommand(NewCmdReport(f))
 	root.AddCommand(NewCmdGameday(f))
+	root.AddCommand(NewCmdServe(f, nil))
+	root.AddCommand(NewCmdUsage(f))
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestServeCheck(t *testing.T) {
+	for _, k := range []string{"BROWNOUT_ADMIN_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"} {
+		t.Setenv(k, "secret-"+k)
+	}
+	t.Setenv("ALERT_WEBHOOK_URL", "https://hooks.example.com/secret")
+	code, out, errOut := runCLI(t, "serve", "-c", "../../examples/gateway/failover.yaml", "--check")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "ok (3 providers, 2 routes)")
+
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("version: 1\nproviders:\n  - name: a\n    kind: openai\n    api_key: ${NOPE_KEY}\nlisten: nowhere\nroutes:\n  - {name: chat, targets: [{provider: a, model: m}]}\n"), 0o644))
+	code, _, errOut = runCLI(t, "serve", "-c", bad, "--check")
+	assert.Equal(t, exitUsageErr, code)
+	assert.Contains(t, errOut, "bad.yaml:5:14: providers.0.api_key")
+	assert.Contains(t, errOut, "NOPE_KEY is not set")
+	assert.Contains(t, errOut, "bad.yaml:6:9: listen")
+
+	code, _, errOut = runCLI(t, "serve")
+	assert.Equal(t, exitUsageErr, code)
+	assert.Contains(t, errOut, "--config is required")
+}
+
+// TestServeRuns starts the gateway on a free port, checks it answers, and
+// stops it by cancelling the context (as SIGTERM does).
+func TestServeRuns(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "gw.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`version: 1
+providers:
+  - {name: up, kind: openai_compatible, base_url: "http://127.0.0.1:1/v1"}
+routes:
+  - name: chat
+    targets: [{provider: up, model: m}]
+`), 0o644))
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	var logs bytes.Buffer
+	go func() {
+		done <- serveRun(ctx, &ServeOptions{IO: IOStreams{Out: io.Discard, ErrOut: io.Discard}, Config: path,
+			Listen: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(&logs, nil)), LookupEnv: os.LookupEnv,
+			Ready: func(a string) { ready <- a }})
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + addr + "/v1/models")
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.Contains(t, string(b), `"id":"chat"`)
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	assert.True(t, strings.Contains(logs.String(), "gateway stopped"))
+}
