@@ -1,9 +1,7 @@
 package evals
 
 import (
-	"encoding/json"
 	"strings"
-	"unsafe"
 
 	"github.com/brownout-dev/brownout/llm"
 )
@@ -37,8 +35,8 @@ type Observation struct {
 const RefusalScan = 512
 
 // Observe summarises one response for the detectors. It is cheap enough to run
-// on every response: no allocation, JSON validity via json.Valid (no decode)
-// and only when structured, and refusal phrases searched in the first
+// on every response: no allocation, JSON validity by a validating scanner
+// (no decode, the same verdict as json.Valid) and only when structured, and refusal phrases searched in the first
 // RefusalScan bytes. refusals nil means DefaultRefusals; phrases match ASCII
 // case-insensitively, with curly apostrophes read as straight ones.
 func Observe(r *llm.Response, structured bool, refusals []string) Observation {
@@ -156,15 +154,10 @@ func (a *Accumulator) Observe(structured bool, refusals []string) Observation {
 	return ObserveStream(a.content.String(), a.calls, a.finish, a.usage, a.deltas, structured, refusals)
 }
 
-// validJSON reports whether s, trimmed, is one JSON value, without copying s.
+// validJSON reports whether s, trimmed (as the json_valid check trims), is
+// one JSON value.
 func validJSON(s string) bool {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return false
-	}
-	// json.Valid only reads its argument; viewing the string's bytes avoids a
-	// copy of every structured response on the hot path.
-	return json.Valid(unsafe.Slice(unsafe.StringData(s), len(s)))
+	return validJSONText(strings.TrimSpace(s))
 }
 
 func emptyArgs(args string) bool {
