@@ -379,3 +379,22 @@ func TestBreakerLostTrial(t *testing.T) {
 	require.Equal(t, Open, breakerOf(e, a).Breaker)
 	require.Equal(t, []string{"0s closed>open manual", "30s open>half_open open_for_elapsed", "1m30s half_open>open trial_timeout"}, transitions(&log))
 }
+
+// Time given by concurrent callers may go backwards a little; samples land
+// in the newest bucket and nothing is lost or double counted.
+func TestTimeGoesBackwards(t *testing.T) {
+	e := newEngine(t, noHealth(oneRoute(tgt("a:m1", attempts(1)))), nil)
+	now := t0.Add(time.Minute)
+	for i := range 20 {
+		at := now.Add(-time.Duration(i%5) * time.Second) // jitter backwards
+		one(e, at, Outcome{Class: ServerError, Status: 500})
+		if i < 19 {
+			require.Equal(t, Closed, breakerOf(e, "a:m1").Breaker, "sample %d", i)
+		}
+	}
+	st := breakerOf(e, "a:m1")
+	require.Equal(t, Open, st.Breaker)
+	require.Equal(t, 20, st.Samples)
+	e.Tick(t0) // a tick from the past changes nothing
+	require.Equal(t, st, breakerOf(e, "a:m1"))
+}
