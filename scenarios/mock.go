@@ -44,6 +44,10 @@ func (a *mockModel) RemoveFault(id string) { a.m.RemoveFault(id) }
 
 func (a *mockModel) Finish(now time.Time, p *faults.Plan) { a.m.Finish(now, p) }
 
+func (a *mockModel) Abandon(now time.Time, p *faults.Plan, sent int) {
+	a.m.FinishSent(now, p, mockprovider.OutcomeClientGone, sent)
+}
+
 func (a *mockModel) Journal() []JournalEntry { return convertJournal(a.m.Journal()) }
 
 func convertJournal(js []mockprovider.JournalEntry) []JournalEntry {

@@ -28,6 +28,9 @@ type provider interface {
 	AddFault(now time.Time, f faults.Spec) string
 	RemoveFault(id string)
 	Finish(now time.Time, p *faults.Plan)
+	// Abandon ends an attempt the gateway gave up on (a deadline or the
+	// watchdog fired, or the client left) after sent tokens.
+	Abandon(now time.Time, p *faults.Plan, sent int)
 	Journal() []JournalEntry
 }
 
@@ -84,6 +87,8 @@ type simReq struct {
 	planProv provider
 	resp     *llm.Response // the answer served if pending is OK
 	target   string        // provider:model of the attempt in flight
+	// pendingConnect: an attempt to a dead provider is in flight.
+	pendingConnect bool
 }
 
 type sim struct {
@@ -384,6 +389,7 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	if p == nil || m.killed[tgt.Provider] {
 		r.pending = policy.Outcome{Class: policy.ConnectError}
 		r.plan, r.planProv, r.resp = nil, nil, nil
+		r.pendingConnect = true
 		m.schedule(start+int64(time.Millisecond), tObserve, 0, r)
 		return
 	}
@@ -572,13 +578,20 @@ func observePlan(p *faults.Plan, d *policy.Decision, start time.Time, stream boo
 
 func (m *sim) observe(r *simReq) {
 	now := m.t(m.now)
+	o := r.pending
+	r.pendingConnect = false
 	if r.plan != nil {
-		r.planProv.Finish(now, r.plan)
+		switch o.Class {
+		case policy.TimeoutTTFT, policy.TimeoutTotal, policy.Stall, policy.TokenRateFloor:
+			r.planProv.Abandon(now, r.plan, o.OutputTokens)
+		default:
+			r.planProv.Finish(now, r.plan)
+		}
+		r.plan = nil
 	}
 	if r.done {
 		return
 	}
-	o := r.pending
 	if o.Class == policy.OK && r.resp != nil {
 		m.served(r, now)
 	}
@@ -615,14 +628,17 @@ func (m *sim) cancel(r *simReq) {
 	}
 	r.done = true
 	now := m.t(m.now)
+	inAttempt := r.plan != nil || r.pendingConnect
 	if r.plan != nil {
-		r.att.Observe(now, policy.Outcome{Class: policy.ClientCanceled, BytesSent: true})
-		r.planProv.Finish(now, r.plan)
+		r.planProv.Abandon(now, r.plan, 0)
 		r.plan = nil
 	}
-	// The core ends a request it sees canceled mid-attempt; a request
-	// canceled while waiting is ended here.
-	if d := r.att.Next(now); d.Kind != policy.Fail {
+	if inAttempt {
+		// The core ends a request it sees canceled mid-attempt.
+		r.att.Observe(now, policy.Outcome{Class: policy.ClientCanceled, BytesSent: true})
+	} else {
+		// Canceled while backing off: nothing is outstanding, so the
+		// request ends here.
 		m.Emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: r.id, Route: r.req.Model,
 			Outcome: events.OutcomeFailed, Class: string(policy.ClientCanceled), Duration: time.Duration(m.now - (r.deadline - int64(m.s.Traffic[r.traffic].ClientTimeout)))})
 	}
