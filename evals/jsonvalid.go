@@ -157,8 +157,8 @@ func (p *jsonScan) str() bool {
 				if i+6 > len(s) {
 					return false
 				}
-				for _, h := range []byte(s[i+2 : i+6]) {
-					if !isHex(h) {
+				for k := i + 2; k < i+6; k++ {
+					if !isHex(s[k]) {
 						return false
 					}
 				}
