@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -229,3 +230,5 @@ func countKind(evs []events.Event, k events.Kind) int {
 var _ = bytes.NewReader
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func newListener() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }

@@ -85,7 +85,8 @@
 // holds a minimum of samples), on consecutive active probe failures, or on
 // a Signal; they half-open after an open duration that doubles on every
 // re-opening that follows closely on the last, admit a capped trickle of
-// real requests, and close only if all of them succeed. Each transition
+// real requests, and close only if all of them succeed (a trial whose
+// outcome never arrives re-opens it after Breaker.TrialTimeout). Each transition
 // starts a new generation: an outcome observed for an attempt admitted
 // under an older generation is discarded — by the breaker, passive health
 // and the SLA windows alike — so a stream that ends after its breaker
