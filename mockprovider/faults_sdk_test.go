@@ -146,10 +146,10 @@ func TestFaultTTFT(t *testing.T) {
 }
 
 func TestFaultTokenRate(t *testing.T) {
-	_, c := startOpenAI(t, faults.Spec{Kind: faults.KindTokenRate, Rate: 400})
+	_, c := startOpenAI(t, faults.Spec{Kind: faults.KindTokenRate, Rate: 200})
 	r := openAIStream(t, c, chatParams("hi"))
-	// 40 tokens at 400/s: the last is due 97.5ms after the first.
-	if r.err != nil || r.chunks != 40 || r.gaps[39]-r.gaps[0] < 97*time.Millisecond {
+	// 40 tokens at 200/s: the last is due 195ms after the first.
+	if r.err != nil || r.chunks != 40 || r.gaps[39]-r.gaps[0] < 150*time.Millisecond {
 		t.Fatalf("err %v, %d chunks, span %v", r.err, r.chunks, r.gaps[len(r.gaps)-1]-r.gaps[0])
 	}
 }
@@ -233,7 +233,8 @@ func TestFaultMalformedChunk(t *testing.T) {
 	if r.err == nil || r.chunks != 3 {
 		t.Fatalf("err %v, %d chunks", r.err, r.chunks)
 	}
-	if j := p.Model().Journal(); j[0].Outcome != "malformed" && j[0].Outcome != "client_gone" {
+	// The SDK hangs up at the bad event, so the outcome may still be pending.
+	if j := p.Model().Journal(); j[0].Fault != "malformed_chunk" {
 		t.Fatalf("journal %+v", j[0])
 	}
 	// And a non-streamed body.

@@ -215,10 +215,10 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 	if ms.spec.MaxOutputTokens > 0 && (limitOut == 0 || ms.spec.MaxOutputTokens < limitOut) {
 		limitOut = ms.spec.MaxOutputTokens
 	}
-	if limitOut > 0 {
-		n = min(n, limitOut)
-	}
 	cost := prompt + n
+	if limitOut > 0 {
+		cost = prompt + min(n, limitOut)
+	}
 	if reason, wait := m.admit(now, ms, cost); reason != "" {
 		entry.Shed = reason
 		m.shed(p, reason, wait, now, ms)

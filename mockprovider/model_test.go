@@ -1,0 +1,398 @@
+package mockprovider_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brownout-dev/brownout/faults"
+	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/mockprovider"
+	"github.com/brownout-dev/brownout/yamlfile"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func userReq(model, text string) *llm.Request {
+	return &llm.Request{Model: model, Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart(text)}}}}
+}
+
+func newModel(t testing.TB, s mockprovider.ProviderSpec) *mockprovider.Model {
+	t.Helper()
+	m, err := mockprovider.NewModel(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func realistic() mockprovider.ProviderSpec {
+	s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	s.Models[0].TTFT = faults.Latency{Median: yamlfile.Duration(400 * time.Millisecond), P99: yamlfile.Duration(2 * time.Second)}
+	s.Models[0].TokensPerSecond = 60
+	s.Models[0].Jitter = 0.3
+	s.Models[0].OutputTokens = mockprovider.Length{Min: 20, Max: 200}
+	s.Faults = []faults.Spec{
+		{Kind: faults.KindHTTPError, Status: 429, Selector: faults.Selector{Probability: pct(0.2)}},
+		{Kind: faults.KindStall, For: yamlfile.Duration(5 * time.Second), Selector: faults.Selector{Probability: pct(0.3)}},
+	}
+	return s
+}
+
+func pct(v float64) *yamlfile.Percent { p := yamlfile.Percent(v); return &p }
+
+// TestPlanDeterminism: the same seed and the same requests give the same
+// plans; another seed gives other plans.
+func TestPlanDeterminism(t *testing.T) {
+	run := func(seed uint64) []*mockprovider.Plan {
+		s := realistic()
+		s.Seed = seed
+		m := newModel(t, s)
+		var out []*mockprovider.Plan
+		for i := range 50 {
+			now := t0.Add(time.Duration(i) * 100 * time.Millisecond)
+			req := userReq("gpt-4o", fmt.Sprintf("question %d", i))
+			req.Stream = i%2 == 0
+			p := m.Plan(now, req, mockprovider.Meta{RequestID: fmt.Sprint(i)})
+			m.Finish(now.Add(p.End()), p)
+			out = append(out, p)
+		}
+		return out
+	}
+	a, b, c := run(1), run(1), run(2)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed, different plans")
+	}
+	if reflect.DeepEqual(a, c) {
+		t.Fatal("different seeds, same plans")
+	}
+	faulted := 0
+	for _, p := range a {
+		if p.Fault != "" {
+			faulted++
+		}
+		if p.Status == 200 && p.Response.Usage.OutputTokens != len(p.Chunks) {
+			t.Fatalf("usage %d for %d chunks", p.Response.Usage.OutputTokens, len(p.Chunks))
+		}
+	}
+	if faulted == 0 || faulted == len(a) {
+		t.Fatalf("%d of %d plans faulted", faulted, len(a))
+	}
+}
+
+func TestPlanTiming(t *testing.T) {
+	s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	s.Models[0].TTFT = faults.Fixed(500 * time.Millisecond)
+	s.Models[0].TokensPerSecond = 20
+	m := newModel(t, s)
+	p := m.Plan(t0, userReq("gpt-4o", "hi"), mockprovider.Meta{})
+	if len(p.TokenTimes) != 40 || p.TTFT != 500*time.Millisecond || p.TokenTimes[0] != p.TTFT ||
+		p.TokenTimes[39] != 500*time.Millisecond+39*50*time.Millisecond {
+		t.Fatalf("ttft %v, %d tokens, last %v", p.TTFT, len(p.TokenTimes), p.TokenTimes[len(p.TokenTimes)-1])
+	}
+}
+
+func TestPlanValidation(t *testing.T) {
+	s := spec("anthropic", llm.FormatAnthropic, "claude-*")
+	s.Models[0].ContextWindow = 100
+	m := newModel(t, s)
+	tests := []struct {
+		name   string
+		req    *llm.Request
+		status int
+		typ    llm.ErrorType
+	}{
+		{"unknown model", userReq("gpt-4o", "hi"), 404, llm.ErrNotFound},
+		{"glob model", userReq("claude-haiku", "hi"), 200, ""},
+		{"context window", userReq("claude-haiku", strings.Repeat("x", 400)), 400, llm.ErrContextLength},
+		{"prefill refused", &llm.Request{Model: "claude-haiku", Messages: []llm.Message{
+			{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart("hi")}},
+			{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart("{")}},
+		}}, 400, llm.ErrInvalidRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := m.Plan(t0, tt.req, mockprovider.Meta{})
+			defer m.Finish(t0, p)
+			if p.Status != tt.status || (p.Err != nil && p.Err.Type != tt.typ) {
+				t.Fatalf("status %d err %+v", p.Status, p.Err)
+			}
+		})
+	}
+	s.Models[0].Prefill = true
+	m = newModel(t, s)
+	p := m.Plan(t0, tests[3].req, mockprovider.Meta{})
+	if p.Status != 200 {
+		t.Fatalf("prefill accepted: %d %+v", p.Status, p.Err)
+	}
+}
+
+func TestPlanContent(t *testing.T) {
+	s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	s.Rules = append(s.Rules, mockprovider.Rule{Regex: `(?i)^summari[sz]e`, Answer: "A summary."})
+	m := newModel(t, s)
+	weather := llm.Tool{Name: "get_weather", Parameters: json.RawMessage(`{"type":"object","required":["city","days"],"properties":{"city":{"type":"string"},"days":{"type":"integer","minimum":1,"maximum":7}}}`)}
+	search := llm.Tool{Name: "search", Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)}
+	tests := []struct {
+		name  string
+		req   func() *llm.Request
+		check func(t *testing.T, p *mockprovider.Plan)
+	}{
+		{"regex rule", func() *llm.Request { return userReq("gpt-4o", "Summarize this") }, func(t *testing.T, p *mockprovider.Plan) {
+			if p.Response.Content != "A summary." {
+				t.Fatalf("%q", p.Response.Content)
+			}
+		}},
+		{"filler of the planned length", func() *llm.Request { return userReq("gpt-4o", "anything") }, func(t *testing.T, p *mockprovider.Plan) {
+			if len(p.Chunks) != 40 || len(p.Response.Content) != 160 || p.Response.FinishReason != llm.FinishStop {
+				t.Fatalf("%d chunks, %q", len(p.Chunks), p.Response.Content)
+			}
+		}},
+		{"max_tokens truncates", func() *llm.Request { r := userReq("gpt-4o", "anything"); r.MaxTokens = 7; return r }, func(t *testing.T, p *mockprovider.Plan) {
+			if len(p.Chunks) != 7 || p.Response.FinishReason != llm.FinishLength || p.Response.Usage.OutputTokens != 7 {
+				t.Fatalf("%d chunks, %s", len(p.Chunks), p.Response.FinishReason)
+			}
+		}},
+		{"rule tool call when offered", func() *llm.Request {
+			r := userReq("gpt-4o", "weather in Paris?")
+			r.Tools = []llm.Tool{search, weather}
+			return r
+		}, func(t *testing.T, p *mockprovider.Plan) {
+			tc := p.Response.ToolCalls
+			if len(tc) != 1 || tc[0].Name != "get_weather" || tc[0].Arguments != `{"city":"Paris"}` || p.Response.FinishReason != llm.FinishToolCalls || !strings.HasPrefix(tc[0].ID, "call_") {
+				t.Fatalf("%+v", p.Response)
+			}
+		}},
+		{"rule tool call not offered", func() *llm.Request { return userReq("gpt-4o", "weather in Paris?") }, func(t *testing.T, p *mockprovider.Plan) {
+			if len(p.Response.ToolCalls) != 0 || p.Response.Content == "" {
+				t.Fatalf("%+v", p.Response)
+			}
+		}},
+		{"tool_choice none", func() *llm.Request {
+			r := userReq("gpt-4o", "weather in Paris?")
+			r.Tools = []llm.Tool{weather}
+			r.ToolChoice = &llm.ToolChoice{Mode: llm.ToolChoiceNone}
+			return r
+		}, func(t *testing.T, p *mockprovider.Plan) {
+			if len(p.Response.ToolCalls) != 0 {
+				t.Fatalf("%+v", p.Response)
+			}
+		}},
+		{"tool_choice required generates arguments from the schema", func() *llm.Request {
+			r := userReq("gpt-4o", "hello")
+			r.Tools = []llm.Tool{weather}
+			r.ToolChoice = &llm.ToolChoice{Mode: llm.ToolChoiceRequired}
+			return r
+		}, func(t *testing.T, p *mockprovider.Plan) {
+			var args struct {
+				City string `json:"city"`
+				Days int    `json:"days"`
+			}
+			tc := p.Response.ToolCalls
+			if len(tc) != 1 || json.Unmarshal([]byte(tc[0].Arguments), &args) != nil || args.City == "" || args.Days < 1 || args.Days > 7 {
+				t.Fatalf("%+v", p.Response)
+			}
+		}},
+		{"json_object", func() *llm.Request {
+			r := userReq("gpt-4o", "hello")
+			r.ResponseFormat = &llm.ResponseFormat{Type: llm.ResponseJSONObject}
+			return r
+		}, func(t *testing.T, p *mockprovider.Plan) {
+			if !json.Valid([]byte(p.Response.Content)) {
+				t.Fatalf("%q", p.Response.Content)
+			}
+		}},
+		{"non-JSON rule answer with a schema", func() *llm.Request {
+			r := userReq("gpt-4o", "capital of France?")
+			r.ResponseFormat = &llm.ResponseFormat{Type: llm.ResponseJSONSchema, Schema: json.RawMessage(`{"type":"object","properties":{"capital":{"type":"string"}},"required":["capital"]}`)}
+			return r
+		}, func(t *testing.T, p *mockprovider.Plan) {
+			var v map[string]string
+			if json.Unmarshal([]byte(p.Response.Content), &v) != nil || v["capital"] == "" {
+				t.Fatalf("%q", p.Response.Content)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := m.Plan(t0, tt.req(), mockprovider.Meta{})
+			defer m.Finish(t0, p)
+			if p.Status != 200 {
+				t.Fatalf("status %d %+v", p.Status, p.Err)
+			}
+			tt.check(t, p)
+			if p.Response.Usage.OutputTokens != len(p.Chunks) {
+				t.Fatalf("usage %d, %d chunks", p.Response.Usage.OutputTokens, len(p.Chunks))
+			}
+		})
+	}
+}
+
+func TestPromptTokens(t *testing.T) {
+	req := userReq("m", strings.Repeat("abcd", 25)) // 100 bytes = 25 tokens
+	if got := mockprovider.PromptTokens(req); got != 3+4+25 {
+		t.Fatalf("got %d", got)
+	}
+	req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: []llm.Part{{Type: llm.PartImage, URL: "https://x/y.png"}}})
+	if got := mockprovider.PromptTokens(req); got != 3+4+25+4+85 {
+		t.Fatalf("with an image: %d", got)
+	}
+}
+
+func TestPromptCache(t *testing.T) {
+	s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	s.PromptCache = &mockprovider.CacheSpec{TTL: yamlfile.Duration(5 * time.Minute), MinTokens: 50}
+	m := newModel(t, s)
+	system := llm.Message{Role: llm.RoleSystem, Content: []llm.Part{llm.TextPart(strings.Repeat("You are helpful. ", 30))}}
+	ask := func(now time.Time, q string) int {
+		req := &llm.Request{Model: "gpt-4o", Messages: []llm.Message{system, {Role: llm.RoleUser, Content: []llm.Part{llm.TextPart(q)}}}}
+		p := m.Plan(now, req, mockprovider.Meta{})
+		m.Finish(now, p)
+		return p.Response.Usage.CachedInputTokens
+	}
+	if got := ask(t0, "first"); got != 0 {
+		t.Fatalf("cold cache: %d cached", got)
+	}
+	systemTokens := 3 + 4 + faults.CountTokens(system.Text())
+	if got := ask(t0.Add(time.Minute), "second"); got != systemTokens {
+		t.Fatalf("warm cache: %d cached, want the system prompt's %d", got, systemTokens)
+	}
+	if got := ask(t0.Add(10*time.Minute), "third"); got != 0 {
+		t.Fatalf("expired cache: %d cached", got)
+	}
+}
+
+func TestCapacity(t *testing.T) {
+	t.Run("rpm sheds with retry-after and headers", func(t *testing.T) {
+		for _, f := range []llm.Format{llm.FormatOpenAI, llm.FormatAnthropic, llm.FormatGemini} {
+			s := spec("p", f, "m")
+			s.Capacity = mockprovider.Capacity{RPM: 60}
+			m := newModel(t, s)
+			var shed *mockprovider.Plan
+			for i := range 61 {
+				p := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+				m.Finish(t0, p)
+				if p.Status != 200 {
+					if i != 60 {
+						t.Fatalf("%s: request %d shed", f, i)
+					}
+					shed = p
+				}
+			}
+			if shed == nil || shed.Status != 429 || shed.Err.Type != llm.ErrRateLimit || shed.Err.RetryAfter != time.Second {
+				t.Fatalf("%s: %+v", f, shed)
+			}
+			switch f {
+			case llm.FormatOpenAI:
+				if shed.Headers["x-ratelimit-remaining-requests"] != "0" || shed.Headers["x-ratelimit-limit-requests"] != "60" || shed.Headers["retry-after"] != "1" {
+					t.Fatalf("headers %v", shed.Headers)
+				}
+			case llm.FormatAnthropic:
+				if shed.Headers["anthropic-ratelimit-requests-remaining"] != "0" || shed.Headers["retry-after"] != "1" {
+					t.Fatalf("headers %v", shed.Headers)
+				}
+			}
+			// A second later one request fits again.
+			if p := m.Plan(t0.Add(time.Second), userReq("m", "hi"), mockprovider.Meta{}); p.Status != 200 {
+				t.Fatalf("%s: after refill: %d", f, p.Status)
+			}
+			if j := m.Journal(); j[60].Outcome != mockprovider.OutcomeShed || j[60].Shed != "rpm" {
+				t.Fatalf("journal %+v", j[60])
+			}
+		}
+	})
+	t.Run("tpm", func(t *testing.T) {
+		s := spec("p", llm.FormatOpenAI, "m")
+		s.Capacity = mockprovider.Capacity{TPM: 100} // each request costs 3+4+1 + 40
+		m := newModel(t, s)
+		p1 := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+		p2 := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+		p3 := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+		if p1.Status != 200 || p2.Status != 200 || p3.Status != 429 || p3.Headers["x-ratelimit-remaining-tokens"] != "4" {
+			t.Fatalf("%d %d %d %v", p1.Status, p2.Status, p3.Status, p3.Headers)
+		}
+	})
+	t.Run("concurrency", func(t *testing.T) {
+		for _, tc := range []struct {
+			f      llm.Format
+			status int
+		}{{llm.FormatOpenAI, 429}, {llm.FormatAnthropic, 529}, {llm.FormatGemini, 503}} {
+			s := spec("p", tc.f, "m")
+			s.Models[0].Capacity = mockprovider.Capacity{MaxConcurrency: 2}
+			m := newModel(t, s)
+			a := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+			b := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+			c := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+			if a.Status != 200 || b.Status != 200 || c.Status != tc.status {
+				t.Fatalf("%s: %d %d %d", tc.f, a.Status, b.Status, c.Status)
+			}
+			m.Finish(t0, c)
+			m.Finish(t0, a)
+			m.Finish(t0, a) // twice: released once
+			d := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+			e := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+			if d.Status != 200 || e.Status != tc.status {
+				t.Fatalf("%s after a release: %d %d", tc.f, d.Status, e.Status)
+			}
+			if st := m.Stats(); st.InFlight != 3 || st.Shed != 2 {
+				t.Fatalf("stats %+v", st)
+			}
+		}
+	})
+}
+
+func TestJournalAndStats(t *testing.T) {
+	s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	m := newModel(t, s)
+	if _, err := m.AddFault(t0, faults.Spec{Kind: faults.KindTruncate, At: intp(8), Selector: faults.Selector{Header: map[string]string{"x-chaos": "1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	p := m.Plan(t0, userReq("gpt-4o", "hi"), mockprovider.Meta{RequestID: "a", Headers: map[string]string{"x-chaos": "1"}})
+	m.Finish(t0.Add(time.Second), p)
+	q := m.Plan(t0, userReq("gpt-4o", "hi"), mockprovider.Meta{RequestID: "b"})
+	j := m.Journal()
+	if len(j) != 2 || j[0].RequestID != "a" || j[0].Fault != "truncate" || !j[0].Corrupted || j[0].TokensSent != 8 ||
+		j[0].Outcome != mockprovider.OutcomeOK || j[0].FinishReason != llm.FinishLength || !j[0].End.Equal(t0.Add(time.Second)) {
+		t.Fatalf("%+v", j[0])
+	}
+	if j[1].Outcome != mockprovider.OutcomePending || j[1].Fault != "" {
+		t.Fatalf("%+v", j[1])
+	}
+	m.Finish(t0, q)
+	st := m.Stats()
+	if st.Requests != 2 || st.Faulted != 1 || st.Corrupted != 1 || st.TokensSent != 48 || st.ByOutcome["ok"] != 2 || st.InFlight != 0 || st.Faults != 1 {
+		t.Fatalf("%+v", st)
+	}
+	m.Reset()
+	if len(m.Journal()) != 0 || len(m.Faults()) != 0 || m.Stats().Requests != 0 {
+		t.Fatal("reset kept state")
+	}
+}
+
+func TestJournalBounded(t *testing.T) {
+	s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	s.JournalSize = 100
+	m := newModel(t, s)
+	for range 1000 {
+		p := m.Plan(t0, userReq("gpt-4o", "hi"), mockprovider.Meta{})
+		m.Finish(t0, p)
+	}
+	j := m.Journal()
+	if len(j) > 100 || j[len(j)-1].Seq != 1000 || j[len(j)-1].Outcome != mockprovider.OutcomeOK {
+		t.Fatalf("%d entries, last %+v", len(j), j[len(j)-1])
+	}
+}
+
+func TestFiller(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, n := range []int{1, 7, 100} {
+		f := mockprovider.Filler(r, n)
+		if faults.CountTokens(f) != n {
+			t.Fatalf("Filler(%d) has %d tokens", n, faults.CountTokens(f))
+		}
+	}
+}
