@@ -542,11 +542,14 @@ func (a *Attempt) withdraw(now time.Time) bool {
 // Backoff is the full-jitter backoff before retry n (0-based): u scaled to
 // [0, min(cap, base*2^n)), where u is a uniform random number in [0, 1).
 func Backoff(n int, base, cap time.Duration, u float64) time.Duration {
-	d := base
+	d := min(base, cap)
 	for i := 0; i < n && d < cap; i++ {
+		if d > cap/2 {
+			d = cap // also keeps the doubling from overflowing
+			break
+		}
 		d *= 2
 	}
-	d = min(d, cap)
 	return time.Duration(u * float64(d))
 }
 

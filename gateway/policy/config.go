@@ -396,6 +396,9 @@ func (es Errors) Error() string {
 // MaxTargets is the most targets a route may have.
 const MaxTargets = 64
 
+// MaxWeight is the largest target weight.
+const MaxWeight = 1_000_000
+
 // Validate checks the configuration's meaning and returns every problem as
 // Errors, or nil.
 func (c *Config) Validate() error {
@@ -475,8 +478,8 @@ func (c *Config) Validate() error {
 			if t.Priority < 0 {
 				add(tp+".priority", "must not be negative")
 			}
-			if t.Weight < 0 {
-				add(tp+".weight", "must not be negative")
+			if t.Weight < 0 || t.Weight > MaxWeight {
+				add(tp+".weight", "%d is not in [0, %d]", t.Weight, MaxWeight)
 			}
 			if t.ContextWindow < 0 {
 				add(tp+".context_window", "must not be negative")

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func TestValidate(t *testing.T) {
 			"routes.0.targets.1.provider: must not contain ':'",
 			"routes.0.targets.1.model: required",
 			"routes.0.targets.1.priority: must not be negative",
-			"routes.0.targets.1.weight: must not be negative",
+			"routes.0.targets.1.weight: -2 is not in [0, 1000000]",
 			"routes.0.targets.1.context_window: must not be negative",
 		}},
 		{"duplicate target", func(c *Config) { c.Routes[0].Targets = append(c.Routes[0].Targets, tgt("a:m1")) }, []string{"routes.0.targets.1: duplicate target a:m1 (also targets.0)"}},
@@ -143,4 +144,47 @@ func TestValidate(t *testing.T) {
 	}
 	c := good()
 	require.NoError(t, c.Validate())
+}
+
+// FuzzConfig decodes arbitrary YAML; whatever Validate accepts must build an
+// engine that serves a request without panicking.
+func FuzzConfig(f *testing.F) {
+	seed, err := os.ReadFile("testdata/gateway.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte("routes: [{name: a, targets: [{provider: p, model: m, weight: 1000000}, {provider: q, model: m, weight: 1000000}]}]\npolicy: {breaker: {window: 1ns, open_for: 1ns, max_open_for: 2562047h}}"))
+	f.Add([]byte("routes: [{name: a, tiers: [cached, primary], targets: [{provider: p, model: m, retry: {base: 2562047h}}]}]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var cfg Config
+		if _, err := yamlfile.Decode("fuzz.yaml", data, &cfg); err != nil {
+			return
+		}
+		if cfg.Validate() != nil {
+			return
+		}
+		e, err := New(cfg, Options{})
+		if err != nil {
+			t.Fatalf("Validate accepted what New rejects: %v", err)
+		}
+		for _, name := range e.Routes() {
+			now := t0
+			a := e.Begin(now, Request{Route: name, Stream: true, PromptTokens: 1000})
+			for range 20 {
+				d := a.Next(now)
+				switch d.Kind {
+				case Send:
+					a.Observe(now, Outcome{Class: ServerError, Status: 500})
+				case ServeCached:
+					a.Observe(now, Outcome{Class: CacheMiss})
+				case Wait:
+					if d.Until.Before(now) {
+						t.Fatalf("wait in the past: %v < %v", d.Until, now)
+					}
+					now = d.Until
+				}
+			}
+		}
+	})
 }

@@ -166,6 +166,9 @@ func (t *targetState) openFor() time.Duration {
 	d := t.bs.OpenFor.D()
 	maxD := t.bs.MaxOpenFor.D()
 	for i := 0; i < t.streak && d < maxD; i++ {
+		if d > maxD/2 {
+			return maxD
+		}
 		d *= 2
 	}
 	return min(d, maxD)
