@@ -636,10 +636,14 @@ func (l *liveRun) checkStop(elapsed time.Duration) bool {
 	if sec < n {
 		return false
 	}
-	for k := sec - n; k < sec; k++ {
-		if k >= len(l.secTot) || l.secTot[k] == 0 || float64(l.secOK[k])/float64(l.secTot[k]) >= sw.SuccessRateBelow.F() {
-			return false
-		}
+	// The success rate of the requests that ended over the last For.
+	var good, all int
+	for k := max(sec-n, 0); k < min(sec, len(l.secTot)); k++ {
+		good += l.secOK[k]
+		all += l.secTot[k]
+	}
+	if all == 0 || float64(good)/float64(all) >= sw.SuccessRateBelow.F() {
+		return false
 	}
 	l.aborted = fmt.Sprintf("stop_when: success rate below %s for %s", sw.SuccessRateBelow, sw.For)
 	return true

@@ -250,8 +250,9 @@ type Sink struct {
 	Kind string `yaml:"kind"` // webhook or log
 }
 
-// StopWhen aborts a run when user impact passes a bound: the success rate
-// over For stays below SuccessRateBelow.
+// StopWhen aborts a run when user impact passes a bound: the success rate of
+// the requests that ended over the last For (checked every second, once For
+// has passed) is below SuccessRateBelow.
 type StopWhen struct {
 	SuccessRateBelow yamlfile.Percent  `yaml:"success_rate_below"`
 	For              yamlfile.Duration `yaml:"for"`

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -219,5 +220,51 @@ func TestRunCanceled(t *testing.T) {
 	}
 	if !res.Aborted || res.Pass {
 		t.Fatalf("aborted=%v pass=%v, want an aborted, failed result", res.Aborted, res.Pass)
+	}
+}
+
+func TestSimReloadStep(t *testing.T) {
+	s, err := Load("testdata/reload.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range res.Log() {
+		if e.Kind == "config.reload" {
+			got = append(got, e.Name+"="+strconv.FormatBool(e.OK))
+		}
+	}
+	if want := "bad-reload=false good-reload=true"; strings.Join(got, " ") != want {
+		t.Errorf("config.reload events = %v, want %s", got, want)
+	}
+	if res.Availability() < 0.99 {
+		t.Errorf("availability %.3f: a rejected reload must keep the old config serving", res.Availability())
+	}
+}
+
+func TestSimStopWhen(t *testing.T) {
+	s, err := Load("testdata/stop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Aborted || res.Pass || !strings.HasPrefix(res.AbortReason, "stop_when") {
+		t.Fatalf("aborted=%v pass=%v reason=%q", res.Aborted, res.Pass, res.AbortReason)
+	}
+	// Every provider is dead from 5s (only a few answers are cached); the
+	// success rate over the last 20s falls below 50% within seconds of the
+	// first full window, long before the scheduled 5m.
+	if res.Elapsed >= time.Minute || res.Elapsed < 20*time.Second {
+		t.Errorf("stopped after %v of virtual time, want 20-30s", res.Elapsed)
+	}
+	if res.Events.ByKind["fault.end"] != res.Events.ByKind["fault.start"] {
+		t.Errorf("faults left open: %v", res.Events.ByKind)
 	}
 }

@@ -669,13 +669,14 @@ func (m *sim) checkStop() bool {
 	if sec < n {
 		return false
 	}
-	for k := sec - n; k < sec; k++ {
-		if k >= len(m.stopTot) || m.stopTot[k] == 0 {
-			return false
-		}
-		if float64(m.stopOK[k])/float64(m.stopTot[k]) >= sw.SuccessRateBelow.F() {
-			return false
-		}
+	// The success rate of the requests that ended over the last For.
+	var good, all int
+	for k := max(sec-n, 0); k < min(sec, len(m.stopTot)); k++ {
+		good += m.stopOK[k]
+		all += m.stopTot[k]
+	}
+	if all == 0 || float64(good)/float64(all) >= sw.SuccessRateBelow.F() {
+		return false
 	}
 	m.aborted = fmt.Sprintf("stop_when: success rate below %s for %s", sw.SuccessRateBelow, sw.For)
 	return true
