@@ -46,41 +46,7 @@ func startMocks(t *testing.T) *mocks {
 // appended verbatim (more top-level sections).
 func (m *mocks) config(t *testing.T, extra string) *gateway.Config {
 	t.Helper()
-	text := fmt.Sprintf(`version: 1
-providers:
-  - {name: alpha, kind: openai, base_url: "%s/v1", api_key: "${ALPHA_KEY}"}
-  - {name: beta, kind: anthropic, base_url: "%s", api_key: "${BETA_KEY}"}
-  - {name: gamma, kind: gemini, base_url: "%s", api_key: "${GAMMA_KEY}"}
-routes:
-  - name: chat
-    tiers: [primary, equivalent, smaller, cached]
-    targets:
-      - provider: alpha
-        model: gpt-4o
-        tier: primary
-        capabilities: {streaming: true, tools: true, structured_output: true}
-        price: {input_per_mtok: 2.5, output_per_mtok: 10}
-        retry: {attempts: 1}
-        timeouts: {connect: 1s, first_token: 300ms, idle: 300ms, total: 5s, token_rate_floor: 0}
-      - provider: beta
-        model: claude-sonnet
-        tier: equivalent
-        capabilities: {streaming: true, tools: true, structured_output: true, prefill: true}
-        price: {input_per_mtok: 3, output_per_mtok: 15}
-        retry: {attempts: 1}
-        timeouts: {first_token: 2s, idle: 2s, total: 10s}
-      - provider: gamma
-        model: gemini-flash
-        tier: smaller
-        capabilities: {streaming: true, tools: true, structured_output: true}
-        price: {input_per_mtok: 0.3, output_per_mtok: 2.5}
-        retry: {attempts: 1}
-        timeouts: {first_token: 2s, idle: 2s, total: 10s}
-policy:
-  max_attempts: 4
-  retry_after: 7s
-  breaker: {min_samples: 1000}
-%s`, m.alpha.URL, m.beta.URL, m.gamma.URL, extra)
+	text := configText(m, extra)
 	env := map[string]string{"ALPHA_KEY": "sk-alpha-secret", "BETA_KEY": "sk-beta-secret", "GAMMA_KEY": "sk-gamma-secret"}
 	cfg, err := gateway.ParseConfig("e2e.yaml", []byte(text), gateway.LoadOptions{LookupEnv: func(k string) (string, bool) {
 		v, ok := env[k]
@@ -232,3 +198,42 @@ var _ = bytes.NewReader
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func newListener() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
+
+// configText is the e2e configuration file text.
+func configText(m *mocks, extra string) string {
+	return fmt.Sprintf(`version: 1
+providers:
+  - {name: alpha, kind: openai, base_url: "%s/v1", api_key: "${ALPHA_KEY}"}
+  - {name: beta, kind: anthropic, base_url: "%s", api_key: "${BETA_KEY}"}
+  - {name: gamma, kind: gemini, base_url: "%s", api_key: "${GAMMA_KEY}"}
+routes:
+  - name: chat
+    tiers: [primary, equivalent, smaller, cached]
+    targets:
+      - provider: alpha
+        model: gpt-4o
+        tier: primary
+        capabilities: {streaming: true, tools: true, structured_output: true}
+        price: {input_per_mtok: 2.5, output_per_mtok: 10}
+        retry: {attempts: 1}
+        timeouts: {connect: 1s, first_token: 300ms, idle: 300ms, total: 5s, token_rate_floor: 0}
+      - provider: beta
+        model: claude-sonnet
+        tier: equivalent
+        capabilities: {streaming: true, tools: true, structured_output: true, prefill: true}
+        price: {input_per_mtok: 3, output_per_mtok: 15}
+        retry: {attempts: 1}
+        timeouts: {first_token: 2s, idle: 2s, total: 10s}
+      - provider: gamma
+        model: gemini-flash
+        tier: smaller
+        capabilities: {streaming: true, tools: true, structured_output: true}
+        price: {input_per_mtok: 0.3, output_per_mtok: 2.5}
+        retry: {attempts: 1}
+        timeouts: {first_token: 2s, idle: 2s, total: 10s}
+policy:
+  max_attempts: 4
+  retry_after: 7s
+  breaker: {min_samples: 1000}
+%s`, m.alpha.URL, m.beta.URL, m.gamma.URL, extra)
+}
