@@ -113,9 +113,22 @@ func TestEncodeRequestUnsupported(t *testing.T) {
 			ResponseFormat: &llm.ResponseFormat{Type: llm.ResponseJSONSchema, Schema: json.RawMessage(`{}`)},
 			Extra:          map[string]json.RawMessage{"output_config": json.RawMessage(`{"format":{}}`)}}, "extra.output_config.format"},
 	}
+	temp := 0.5
+	tests = append(tests, struct {
+		name    string
+		req     llm.Request
+		feature string
+	}{"temperature under 2026-10-21", llm.Request{Messages: []llm.Message{u}, Temperature: &temp}, "temperature"})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := codec.EncodeRequest(&tt.req)
+			c := codec
+			if strings.HasSuffix(tt.name, "2026-10-21") {
+				c.Version = anthropic.Version20261021
+				if _, err := codec.EncodeRequest(&tt.req); err != nil {
+					t.Errorf("under 2023-06-01: %v", err)
+				}
+			}
+			_, err := c.EncodeRequest(&tt.req)
 			var ue *llm.UnsupportedError
 			if !errors.As(err, &ue) {
 				t.Fatalf("err = %v, want *llm.UnsupportedError", err)

@@ -27,6 +27,11 @@
 //     llm.ErrContextLength. Retry hints come from retry-after-ms, Retry-After
 //     and the anthropic-ratelimit-* headers ([ParseRateLimits]).
 //
+// API versions: requests and responses have the same shapes under
+// anthropic-version 2023-06-01 and 2026-10-21 (what SDK v2 sends), except
+// that 2026-10-21 rejects temperature, top_p and top_k; set [Codec.Version]
+// to have EncodeRequest refuse them for that version.
+//
 // Top-level request fields the model does not know (thinking, service_tier,
 // container...) travel in Request.Extra and are written back verbatim.
 // Content blocks it cannot carry (thinking, documents, server tools) are a

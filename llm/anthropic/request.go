@@ -690,11 +690,22 @@ type (
 // has no field for, and Anthropic structured outputs are always strict).
 //
 // It returns an *llm.UnsupportedError for what the Messages API cannot say: a
-// system message after the first turn, seed, json_object output, metadata
+// system message after the first turn, seed, sampling parameters under API
+// version 2026-10-21 (see Codec.Version), json_object output, metadata
 // other than User, a participant name, image parts in an assistant turn, tool
 // call arguments that are not a JSON object, or an Extra field that collides
 // with a modelled one.
-func (Codec) EncodeRequest(req *llm.Request) ([]byte, error) {
+func (c Codec) EncodeRequest(req *llm.Request) ([]byte, error) {
+	if c.Version != "" && c.Version != Version20230601 {
+		for _, p := range []struct {
+			name string
+			set  bool
+		}{{"temperature", req.Temperature != nil}, {"top_p", req.TopP != nil}, {"top_k", req.TopK != nil}} {
+			if p.set {
+				return nil, unsupported(p.name, "API version "+c.Version+" has no sampling parameters")
+			}
+		}
+	}
 	out := outRequest{
 		Model:         req.Model,
 		MaxTokens:     req.MaxTokens,

@@ -59,7 +59,7 @@ func newFake(t *testing.T, respond func(w http.ResponseWriter, req *llm.Request)
 }
 
 func (f *fakeAnthropic) serve(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/messages" || r.Method != http.MethodPost {
+	if r.URL.Path != anthropic.Path || r.Method != http.MethodPost || r.Header.Get("anthropic-version") == "" {
 		http.NotFound(w, r)
 		return
 	}
