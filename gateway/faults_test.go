@@ -38,13 +38,13 @@ func TestFaultClasses(t *testing.T) {
 		{"500", `{kind: http_error, status: 500}`, both, want{200, "beta:claude-sonnet", false, "server_error"}},
 		{"503 overloaded", `{kind: http_error, status: 503}`, both, want{200, "beta:claude-sonnet", false, "overloaded"}},
 		{"reset", `{kind: reset}`, both, want{200, "beta:claude-sonnet", false, "reset"}},
-		{"no response", `{kind: no_response, for: 3s}`, both, want{200, "beta:claude-sonnet", false, "timeout_ttft"}},
-		{"slow first token", `{kind: ttft, delay: 2s}`, streamOnly, want{200, "beta:claude-sonnet", false, "timeout_ttft"}},
-		{"slow headers", `{kind: slow_headers, delay: 2s}`, both, want{200, "beta:claude-sonnet", false, "timeout_ttft"}},
+		{"no response", `{kind: no_response, for: 6s}`, both, want{200, "beta:claude-sonnet", false, "timeout_ttft"}},
+		{"slow first token", `{kind: ttft, delay: 6s}`, streamOnly, want{200, "beta:claude-sonnet", false, "timeout_ttft"}},
+		{"slow headers", `{kind: slow_headers, delay: 6s}`, both, want{200, "beta:claude-sonnet", false, "timeout_ttft"}},
 		{"expired key", `{kind: auth_failure}`, both, want{200, "beta:claude-sonnet", false, "auth"}},
 		{"rejected parameter", `{kind: reject_param, param: temperature}`, both, want{200, "beta:claude-sonnet", false, "bad_request_param"}},
 		{"context length", `{kind: context_length, window: 1}`, both, want{200, "beta:claude-sonnet", false, "context_length"}},
-		{"stall mid-stream", `{kind: stall, after: 5, for: 3s}`, streamOnly, want{200, "alpha:gpt-4o", true, "stall"}},
+		{"stall mid-stream", `{kind: stall, after: 5, for: 6s}`, streamOnly, want{200, "alpha:gpt-4o", true, "stall"}},
 		{"cut mid-stream", `{kind: cut, after: 5}`, streamOnly, want{200, "alpha:gpt-4o", true, "cut_mid_stream"}},
 		{"malformed chunk", `{kind: malformed_chunk, at: 5}`, streamOnly, want{200, "alpha:gpt-4o", true, "malformed_stream"}},
 		{"slow tokens below the floor", `{kind: token_rate, rate: 4}`, streamOnly, want{200, "alpha:gpt-4o", true, "token_rate_floor"}},
@@ -96,7 +96,7 @@ func TestFaultClasses(t *testing.T) {
 					require.Len(t, j, 1)
 					assert.Greater(t, countKind(evs, events.AttemptEnd), 1)
 				}
-				assert.Less(t, elapsed, 3*time.Second, "fail-over happens at the deadlines, not at the fault's end")
+				assert.Less(t, elapsed, 4*time.Second, "fail-over happens at the deadlines, not at the fault's end")
 			})
 		}
 	}
@@ -133,7 +133,7 @@ func TestMidStreamFallbackRejectsPrefill(t *testing.T) {
 	cfg := m.config(t, "")
 	cfg.Routes[0].Targets = cfg.Routes[0].Targets[:2] // no third target
 	g := startGateway(t, cfg, gateway.Options{})
-	addFault(t, m.alpha, `{kind: stall, after: 5, for: 3s}`)
+	addFault(t, m.alpha, `{kind: stall, after: 5, for: 6s}`)
 	addFault(t, m.beta, `{kind: http_error, status: 400, message: "prefill not supported"}`)
 	r := g.do(t, true, nil)
 	require.Equal(t, 200, r.status)

@@ -216,7 +216,7 @@ routes:
         capabilities: {streaming: true, tools: true, structured_output: true}
         price: {input_per_mtok: 2.5, output_per_mtok: 10}
         retry: {attempts: 1}
-        timeouts: {connect: 1s, first_token: 300ms, idle: 300ms, total: 5s, token_rate_floor: 0}
+        timeouts: {connect: 1s, first_token: 1s, idle: 1s, total: 8s}
       - provider: beta
         model: claude-sonnet
         tier: equivalent
