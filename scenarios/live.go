@@ -26,6 +26,10 @@ import (
 	"github.com/brownout-dev/brownout/mockprovider"
 )
 
+// liveDrain is how long requests in flight may finish after a live run ends
+// (or is canceled) before they are canceled.
+const liveDrain = 5 * time.Second
+
 // liveRun is one live game day: mock providers and (unless black box) the
 // gateway in-process on loopback, open-loop load in real time.
 type liveRun struct {
@@ -54,6 +58,9 @@ type liveRun struct {
 	aborted          string
 	stopOnce         sync.Once
 	stop             chan struct{}
+	reqCtx           context.Context // requests in flight; canceled after the drain
+	reqCancel        context.CancelFunc
+	oldJournals      []JournalEntry // journals of killed mock instances
 	structSchema     *llm.ResponseFormat
 	promptsByTraffic [][]string
 }
@@ -164,6 +171,8 @@ func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Resu
 		}
 	}
 
+	l.reqCtx, l.reqCancel = context.WithCancel(context.WithoutCancel(ctx))
+	defer l.reqCancel()
 	l.start = time.Now()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -188,7 +197,15 @@ func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Resu
 	end := time.Now()
 	cancel()
 	wg.Wait()
-	l.inflight.Wait()
+	// Requests in flight finish, up to a short drain; then they are canceled.
+	drained := make(chan struct{})
+	go func() { l.inflight.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(liveDrain):
+		l.reqCancel()
+		<-drained
+	}
 	l.endSteps(end)
 	if l.srv != nil {
 		l.srv.EvaluateAlerts(time.Now())
@@ -205,7 +222,7 @@ func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Resu
 	for i := range evs {
 		evs[i].Seq = uint64(i + 1)
 	}
-	var journal []JournalEntry
+	journal := l.oldJournals
 	for _, p := range s.env.providers {
 		journal = append(journal, convertJournal(l.provs[p.name].Model().Journal())...)
 	}
@@ -312,7 +329,7 @@ func (l *liveRun) generate(ctx context.Context, i int, seed uint64) {
 		l.inflight.Add(1)
 		go func() {
 			defer l.inflight.Done()
-			l.send(ctx, t, stream, structured, prompt)
+			l.send(l.reqCtx, t, stream, structured, prompt)
 		}()
 	}
 }
@@ -394,7 +411,7 @@ func (l *liveRun) do(ctx context.Context, format llm.Format, req *llm.Request, i
 	if format == llm.FormatAnthropic {
 		path = "/v1/messages"
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	hr, err := http.NewRequestWithContext(cctx, http.MethodPost, l.gwURL+path, bytes.NewReader(body))
 	if err != nil {
@@ -520,6 +537,8 @@ func (l *liveRun) stepStart(i int) {
 		if p == nil {
 			return
 		}
+		// Keep what the killed instance journaled: its restart starts afresh.
+		l.oldJournals = append(l.oldJournals, convertJournal(p.Model().Journal())...)
 		p.Close()
 		targets, _ := l.s.expandTarget(st.Kill)
 		l.mu.Lock()
