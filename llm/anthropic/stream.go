@@ -314,11 +314,12 @@ func unescape(s string) (string, bool) {
 	if !utf8.ValidString(s) {
 		return "", false
 	}
-	b := make([]byte, 0, len(s))
+	var b strings.Builder
+	b.Grow(len(s))
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c != '\\' {
-			b = append(b, c)
+			b.WriteByte(c)
 			continue
 		}
 		i++
@@ -327,17 +328,17 @@ func unescape(s string) (string, bool) {
 		}
 		switch s[i] {
 		case '"', '\\', '/':
-			b = append(b, s[i])
+			b.WriteByte(s[i])
 		case 'b':
-			b = append(b, '\b')
+			b.WriteByte('\b')
 		case 'f':
-			b = append(b, '\f')
+			b.WriteByte('\f')
 		case 'n':
-			b = append(b, '\n')
+			b.WriteByte('\n')
 		case 'r':
-			b = append(b, '\r')
+			b.WriteByte('\r')
 		case 't':
-			b = append(b, '\t')
+			b.WriteByte('\t')
 		case 'u':
 			r, ok := hex4(s[i+1:])
 			if !ok {
@@ -356,12 +357,12 @@ func unescape(s string) (string, bool) {
 					r = utf8.RuneError
 				}
 			}
-			b = utf8.AppendRune(b, r)
+			b.WriteRune(r)
 		default:
 			return "", false
 		}
 	}
-	return string(b), true
+	return b.String(), true
 }
 
 func hex4(s string) (rune, bool) {
