@@ -87,6 +87,7 @@ type simReq struct {
 	planProv provider
 	resp     *llm.Response // the answer served if pending is OK
 	target   string        // provider:model of the attempt in flight
+	partial  string        // answer text that already reached the client
 	// pendingConnect: an attempt to a dead provider is in flight.
 	pendingConnect bool
 }
@@ -395,6 +396,12 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	}
 	req := r.req
 	req.Model = tgt.Model
+	if d.Prefill && r.partial != "" {
+		// Part of the answer reached the client: the target continues it
+		// from an assistant prefill, as the gateway sends it.
+		req.Messages = append(append([]llm.Message(nil), req.Messages...),
+			llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart(r.partial)}})
+	}
 	for _, p := range tgt.DropParams {
 		dropParam(&req, p)
 	}
@@ -580,6 +587,9 @@ func (m *sim) observe(r *simReq) {
 	now := m.t(m.now)
 	o := r.pending
 	r.pendingConnect = false
+	if o.Partial && r.plan != nil && o.OutputTokens > 0 {
+		r.partial += strings.Join(r.plan.Chunks[:min(o.OutputTokens, len(r.plan.Chunks))], "")
+	}
 	if r.plan != nil {
 		switch o.Class {
 		case policy.TimeoutTTFT, policy.TimeoutTotal, policy.Stall, policy.TokenRateFloor:
@@ -616,7 +626,9 @@ func (m *sim) served(r *simReq, now time.Time) {
 	}
 	m.evalRecs = append(m.evalRecs, EvalRecord{Time: now, RequestID: r.id, Target: target, Pass: pass})
 	for _, sg := range m.det.Observe(now, ob) {
-		m.Emit(events.Event{Time: now, Kind: events.DetectorSignal, Target: sg.Target, Name: sg.Detector, Value: sg.Value, Reason: sg.Detail})
+		e := sg.Event()
+		e.Time = now
+		m.Emit(e)
 		_ = r.eng.Signal(now, sg.Target, sg.Detector, policy.Demote)
 	}
 	m.cache[r.req.Model+"\x00"+strconv.Itoa(r.traffic)+"/"+strconv.Itoa(r.prompt)] = true
