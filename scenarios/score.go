@@ -88,6 +88,7 @@ type reqRec struct {
 	attempts int
 	cost     float64
 	served   *attRec // the attempt that answered
+	first    *attRec // the first attempt whose tokens reached the user
 }
 
 type attRec struct {
@@ -99,6 +100,7 @@ type attRec struct {
 	in, out, cache int
 	cost           float64
 	ended          bool
+	stream         bool
 }
 
 type faultWin struct {
@@ -214,7 +216,7 @@ func newScorer(in Input) *scorer {
 				a = &attRec{req: e.RequestID, target: e.Target, start: start}
 				s.atts = append(s.atts, a)
 			}
-			a.ended, a.end, a.class, a.ttft = true, e.Time, e.Class, e.TTFT
+			a.ended, a.end, a.class, a.ttft, a.stream = true, e.Time, e.Class, e.TTFT, e.Stream
 			a.in, a.out, a.cache, a.cost = e.InputTokens, e.OutputTokens, e.CachedTokens, e.Cost
 			if a.cost == 0 {
 				if p, ok := in.Prices[e.Target]; ok {
@@ -271,16 +273,22 @@ func newScorer(in Input) *scorer {
 		if r == nil {
 			continue
 		}
+		if r.first == nil && a.ended && a.ttft > 0 && (a.class == "ok" || (a.stream && a.out > 0)) {
+			// The first attempt whose tokens reached the user (a stream
+			// that failed mid-answer still showed its first token).
+			r.first = a
+		}
 		r.attempts++
 		r.cost += a.cost
 		if a.ended && a.class == "ok" && (r.target == "" || r.target == a.target) {
 			r.served = a
 		}
 	}
-	// Requests: fill TTFT from the serving attempt when request.end lacks it.
+	// Requests: fill TTFT from the first attempt that reached the user when
+	// request.end lacks it.
 	for _, r := range s.reqs {
-		if r.ttft == 0 && r.served != nil && r.served.ttft > 0 {
-			r.ttft = r.served.start.Sub(r.start) + r.served.ttft
+		if r.ttft == 0 && r.first != nil {
+			r.ttft = r.first.start.Sub(r.start) + r.first.ttft
 		}
 		if r.target == "" && r.served != nil {
 			r.target = r.served.target

@@ -448,3 +448,24 @@ func TestScoreAlerts(t *testing.T) {
 		t.Errorf("alert = %+v", a)
 	}
 }
+
+func TestScoreTTFTOfPartialStream(t *testing.T) {
+	// A stream whose first attempt stalls after showing tokens and is
+	// continued on a fallback: the user saw the first token of attempt one.
+	b := &logb{}
+	b.emit(events.Event{Time: at(0), Kind: events.RequestStart, RequestID: "r", Route: "chat", Stream: true})
+	b.emit(events.Event{Time: at(0), Kind: events.AttemptStart, RequestID: "r", Target: "a:m", Stream: true})
+	b.emit(events.Event{Time: at(6 * time.Second), Kind: events.AttemptEnd, RequestID: "r", Target: "a:m", Stream: true,
+		Class: "stall", TTFT: 300 * time.Millisecond, OutputTokens: 20})
+	b.emit(events.Event{Time: at(6 * time.Second), Kind: events.AttemptStart, RequestID: "r", Target: "b:m", Stream: true})
+	b.emit(events.Event{Time: at(8 * time.Second), Kind: events.AttemptEnd, RequestID: "r", Target: "b:m", Stream: true,
+		Class: "ok", TTFT: 500 * time.Millisecond, OutputTokens: 80})
+	b.emit(events.Event{Time: at(8 * time.Second), Kind: events.RequestEnd, RequestID: "r", Outcome: events.OutcomeDegraded, Target: "b:m"})
+	res := b.score(10 * time.Second)
+	if got := res.Overall.Latency.BaselineTTFT.P50; got != 300*time.Millisecond {
+		t.Errorf("ttft = %v, want 300ms (the stalled attempt's first token)", got)
+	}
+	if got := res.Overall.Latency.BaselineTotal.P50; got != 8*time.Second {
+		t.Errorf("total = %v, want 8s", got)
+	}
+}
