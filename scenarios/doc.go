@@ -1,14 +1,46 @@
 // Package scenarios runs game days: it loads the scenario YAML (traffic, a
-// timeline of faults and expectations), drives the gateway's decision core and
-// the mock providers through it — simulated in virtual time or live over
-// loopback HTTP — and scores the one event log both engines produce.
+// timeline of faults and expectations), plays it against the gateway and the
+// mock providers — simulated in virtual time or live over loopback HTTP — and
+// scores the one event log both engines produce.
 //
-// The scores follow DESIGN.md's definitions exactly (see README-scoring.md):
-// time to detect, mitigate and recover per fault step and target, flapping,
-// cost, availability, bad responses served as success, latency penalty, retry
-// amplification and quality. [Score] is a pure function over the event log
-// and the mocks' journals, so it is tested on hand-built logs.
+// # Files
 //
-// A simulated run is deterministic: the same file and seed give
+// [Load] strictly decodes a scenario (version 1) and validates it, reporting
+// every problem at once with file:line:col: unknown fields, unknown targets
+// and routes, overlapping steps on one target, expectations on steps or
+// targets that do not exist. Providers come from a providers file (as
+// `brownout mock -c` reads it) or inline; the gateway from a gateway config
+// file, inline routes and policy, or the URL of a running gateway (black
+// box). [Schema] is the JSON Schema of the format, for editors.
+//
+// # Engines
+//
+// [Run] with [ModeSim] is a discrete-event simulation: a heap of timed events
+// in virtual time (nothing sleeps), seeded from the scenario. Traffic arrives
+// (Poisson or uniform, constant, ramped or scheduled rates); each request
+// goes through the gateway's decision core (gateway/policy Begin, Next,
+// Observe); each Send asks the mock behaviour model (mockprovider.Model.Plan)
+// what the provider does at that instant and computes what the gateway would
+// observe of the plan — deadlines and the stream watchdog against the plan's
+// token times, resets, cuts, malformed events, truncation — scheduling the
+// outcome at the right virtual time. Served answers feed the silent-
+// degradation detectors (evals), whose signals demote targets; the alert
+// evaluator (gateway/alerts) runs on its period and deliveries succeed or
+// fail as the scenario's sinks are up or down. The same file and seed give
 // byte-identical result.json and events.jsonl.
+//
+// [ModeLive] starts the mock providers and the gateway in-process on
+// loopback (or drives the external gateway at gateway.url), sends open-loop
+// load in the official wire formats in real time, prints progress, honours
+// stop_when, and on cancellation stops cleanly with a partial result marked
+// aborted.
+//
+// # Scores
+//
+// [Score] is a pure function over the event log and the mocks' journals that
+// implements DESIGN.md's definitions (README-scoring.md states them): time
+// to detect, mitigate and recover per fault step and target, flapping, cost,
+// availability, bad answers served as success, latency penalty, retry
+// amplification and quality. Expectations turn scores into verdicts;
+// [RequireExpectations] fails a Go test with the scorecard.
 package scenarios
