@@ -104,6 +104,7 @@ func addCommands(root *cobra.Command, f *Factory) {
 	root.AddCommand(NewCmdGameday(f))
 	root.AddCommand(NewCmdServe(f, nil))
 	root.AddCommand(NewCmdUsage(f))
+	root.AddCommand(NewCmdSchema(f, nil))
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
