@@ -490,6 +490,7 @@ func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
 		e.End = now
 		e.Outcome = o
 		e.TokensSent = sent
+		e.Status = p.Status // a proxy learns it from the upstream
 	}
 }
 
