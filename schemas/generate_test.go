@@ -8,6 +8,7 @@ import (
 	"go/doc"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -373,12 +374,28 @@ func collectDocs(root reflect.Type) (docs map[string]string, consts map[string][
 	consts = map[string][]string{}
 	for pkg := range pkgs {
 		dir := filepath.Join("..", filepath.FromSlash(strings.TrimPrefix(pkg, module+"/")))
-		if err := packageDocs(pkg, dir, docs, consts); err != nil {
-			return nil, nil, err
+		pd, ok := parsed[pkg]
+		if !ok {
+			pd = pkgDocs{docs: map[string]string{}, consts: map[string][]string{}}
+			if err := packageDocs(pkg, dir, pd.docs, pd.consts); err != nil {
+				return nil, nil, err
+			}
+			parsed[pkg] = pd
 		}
+		maps.Copy(docs, pd.docs)
+		maps.Copy(consts, pd.consts)
 	}
 	return docs, consts, nil
 }
+
+// pkgDocs is what packageDocs found in one package.
+type pkgDocs struct {
+	docs   map[string]string
+	consts map[string][]string
+}
+
+// parsed caches packageDocs across the schemas a test run generates.
+var parsed = map[string]pkgDocs{}
 
 // packageDocs parses the non-test files of one package. Files are read in
 // directory order (sorted), so the result does not depend on the machine.
