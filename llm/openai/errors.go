@@ -12,12 +12,16 @@ import (
 
 // Codes and types the OpenAI API sends, as seen in its error bodies.
 const (
-	codeContextLength  = "context_length_exceeded"
-	codeRateLimit      = "rate_limit_exceeded"
-	codeInvalidAPIKey  = "invalid_api_key"
-	codeModelNotFound  = "model_not_found"
-	codeContentFilter  = "content_filter"
-	codeContentPolicy  = "content_policy_violation"
+	codeContextLength = "context_length_exceeded"
+	codeRateLimit     = "rate_limit_exceeded"
+	codeInvalidAPIKey = "invalid_api_key"
+	codeModelNotFound = "model_not_found"
+	codeContentFilter = "content_filter"
+	codeContentPolicy = "content_policy_violation"
+	// OpenAI sends no code for these; brownout adds one so that an in-band
+	// stream error, which has no HTTP status, keeps its class.
+	codeOverloaded     = "overloaded"
+	codeTimeout        = "timeout"
 	typeInvalidRequest = "invalid_request_error"
 	typeServer         = "server_error"
 	typeForbidden      = "request_forbidden"
@@ -45,7 +49,7 @@ type wireError struct {
 // those OpenAI uses for the normalized class: 429 is type "requests", code
 // "rate_limit_exceeded"; 403 is type "request_forbidden"; an exceeded context is invalid_request_error with
 // code "context_length_exceeded"; overload is a 503 server_error (OpenAI has
-// no 529).
+// no 529) with code "overloaded".
 func (Codec) EncodeError(e *llm.Error) (int, []byte) {
 	status := e.Status
 	typ, code := typeInvalidRequest, e.Code
@@ -67,12 +71,12 @@ func (Codec) EncodeError(e *llm.Error) (int, []byte) {
 			typ = code
 		}
 	case llm.ErrOverloaded:
-		typ = typeServer
+		typ, code = typeServer, def(code, codeOverloaded)
 		if status == 0 || status == 529 {
 			status = 503
 		}
 	case llm.ErrTimeout:
-		typ, code = typeServer, def(code, "timeout")
+		typ, code = typeServer, def(code, codeTimeout)
 	default:
 		typ = typeServer
 	}
@@ -176,6 +180,10 @@ func classify(status int, typ, code, msg string) llm.ErrorType {
 		return llm.ErrAuthentication
 	case codeModelNotFound:
 		return llm.ErrNotFound
+	case codeOverloaded:
+		return llm.ErrOverloaded
+	case codeTimeout:
+		return llm.ErrTimeout
 	}
 	switch typ {
 	case "requests", "tokens", "insufficient_quota", "rate_limit_error":

@@ -164,11 +164,7 @@ func optionalString(obj map[string]json.RawMessage, key, param string) (string, 
 }
 
 func decodeInt(raw json.RawMessage, param string) (int64, error) {
-	var f json.Number
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return 0, invalidType(param, "an integer", raw)
-	}
-	n, err := strconv.ParseInt(f.String(), 10, 64)
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
 	if err != nil {
 		return 0, invalidType(param, "an integer", raw)
 	}
@@ -281,13 +277,11 @@ func decodeMessages(raw json.RawMessage) ([]llm.Message, error) {
 					toolNames[tc.ID] = tc.Name
 				}
 			}
-			if len(m.Content) == 0 && len(m.ToolCalls) == 0 && isNull(obj["function_call"]) {
-				if _, ok := obj["content"]; !ok {
-					return nil, llm.BadRequest(p+".content", "Missing required parameter: '%s.content'.", p)
-				}
-			}
 			if !isNull(obj["function_call"]) {
 				return nil, llm.BadRequest(p+".function_call", "The deprecated 'function_call' message field is not supported; use 'tool_calls'.")
+			}
+			if len(m.Content) == 0 && len(m.ToolCalls) == 0 {
+				return nil, llm.BadRequest(p+".content", "Missing required parameter: '%s.content' (an assistant message needs content or tool_calls).", p)
 			}
 		case "tool":
 			m.Role = llm.RoleTool
@@ -326,6 +320,9 @@ func decodeContent(obj map[string]json.RawMessage, p string, images, required bo
 	var arr []json.RawMessage
 	if err := json.Unmarshal(raw, &arr); err != nil {
 		return nil, invalidType(param, "one of a string or array of objects", raw)
+	}
+	if len(arr) == 0 {
+		return nil, llm.BadRequest(param, "Invalid '%s': empty array. Expected an array with minimum length 1, but got an empty array instead.", param)
 	}
 	parts := make([]llm.Part, 0, len(arr))
 	for j, praw := range arr {
@@ -381,7 +378,7 @@ func imagePart(url string) llm.Part {
 	if rest, ok := strings.CutPrefix(url, "data:"); ok {
 		meta, data, ok := strings.Cut(rest, ",")
 		if mt, ok2 := strings.CutSuffix(meta, ";base64"); ok && ok2 {
-			if b, err := base64.StdEncoding.DecodeString(data); err == nil &&
+			if b, err := base64.StdEncoding.DecodeString(data); err == nil && len(b) > 0 &&
 				base64.StdEncoding.EncodeToString(b) == data {
 				return llm.Part{Type: llm.PartImage, MediaType: mt, Data: b}
 			}

@@ -7,12 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
@@ -254,7 +256,7 @@ func TestSDKReadsErrors(t *testing.T) {
 		{"not found", &llm.Error{Type: llm.ErrNotFound, Message: "The model `gpt-9` does not exist."}, 404, "invalid_request_error", "model_not_found"},
 		{"rate limit", &llm.Error{Type: llm.ErrRateLimit, Message: "Rate limit reached for gpt-4o on tokens per min (TPM).", RetryAfter: 2 * time.Second}, 429, "requests", "rate_limit_exceeded"},
 		{"quota", &llm.Error{Type: llm.ErrRateLimit, Code: "insufficient_quota", Message: "You exceeded your current quota."}, 429, "insufficient_quota", "insufficient_quota"},
-		{"overloaded from anthropic", &llm.Error{Status: 529, Type: llm.ErrOverloaded, ProviderType: "overloaded_error", Message: "Overloaded"}, 503, "server_error", ""},
+		{"overloaded from anthropic", &llm.Error{Status: 529, Type: llm.ErrOverloaded, ProviderType: "overloaded_error", Message: "Overloaded"}, 503, "server_error", "overloaded"},
 		{"server", &llm.Error{Type: llm.ErrServer, Message: "The server had an error while processing your request."}, 500, "server_error", ""},
 	}
 	for _, tt := range tests {
@@ -438,14 +440,20 @@ func TestSDKRequestsDecode(t *testing.T) {
 	}
 }
 
+var rawType = reflect.TypeFor[json.RawMessage]()
+
 // rawJSONEqual compares JSON by meaning, not by bytes.
-var rawJSONEqual = cmp.Comparer(func(a, b json.RawMessage) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return len(a) == len(b)
-	}
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return string(a) == string(b)
-	}
-	return cmp.Equal(x, y)
-})
+var rawJSONEqual = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().Type() == rawType },
+	cmp.Comparer(func(a, b json.RawMessage) bool {
+		if len(a) == 0 || len(b) == 0 {
+			return len(a) == len(b)
+		}
+		var x, y any
+		if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+			return string(a) == string(b)
+		}
+		return cmp.Equal(x, y)
+	}))
+
+// equateEmpty is cmpopts.EquateEmpty for everything but raw JSON.
+var equateEmpty = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().Type() != rawType }, cmpopts.EquateEmpty())

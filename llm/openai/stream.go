@@ -76,9 +76,11 @@ func (e *streamEncoder) Encode(ev llm.StreamEvent) error {
 		}
 		b = append(b, `{"tool_calls":[{"index":`...)
 		b = appendInt(b, int64(tc.Index))
-		if tc.ID != "" {
-			b = append(b, `,"id":`...)
-			b = appendString(b, tc.ID)
+		if tc.ID != "" || tc.Name != "" {
+			if tc.ID != "" {
+				b = append(b, `,"id":`...)
+				b = appendString(b, tc.ID)
+			}
 			b = append(b, `,"type":"function","function":{"name":`...)
 			b = appendString(b, tc.Name)
 			b = append(b, `,"arguments":`...)
