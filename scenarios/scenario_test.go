@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -266,5 +267,21 @@ func TestSimStopWhen(t *testing.T) {
 	}
 	if res.Events.ByKind["fault.end"] != res.Events.ByKind["fault.start"] {
 		t.Errorf("faults left open: %v", res.Events.ByKind)
+	}
+}
+
+func TestTimerHeapOrder(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	var h timerHeap
+	for i := range 1000 {
+		h.push(timer{at: int64(rnd.IntN(50)), seq: uint64(i)})
+	}
+	prev := timer{at: -1}
+	for len(h) > 0 {
+		x := h.pop()
+		if x.at < prev.at || (x.at == prev.at && x.seq < prev.seq) {
+			t.Fatalf("popped %+v after %+v", x, prev)
+		}
+		prev = x
 	}
 }

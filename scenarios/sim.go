@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -55,22 +54,53 @@ type timer struct {
 	req  *simReq
 }
 
+// timerHeap is a binary min-heap of timers by (at, seq), typed so pushes
+// do not box.
 type timerHeap []timer
 
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
+func (h timerHeap) less(i, j int) bool {
 	if h[i].at != h[j].at {
 		return h[i].at < h[j].at
 	}
 	return h[i].seq < h[j].seq
 }
-func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *timerHeap) Push(x any)   { *h = append(*h, x.(timer)) }
-func (h *timerHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (h *timerHeap) push(t timer) {
+	*h = append(*h, t)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q[i], q[p] = q[p], q[i]
+		i = p
+	}
+}
+
+func (h *timerHeap) pop() timer {
+	q := *h
+	top := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	q[n] = timer{}
+	q = q[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && q.less(l, m) {
+			m = l
+		}
+		if r < n && q.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	*h = q
+	return top
 }
 
 type simReq struct {
@@ -116,6 +146,18 @@ type sim struct {
 	stopOK, stopTot []int // per-second success counts for stop_when
 	structSchema    *llm.ResponseFormat
 	end             int64
+	keys            map[*policy.Target]string
+}
+
+// key returns t.Key(), cached: the policy's targets live as long as its
+// engine.
+func (m *sim) key(t *policy.Target) string {
+	k, ok := m.keys[t]
+	if !ok {
+		k = t.Key()
+		m.keys[t] = k
+	}
+	return k
 }
 
 type faultRef struct {
@@ -135,7 +177,7 @@ func (m *sim) Emit(e events.Event) {
 
 func (m *sim) schedule(at int64, kind uint8, idx int32, r *simReq) {
 	m.seq++
-	heap.Push(&m.q, timer{at: at, seq: m.seq, kind: kind, idx: idx, req: r})
+	m.q.push(timer{at: at, seq: m.seq, kind: kind, idx: idx, req: r})
 }
 
 func (m *sim) t(ns int64) time.Time { return Epoch.Add(time.Duration(ns)) }
@@ -149,7 +191,7 @@ func seedFor(seed uint64, name string) uint64 {
 func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 	m := &sim{s: s, ctx: ctx, rnd: rand.New(rand.NewPCG(seed, seedFor(seed, "traffic"))),
 		provs: map[string]provider{}, killed: map[string]bool{}, faultIDs: map[int][]faultRef{},
-		sinksDown: map[string]bool{}, cache: map[string]bool{}, end: int64(s.Duration)}
+		sinksDown: map[string]bool{}, cache: map[string]bool{}, end: int64(s.Duration), keys: map[*policy.Target]string{}}
 	eng, err := policy.New(s.env.policy, policy.Options{Rand: rand.New(rand.NewPCG(seed, seedFor(seed, "policy"))), Events: m})
 	if err != nil {
 		return nil, fmt.Errorf("%w: gateway policy: %w", ErrInvalid, err)
@@ -232,7 +274,7 @@ func (m *sim) run() {
 	}
 	steps := 0
 	for len(m.q) > 0 {
-		tm := heap.Pop(&m.q).(timer)
+		tm := m.q.pop()
 		if tm.at > m.end && tm.kind != tObserve && tm.kind != tNext && tm.kind != tCancel {
 			continue
 		}
@@ -386,7 +428,7 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	tgt := d.Target
 	p := m.provs[tgt.Provider]
 	start := m.now
-	r.target = tgt.Key()
+	r.target = m.key(tgt)
 	if p == nil || m.killed[tgt.Provider] {
 		r.pending = policy.Outcome{Class: policy.ConnectError}
 		r.plan, r.planProv, r.resp = nil, nil, nil
