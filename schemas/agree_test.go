@@ -79,6 +79,9 @@ func TestSchemaAgreesWithLoader(t *testing.T) {
 			{path: "providers.0.models", del: true},
 			{path: "version", value: "2"},
 			{path: "version", del: true},
+			{path: "providers.0.name", del: true},
+			{path: "providers.0.format", del: true},
+			{path: "providers.0.models.0.name", del: true},
 		},
 		"gateway": {
 			{path: "routes.0.targets.0.timeouts", value: "{first_token: 8s, total: 2m, token_rate_floor: 5}", valid: true},
@@ -98,6 +101,8 @@ func TestSchemaAgreesWithLoader(t *testing.T) {
 			{path: "cache", value: "{ttl: 10}"},
 			{path: "seed", value: "-1"},
 			{path: "routes", del: true},
+			{path: "providers.0.name", del: true},
+			{path: "alerts", value: "{rules: [{kind: fallback_rate, severity: page, window: 5m, threshold: 25%}]}"},
 		},
 		"scenario": {
 			{path: "traffic.0.rate", value: "600/m", valid: true},
@@ -121,6 +126,14 @@ func TestSchemaAgreesWithLoader(t *testing.T) {
 			{path: "gateway.routes.0.targets.0.timeout", value: "{first_token: 2s}"},
 			{path: "duration", value: "an hour"},
 			{path: "durations", value: "1h"},
+			{path: "timeline", value: "[{name: x, target: openai/gpt-4o, fault: {kind: reset}}]", valid: true},
+			{path: "timeline", value: "[{at: 5s, target: openai/gpt-4o, fault: {kind: reset}}]"},
+			{path: "traffic.0.route", del: true},
+			{path: "name", del: true},
+			{path: "duration", del: true},
+			{path: "providers", del: true},
+			{path: "gateway", del: true},
+			{path: "traffic", del: true},
 		},
 	}
 	for kind, muts := range cases {

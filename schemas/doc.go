@@ -46,6 +46,10 @@
 // does not use is an error, as in faults.Spec.Validate. Field descriptions
 // are the Go doc comments.
 //
+// Text fields are typed "string", so a value YAML reads as a number or a
+// boolean (name: 2024, api_version: 1) is flagged even though the loader
+// would take it as text: quote it.
+//
 // The schemas are an editing aid, not the validator: cross-field rules
 // (a route naming a declared provider, a timeline step doing exactly one
 // thing, distribution fields that agree) are checked only when brownout loads

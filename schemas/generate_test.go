@@ -147,7 +147,7 @@ var required = map[string][]string{
 	"mockprovider.ModelSpec":    {"name"},
 	"scenarios.Scenario":        {"version", "name", "duration", "providers", "gateway", "traffic"},
 	"scenarios.Traffic":         {"route"},
-	"scenarios.Step":            {"at"},
+	"scenarios.Step":            {"name"},
 	"faults.Spec":               {"kind"},
 	"alerts.Rule":               {"name", "kind"},
 }

@@ -152,3 +152,18 @@ func TestExamplesValidate(t *testing.T) {
 		})
 	}
 }
+
+// Get hands out copies: a caller cannot change what the next one gets.
+func TestGetReturnsCopies(t *testing.T) {
+	for _, name := range Names() {
+		a, err := Get(name)
+		require.NoError(t, err)
+		require.True(t, json.Valid(a), name)
+		a[0] = 'X'
+		b, err := Get(name)
+		require.NoError(t, err)
+		require.Equal(t, byte('{'), b[0], name)
+	}
+	_, err := Get("Gateway")
+	require.ErrorIs(t, err, ErrUnknown)
+}
