@@ -65,6 +65,7 @@ traffic: [{route: chat, rate: 5/s}]
 		{"unknown step expectation", "expect: {steps: {nope: {ttd: {max: 1s}}}}\n", `no timeline step named "nope"`},
 		{"unknown alert rule", "expect: {alerts: [{name: nope}]}\n", `no alert rule named "nope"`},
 		{"unknown route", "", ""},
+		{"bad prompts file", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,6 +74,9 @@ traffic: [{route: chat, rate: 5/s}]
 			case "bad rate":
 				src = strings.Replace(src, "rate: 5/s", "rate: 5/fortnight", 1)
 				tt.want = "invalid rate unit"
+			case "bad prompts file":
+				src = strings.Replace(src, "rate: 5/s}", "rate: 5/s, prompts: {file: bad-prompts.jsonl}}", 1)
+				tt.want = `bad-prompts.jsonl:2: want a JSON string or {"prompt": "..."}`
 			case "unknown route":
 				src = strings.Replace(src, "route: chat", "route: summarize", 1)
 				tt.want = `unknown route "summarize"`
