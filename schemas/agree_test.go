@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
@@ -140,6 +141,7 @@ func TestSchemaAgreesWithLoader(t *testing.T) {
 		base, err := os.ReadFile(filepath.Join("testdata", kind+".yaml"))
 		require.NoError(t, err)
 		sch := compile(t, kind)
+		sch7 := compileAs(t, kind, jsonschema.Draft7)
 		load := loaders[kind]
 		file := filepath.Join("testdata", kind+".yaml")
 		t.Run(kind+"/base", func(t *testing.T) {
@@ -154,13 +156,16 @@ func TestSchemaAgreesWithLoader(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				src := mutate(t, base, m)
 				loadErr := load(file, src)
-				schemaErr := sch.Validate(yamlAsJSON(t, src))
+				doc := yamlAsJSON(t, src)
+				schemaErr, schema7Err := sch.Validate(doc), sch7.Validate(doc)
 				if m.valid {
 					require.NoError(t, loadErr, "loader")
 					require.NoError(t, schemaErr, "schema")
+					require.NoError(t, schema7Err, "schema as draft-07")
 				} else {
 					require.Error(t, loadErr, "loader accepted it")
 					require.Error(t, schemaErr, "schema accepted it")
+					require.Error(t, schema7Err, "schema as draft-07 accepted it")
 				}
 			})
 		}

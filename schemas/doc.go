@@ -28,6 +28,11 @@
 //	    "./schemas/suite.schema.json": ["examples/evals/*.yaml"]
 //	}
 //
+// The YAML language server validates with a draft-07 engine (it may note
+// that 2020-12 is "not yet fully supported"); the schemas use only keywords
+// that mean the same in draft-07, and the tests validate every example under
+// both drafts.
+//
 // Outside the repository, write a schema out first:
 //
 //	brownout schema gateway > gateway.schema.json

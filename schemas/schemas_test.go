@@ -70,12 +70,23 @@ func firstDiff(got, want string) string {
 
 func compile(t *testing.T, name string) *jsonschema.Schema {
 	t.Helper()
+	return compileAs(t, name, jsonschema.Draft2020)
+}
+
+// compileAs compiles a schema as draft; any draft but 2020-12 drops the
+// $schema keyword first. Editors' YAML language server validates with a
+// draft-07 engine, so the schemas must mean the same under draft-07.
+func compileAs(t *testing.T, name string, draft *jsonschema.Draft) *jsonschema.Schema {
+	t.Helper()
 	b, err := Get(name)
 	require.NoError(t, err)
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	require.NoError(t, err)
+	if draft != jsonschema.Draft2020 {
+		delete(doc.(map[string]any), "$schema")
+	}
 	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
+	c.DefaultDraft(draft)
 	c.AssertFormat()
 	url := name + ".schema.json"
 	require.NoError(t, c.AddResource(url, doc))
@@ -133,8 +144,10 @@ func TestExamplesValidate(t *testing.T) {
 	}
 	require.NotEmpty(t, files)
 	compiled := map[string]*jsonschema.Schema{}
+	draft7 := map[string]*jsonschema.Schema{}
 	for _, name := range Names() {
 		compiled[name] = compile(t, name)
+		draft7[name] = compileAs(t, name, jsonschema.Draft7)
 	}
 	for _, p := range files {
 		t.Run(filepath.ToSlash(strings.TrimPrefix(p, "../")), func(t *testing.T) {
@@ -148,7 +161,9 @@ func TestExamplesValidate(t *testing.T) {
 				_, err := os.Stat(target)
 				require.NoError(t, err, "the $schema comment's path does not resolve")
 			}
-			require.NoError(t, compiled[kind].Validate(yamlAsJSON(t, src)))
+			doc := yamlAsJSON(t, src)
+			require.NoError(t, compiled[kind].Validate(doc))
+			require.NoError(t, draft7[kind].Validate(doc), "as draft-07")
 		})
 	}
 }
