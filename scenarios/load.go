@@ -177,6 +177,11 @@ func (s *Scenario) validate() yamlfile.Errors {
 			env.policy = gc.Config
 			env.rules = gatewayRules(gc)
 			env.alertEvery = gc.Alerts.EvaluateEvery.D()
+			if len(s.Alerts.Sinks) == 0 {
+				// Without sinks of its own the game day delivers to the
+				// gateway's (up unless a sink_down step says otherwise).
+				s.Alerts.Sinks = gc.sinks()
+			}
 		}
 	case len(g.Routes) > 0:
 		env.policy = policy.Config{Routes: g.Routes, Policy: g.Policy}

@@ -130,3 +130,21 @@ func gatewayRules(g *gatewayFile) []alerts.Rule {
 	}
 	return rules
 }
+
+// sinks returns the names and kinds of the gateway's alert sinks.
+func (g *gatewayFile) sinks() []Sink {
+	var raw []struct {
+		Name string `yaml:"name"`
+		Kind string `yaml:"kind"`
+	}
+	if g.Alerts.Sinks.Kind == 0 || g.Alerts.Sinks.Decode(&raw) != nil {
+		return nil
+	}
+	out := make([]Sink, 0, len(raw))
+	for _, k := range raw {
+		if k.Name != "" && (k.Kind == "webhook" || k.Kind == "log") {
+			out = append(out, Sink{Name: k.Name, Kind: k.Kind})
+		}
+	}
+	return out
+}
