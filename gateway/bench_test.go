@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -208,33 +210,47 @@ func (h *holdUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // difference is the gateway's cost of a stream.
 func BenchmarkStreams(b *testing.B) {
 	const n = 1000
-	for _, through := range []bool{false, true} {
-		name := map[bool]string{false: "direct", true: "gateway"}[through]
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name         string
+		through, h2c bool
+	}{{"direct", false, false}, {"gateway", true, false}, {"gateway-h2c-upstream", true, true}} {
+		b.Run(c.name, func(b *testing.B) {
 			var perStream float64
 			for b.Loop() {
-				perStream = holdStreams(b, n, through)
+				perStream = holdStreams(b, n, c.through, c.h2c)
 			}
 			b.ReportMetric(perStream, "B/stream")
 		})
 	}
 }
 
-func holdStreams(b *testing.B, n int, through bool) float64 {
+// holdStreams opens n streams and returns the memory in use per stream.
+// With h2c the gateway reaches the upstream over HTTP/2 (cleartext), as it
+// reaches real providers over HTTP/2 with TLS: streams share connections.
+func holdStreams(b *testing.B, n int, through, h2c bool) float64 {
 	up := &holdUpstream{release: make(chan struct{})}
-	ups := httptest.NewServer(up)
+	ups := httptest.NewUnstartedServer(up)
+	protocol := ""
+	if h2c {
+		var p http.Protocols
+		p.SetHTTP1(true)
+		p.SetUnencryptedHTTP2(true)
+		ups.Config.Protocols = &p
+		protocol = ", protocol: h2c"
+	}
+	ups.Start()
 	defer ups.Close()
 	url := ups.URL + "/v1/chat/completions"
 	var cleanup func()
 	if through {
 		cfg, err := gateway.ParseConfig("bench.yaml", []byte(fmt.Sprintf(`version: 1
 providers:
-  - {name: alpha, kind: openai, base_url: "%s/v1"}
+  - {name: alpha, kind: openai, base_url: "%s/v1"%s}
 routes:
   - name: chat
     targets: [{provider: alpha, model: gpt-4o, timeouts: {idle: 5m}}]
 cache: {max_entries: -1}
-`, ups.URL)), gateway.LoadOptions{})
+`, ups.URL, protocol)), gateway.LoadOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -281,6 +297,12 @@ cache: {max_entries: -1}
 	runtime.GC()
 	var during runtime.MemStats
 	runtime.ReadMemStats(&during)
+	if p := os.Getenv("BROWNOUT_HEAP_PROFILE"); p != "" && through {
+		if f, err := os.Create(p); err == nil {
+			_ = pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
 	close(up.release)
 	wg.Wait()
 	client.CloseIdleConnections()

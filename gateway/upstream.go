@@ -225,8 +225,6 @@ func NewTransport(p Protocol, o TransportOptions) *http.Transport {
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
 		TLSClientConfig:       o.TLSConfig,
-		WriteBufferSize:       16 << 10,
-		ReadBufferSize:        16 << 10,
 	}
 	var protos http.Protocols
 	switch p {
