@@ -147,6 +147,7 @@ type sim struct {
 	structSchema    *llm.ResponseFormat
 	end             int64
 	keys            map[*policy.Target]string
+	tickAt          int64 // when the next Tick is scheduled (0: none)
 }
 
 // key returns t.Key(), cached: the policy's targets live as long as its
@@ -295,8 +296,10 @@ func (m *sim) run() {
 		case tCancel:
 			m.cancel(tm.req)
 		case tTick:
+			if tm.at == m.tickAt {
+				m.tickAt = 0
+			}
 			m.eng.Tick(m.t(m.now))
-			m.scheduleTick()
 		case tStepStart:
 			m.stepStart(int(tm.idx))
 		case tStepEnd:
@@ -314,6 +317,9 @@ func (m *sim) run() {
 		if m.aborted != "" && m.end == m.now {
 			break
 		}
+		if m.now <= m.end {
+			m.scheduleTick()
+		}
 	}
 	// A run cut short ends the steps still active.
 	for i := range m.s.Timeline {
@@ -323,15 +329,19 @@ func (m *sim) run() {
 	}
 }
 
+// scheduleTick makes sure Engine.Tick runs when the core next has timed
+// work. Outcomes can bring that time forward (a breaker opens, a target is
+// demoted), so it is checked after every step of the simulation.
 func (m *sim) scheduleTick() {
 	nt := m.eng.NextTick()
 	if nt.IsZero() {
 		return
 	}
-	at := int64(nt.Sub(Epoch))
-	if at <= m.now {
-		at = m.now + int64(time.Millisecond)
+	at := max(int64(nt.Sub(Epoch)), m.now+int64(time.Millisecond))
+	if m.tickAt > m.now && m.tickAt <= at {
+		return // an earlier tick is already due
 	}
+	m.tickAt = at
 	m.schedule(at, tTick, 0, nil)
 }
 
