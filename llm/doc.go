@@ -6,7 +6,8 @@
 // llm/gemini), each exporting a [Codec]; llm/sse reads and writes server-sent
 // events. Translating between two formats is decoding with one codec and
 // encoding with the other: a feature the target cannot express is an
-// [*UnsupportedError], never a silent drop.
+// [*UnsupportedError], never a silent drop. [Translate] does the encoding
+// half and refuses fields that only the source format knows (Request.Extra).
 //
 // This package performs no I/O and does not link net/http, so the gateway's
 // decision core can use its types.

@@ -15,7 +15,8 @@
 //   - max_tokens and max_completion_tokens both decode to MaxTokens; encoding
 //     writes max_completion_tokens, the field current models accept;
 //   - parallel_tool_calls=false is ToolChoice.DisableParallel; when the request
-//     has no tool_choice, ToolChoice.Mode is "" (the format's default);
+//     has tools but no tool_choice, ToolChoice.Mode is auto (OpenAI's default
+//     with tools); without tools the flag has no effect and is not kept;
 //   - an assistant refusal (message refusal, refusal parts, delta.refusal) is
 //     Response.Refusal in a complete response and a text delta in a stream;
 //   - image detail ("low", "high") is not modeled and is dropped on decode.

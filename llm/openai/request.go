@@ -50,9 +50,11 @@ func (Codec) DecodeRequest(body []byte) (*llm.Request, error) {
 		if err := json.Unmarshal(raw, &parallel); err != nil {
 			return nil, invalidType("parallel_tool_calls", "a boolean", raw)
 		}
-		if !parallel {
+		// Without tools the flag has no effect; with tools and no
+		// tool_choice, the choice is OpenAI's default, auto.
+		if !parallel && len(req.Tools) > 0 {
 			if req.ToolChoice == nil {
-				req.ToolChoice = &llm.ToolChoice{}
+				req.ToolChoice = &llm.ToolChoice{Mode: llm.ToolChoiceAuto}
 			}
 			req.ToolChoice.DisableParallel = true
 		}

@@ -88,8 +88,14 @@ func TestDecodeRequestMappings(t *testing.T) {
 		},
 		{
 			name: "parallel_tool_calls false without tool_choice",
+			body: `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"parallel_tool_calls":false}`,
+			want: &llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart("x")}}},
+				Tools: []llm.Tool{{Name: "f"}}, ToolChoice: &llm.ToolChoice{Mode: llm.ToolChoiceAuto, DisableParallel: true}},
+		},
+		{
+			name: "parallel_tool_calls false without tools has no effect",
 			body: `{"model":"m","messages":[{"role":"user","content":"x"}],"parallel_tool_calls":false}`,
-			want: &llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart("x")}}}, ToolChoice: &llm.ToolChoice{DisableParallel: true}},
+			want: &llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart("x")}}}},
 		},
 		{
 			name: "parallel_tool_calls true is the default",
