@@ -141,7 +141,7 @@ func scalarForms() map[reflect.Type]*jsonschema.Schema {
 // stale here.
 var required = map[string][]string{
 	"gateway.Config":            {"version", "providers", "routes"},
-	"gateway.Provider":          {"name"},
+	"gateway.Provider":          {"name", "kind"},
 	"mockprovider.File":         {"version", "providers"},
 	"mockprovider.ProviderSpec": {"name", "format", "models"},
 	"mockprovider.ModelSpec":    {"name"},
@@ -150,6 +150,38 @@ var required = map[string][]string{
 	"scenarios.Step":            {"name"},
 	"faults.Spec":               {"kind"},
 	"alerts.Rule":               {"name", "kind"},
+}
+
+// fieldEnums are plain string fields that take a closed set of values, read
+// from the constants the loaders check them against: those of a type
+// ("importpath.Type") or the untyped ones whose names start with a prefix
+// ("importpath.Prefix*").
+var fieldEnums = []struct{ def, prop, consts string }{
+	{"gateway.Provider", "kind", module + "/gateway.ProviderKind"},
+	{"gateway.Provider", "protocol", module + "/gateway.Protocol"},
+	{"policy.Budget", "on_exhausted", module + "/gateway/policy.OnExhausted*"},
+	{"faults.Latency", "dist", module + "/faults.Dist*"},
+}
+
+// constValues resolves a fieldEnums source.
+func constValues(consts map[string][]string, src string) []any {
+	var out []any
+	prefix, ok := strings.CutSuffix(src, "*")
+	if !ok {
+		for _, v := range consts[src] {
+			out = append(out, v)
+		}
+		return out
+	}
+	pkg, name := path.Split(prefix)
+	pkgPath, namePrefix, _ := strings.Cut(name, ".")
+	for _, nv := range consts[pkg+pkgPath+untyped] {
+		n, v, _ := strings.Cut(nv, "=")
+		if strings.HasPrefix(n, namePrefix) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // versioned are the definitions whose `version` must be 1.
@@ -216,6 +248,21 @@ func generate(f file) ([]byte, error) {
 	s := r.ReflectFromType(f.root)
 	for t := range used {
 		s.Definitions[defName(t)] = scalars[t]
+	}
+	for _, fe := range fieldEnums {
+		d := s.Definitions[fe.def]
+		if d == nil {
+			continue
+		}
+		p, ok := d.Properties.Get(fe.prop)
+		if !ok {
+			return nil, fmt.Errorf("enum field %s.%s is not a property (update fieldEnums)", fe.def, fe.prop)
+		}
+		vals := constValues(consts, fe.consts)
+		if len(vals) == 0 {
+			return nil, fmt.Errorf("no constants %s for %s.%s (update fieldEnums)", fe.consts, fe.def, fe.prop)
+		}
+		p.Enum = vals
 	}
 	for t, scalar := range scalarForms() {
 		d := s.Definitions[defName(t)]
@@ -462,21 +509,32 @@ func synopsis(s string) string {
 	return new(doc.Package).Synopsis(s)
 }
 
-// stringConsts records `Name Type = "value"` constants.
+// untyped keys a package's untyped string constants, recorded as
+// "Name=value" in source order.
+const untyped = ".(untyped)"
+
+// stringConsts records `Name Type = "value"` constants by type, and untyped
+// `Name = "value"` ones under pkg+untyped.
 func stringConsts(pkg string, g *ast.GenDecl, consts map[string][]string) {
 	for _, spec := range g.Specs {
 		vs := spec.(*ast.ValueSpec)
-		typ, ok := vs.Type.(*ast.Ident)
-		if !ok {
+		typ, typed := vs.Type.(*ast.Ident)
+		if vs.Type != nil && !typed {
 			continue
 		}
-		for _, v := range vs.Values {
+		for i, v := range vs.Values {
 			lit, ok := v.(*ast.BasicLit)
-			if !ok || lit.Kind != token.STRING {
+			if !ok || lit.Kind != token.STRING || i >= len(vs.Names) {
 				continue
 			}
-			if s, err := strconv.Unquote(lit.Value); err == nil {
+			s, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				continue
+			}
+			if typed {
 				consts[pkg+"."+typ.Name] = append(consts[pkg+"."+typ.Name], s)
+			} else {
+				consts[pkg+untyped] = append(consts[pkg+untyped], vs.Names[i].Name+"="+s)
 			}
 		}
 	}
