@@ -217,12 +217,23 @@ func generate(f file) ([]byte, error) {
 	}
 	scalars := scalarDefs()
 	used := map[reflect.Type]bool{}
+	named := map[string]reflect.Type{}
+	var clash error
 	r := &jsonschema.Reflector{
 		FieldNameTag: "yaml",
 		// Nothing is required by the tags (yaml.v3 requires nothing); the
 		// required table above says what the loaders insist on.
 		RequiredFromJSONSchemaTags: true,
-		Namer:                      defName,
+		Namer: func(t reflect.Type) string {
+			n := defName(t)
+			if prev, ok := named[n]; ok && prev != t && clash == nil {
+				clash = fmt.Errorf("%s and %s would share the definition %q", prev.PkgPath(), t.PkgPath(), n)
+			}
+			if n != "" {
+				named[n] = t
+			}
+			return n
+		},
 		Mapper: func(t reflect.Type) *jsonschema.Schema {
 			if _, ok := scalars[t]; ok {
 				used[t] = true
@@ -246,6 +257,9 @@ func generate(f file) ([]byte, error) {
 		},
 	}
 	s := r.ReflectFromType(f.root)
+	if clash != nil {
+		return nil, clash
+	}
 	for t := range used {
 		s.Definitions[defName(t)] = scalars[t]
 	}
