@@ -13,9 +13,9 @@
 //
 // # Pointing an editor at them
 //
-// With the YAML language server (the VS Code "YAML" extension by Red Hat,
-// and Neovim, Helix, Zed and JetBrains through it), put a comment on the
-// first line of a file; the path is relative to the YAML file or a URL:
+// With the YAML language server (the VS Code "YAML" extension by Red Hat;
+// Neovim, Helix and Zed run the same server), put a comment on the first line
+// of a file; the path is relative to the YAML file, or a URL:
 //
 //	# yaml-language-server: $schema=../../schemas/gateway.schema.json
 //
@@ -48,8 +48,10 @@
 // 0.25), rates ("20/s"), alert thresholds (2 or "25%"), latency and length
 // distributions (a scalar or a mapping), and secrets (strings with ${NAME}
 // references). Fault specs are constrained by kind: a parameter the kind
-// does not use is an error, as in faults.Spec.Validate. Field descriptions
-// are the Go doc comments.
+// does not use is an error, as in faults.Spec.Validate. Fields with a closed
+// set of values (wire formats, provider kinds, fault kinds, alert kinds and
+// severities, error types) list them, read from the constants the loaders
+// check against. Field descriptions are the Go doc comments.
 //
 // Text fields are typed "string", so a value YAML reads as a number or a
 // boolean (name: 2024, api_version: 1) is flagged even though the loader
