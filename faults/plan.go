@@ -254,38 +254,42 @@ const BytesPerToken = 4
 // Tokenize appends the tokens of s to dst: greedy pieces of at most
 // BytesPerToken bytes, each holding at least one whole character.
 func Tokenize(s string, dst []string) []string {
+	if dst == nil {
+		dst = make([]string, 0, len(s)/BytesPerToken+1)
+	}
 	for len(s) > 0 {
-		n := 0
-		for n < len(s) {
-			_, size := utf8.DecodeRuneInString(s[n:])
-			if n > 0 && n+size > BytesPerToken {
-				break
-			}
-			n += size
-		}
+		n := tokenLen(s)
 		dst = append(dst, s[:n])
 		s = s[n:]
 	}
 	return dst
 }
 
+// tokenLen returns the byte length of the first token of a non-empty s.
+func tokenLen(s string) int {
+	if len(s) >= BytesPerToken && s[0] < utf8.RuneSelf && s[1] < utf8.RuneSelf && s[2] < utf8.RuneSelf && s[3] < utf8.RuneSelf {
+		return BytesPerToken
+	}
+	n := 0
+	for n < len(s) {
+		size := 1
+		if s[n] >= utf8.RuneSelf {
+			_, size = utf8.DecodeRuneInString(s[n:])
+		}
+		if n > 0 && n+size > BytesPerToken {
+			break
+		}
+		n += size
+	}
+	return n
+}
+
 // CountTokens returns len(Tokenize(s)) without allocating.
 func CountTokens(s string) int {
 	count := 0
 	for len(s) > 0 {
-		n := 0
-		for n < len(s) {
-			size := 1
-			if s[n] >= utf8.RuneSelf {
-				_, size = utf8.DecodeRuneInString(s[n:])
-			}
-			if n > 0 && n+size > BytesPerToken {
-				break
-			}
-			n += size
-		}
+		s = s[tokenLen(s):]
 		count++
-		s = s[n:]
 	}
 	return count
 }

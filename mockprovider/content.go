@@ -28,17 +28,29 @@ func Filler(r *rand.Rand, n int) string {
 	}
 	want := n * faults.BytesPerToken
 	b := make([]byte, 0, want+16)
-	inSentence := 0
+	inSentence, sentence := 0, 8
+	var bits uint64
+	left := 0
+	draw := func(k int) int { // one uint64 feeds several draws
+		if left == 0 {
+			bits, left = r.Uint64(), 8
+		}
+		v := int(bits % uint64(k))
+		bits /= 64
+		left--
+		return v
+	}
 	for len(b) < want {
-		w := fillerWords[r.IntN(len(fillerWords))]
-		if inSentence == 0 && len(w) > 0 {
+		w := fillerWords[draw(len(fillerWords))]
+		if inSentence == 0 {
 			b = append(b, w[0]-('a'-'A'))
 			b = append(b, w[1:]...)
+			sentence = 8 + draw(8)
 		} else {
 			b = append(b, w...)
 		}
 		inSentence++
-		if inSentence >= 8+r.IntN(8) {
+		if inSentence >= sentence {
 			b = append(b, '.')
 			inSentence = 0
 		}

@@ -2,6 +2,7 @@ package mockprovider_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"testing"
 
@@ -76,3 +77,5 @@ func messageParams(prompt string) anth.MessageNewParams {
 }
 
 func intp(v int) *int { return &v }
+
+func newRand() *rand.Rand { return rand.New(rand.NewPCG(1, 2)) }

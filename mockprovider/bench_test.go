@@ -1,0 +1,133 @@
+package mockprovider_test
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/brownout-dev/brownout/faults"
+	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/mockprovider"
+	"github.com/brownout-dev/brownout/yamlfile"
+)
+
+// BenchmarkPlan measures planning one request with realistic settings
+// (lognormal TTFT, jittered token rate, ~200 filler tokens, two faults).
+func BenchmarkPlan(b *testing.B) {
+	s := realistic()
+	s.Models[0].OutputTokens = mockprovider.Length{Median: 200, P99: 800}
+	m := newModel(b, s)
+	req := userReq("gpt-4o", "Explain retry budgets in two paragraphs.")
+	now := t0
+	b.ReportAllocs()
+	for b.Loop() {
+		p := m.Plan(now, req, mockprovider.Meta{RequestID: "r"})
+		m.Finish(now, p)
+		now = now.Add(time.Millisecond)
+	}
+}
+
+func benchClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, DisableCompression: true}}
+}
+
+// BenchmarkNonStreaming measures non-streamed requests per second through
+// HTTP on loopback with zero latency settings (client and server on the
+// same machine).
+func BenchmarkNonStreaming(b *testing.B) {
+	s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	s.Models[0].OutputTokens = mockprovider.Length{Fixed: 20}
+	s.JournalSize = 10_000
+	p := mockprovider.StartTest(b, s)
+	c := benchClient()
+	body := []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"What is the capital of France?"}]}`)
+	url := p.URL + "/v1/chat/completions"
+	b.ReportAllocs()
+	b.SetParallelism(4)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := c.Post(url, "application/json", bytes.NewReader(body))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}
+
+// BenchmarkStreamingTokens measures streamed tokens per second through HTTP
+// on loopback with zero latency settings: each request streams 2000 tokens
+// that the client reads event by event.
+func BenchmarkStreamingTokens(b *testing.B) {
+	const tokens = 2000
+	s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	s.Models[0].OutputTokens = mockprovider.Length{Fixed: tokens}
+	s.JournalSize = 10_000
+	p := mockprovider.StartTest(b, s)
+	c := benchClient()
+	body := []byte(`{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"Tell me a long story."}]}`)
+	url := p.URL + "/v1/chat/completions"
+	b.ReportAllocs()
+	b.SetParallelism(2)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := c.Post(url, "application/json", bytes.NewReader(body))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			events := 0
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				if bytes.HasPrefix(sc.Bytes(), []byte("data: ")) {
+					events++
+				}
+			}
+			resp.Body.Close()
+			// role chunk + tokens + finish + [DONE]
+			if events != tokens+3 {
+				b.Errorf("%d events", events)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)*tokens/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// BenchmarkFaultsApply measures selecting and applying a stack of faults.
+func BenchmarkFaultsApply(b *testing.B) {
+	var set faults.Set
+	d := faults.Fixed(time.Second)
+	p50 := yamlfile.Percent(0.5)
+	for _, s := range []faults.Spec{
+		{Kind: faults.KindTTFT, Delay: &d},
+		{Kind: faults.KindStall, For: yamlfile.Duration(time.Second), Selector: faults.Selector{Probability: &p50}},
+		{Kind: faults.KindCut, After: intp(100), Selector: faults.Selector{Model: "gpt-*"}},
+	} {
+		if _, err := set.Add(t0, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m := newModel(b, spec("openai", llm.FormatOpenAI, "gpt-4o"))
+	base := m.Plan(t0, userReq("gpt-4o", "hi"), mockprovider.Meta{})
+	e := &faults.Env{Provider: "openai", Model: "gpt-4o", Format: llm.FormatOpenAI, Request: userReq("gpt-4o", "hi"), Rand: nil}
+	e.Rand = newRand()
+	b.ReportAllocs()
+	for b.Loop() {
+		p := *base
+		p.TokenTimes = append([]time.Duration(nil), base.TokenTimes...)
+		set.Apply(t0, &p, e)
+	}
+}
