@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/llm"
@@ -56,7 +57,11 @@ type exchange struct {
 	enc        llm.StreamEncoder
 	partial    strings.Builder // answer text that reached the client
 	toolDeltas bool            // tool-call deltas reached the client
-	midErr     *llm.Error      // the failure that interrupted the stream
+	tools      []llm.ToolCall  // tool calls assembled from the deltas
+	finish     llm.FinishReason
+	usage      llm.Usage
+	structured bool
+	midErr     *llm.Error // the failure that interrupted the stream
 	respID     string
 	model      string // the model that served
 
@@ -190,10 +195,13 @@ func (x *exchange) run(ctx context.Context, hint string) {
 			}
 		}
 	}
-	structured := x.req.ResponseFormat != nil && x.req.ResponseFormat.Type != llm.ResponseText && x.req.ResponseFormat.Type != ""
+	x.structured = x.req.ResponseFormat != nil && x.req.ResponseFormat.Type != llm.ResponseText && x.req.ResponseFormat.Type != ""
+	if rc := x.rt.routeCfg(x.req.Model); rc != nil && rc.Structured {
+		x.structured = true
+	}
 	att := x.rt.engine.Begin(time.Now(), policy.Request{
 		ID: x.id, Route: x.req.Model, PromptTokens: x.promptTokens,
-		Stream: x.req.Stream, Structured: structured, Tools: len(x.req.Tools) > 0, Hint: hint,
+		Stream: x.req.Stream, Structured: x.structured, Tools: len(x.req.Tools) > 0, Hint: hint,
 	})
 	var timer *time.Timer
 	defer func() {
@@ -224,7 +232,11 @@ func (x *exchange) run(ctx context.Context, hint string) {
 			} else {
 				o = x.sendOnce(ctx, &d)
 			}
-			att.Observe(time.Now(), o)
+			now := time.Now()
+			att.Observe(now, o)
+			if o.Class == policy.OK {
+				x.detect(now, d.Target)
+			}
 		case policy.Wait:
 			wait := time.Until(d.Until)
 			if wait > 0 {
@@ -577,6 +589,13 @@ func (x *exchange) sendOnce(parent context.Context, d *policy.Decision) policy.O
 	if r.Model == "" {
 		r.Model = d.Target.Model
 	}
+	if x.structured && len(r.ToolCalls) == 0 && !json.Valid([]byte(r.Content)) {
+		// A structured answer that does not parse is not served: another
+		// target may produce a valid one.
+		return policy.Outcome{Class: policy.InvalidOutput, Status: resp.StatusCode, TTFT: ttft,
+			OutputTokens: r.Usage.OutputTokens, Usage: r.Usage, BytesSent: true,
+			Err: &llm.Error{Status: 502, Type: llm.ErrServer, Code: "invalid_output", Message: "the upstream answer is not valid JSON"}}
+	}
 	x.resp = r
 	return policy.Outcome{Class: policy.OK, Status: resp.StatusCode, TTFT: ttft, OutputTokens: r.Usage.OutputTokens,
 		Usage: r.Usage, BytesSent: true}
@@ -629,15 +648,11 @@ func (x *exchange) sendStream(parent context.Context, d *policy.Decision) policy
 		tokens   int
 		usage    *llm.Usage
 		finish   llm.FinishReason
-		acc      *llm.Response
 		upID     string
 		upModel  string
 		outcome  policy.Outcome
 		finished bool
 	)
-	if x.rt.cacheable[x.req.Model] {
-		acc = &llm.Response{}
-	}
 	flush := func() { _ = x.rc.Flush() }
 	emit := func(ev llm.StreamEvent) bool {
 		if err := x.enc.Encode(ev); err != nil {
@@ -703,14 +718,9 @@ func (x *exchange) sendStream(parent context.Context, d *policy.Decision) policy
 			begin()
 			if ev.Type == llm.EventTextDelta {
 				x.partial.WriteString(ev.Text)
-				if acc != nil {
-					acc.Content += ev.Text
-				}
-			} else {
+			} else if ev.ToolCall != nil {
 				x.toolDeltas = true
-				if acc != nil && ev.ToolCall != nil {
-					accumulateTool(acc, ev.ToolCall)
-				}
+				x.tools = accumulateTool(x.tools, ev.ToolCall)
 			}
 			if !emit(ev) {
 				outcome = policy.Outcome{Class: policy.ClientCanceled, Status: 200}
@@ -771,12 +781,11 @@ func (x *exchange) sendStream(parent context.Context, d *policy.Decision) policy
 				emit(llm.StreamEvent{Type: llm.EventFinish, FinishReason: finish})
 			}
 		}
-		if acc != nil && !continuing {
-			acc.ID, acc.Model, acc.FinishReason = x.respID, x.model, finish
-			if usage != nil {
-				acc.Usage = *usage
-			}
-			x.resp = acc
+		x.finish = finish
+		x.usage = outcome.Usage
+		if x.rt.cacheable[x.req.Model] && !continuing {
+			x.resp = &llm.Response{ID: x.respID, Model: x.model, Content: x.partial.String(), ToolCalls: x.tools,
+				FinishReason: finish, Usage: outcome.Usage}
 		}
 		return outcome
 	}
@@ -811,11 +820,14 @@ func midStreamError(o policy.Outcome) *llm.Error {
 	return e
 }
 
-func accumulateTool(r *llm.Response, d *llm.ToolCallDelta) {
-	for len(r.ToolCalls) <= d.Index {
-		r.ToolCalls = append(r.ToolCalls, llm.ToolCall{})
+func accumulateTool(tcs []llm.ToolCall, d *llm.ToolCallDelta) []llm.ToolCall {
+	if d.Index < 0 || d.Index > 1024 {
+		return tcs
 	}
-	tc := &r.ToolCalls[d.Index]
+	for len(tcs) <= d.Index {
+		tcs = append(tcs, llm.ToolCall{})
+	}
+	tc := &tcs[d.Index]
 	if d.ID != "" {
 		tc.ID = d.ID
 	}
@@ -823,4 +835,32 @@ func accumulateTool(r *llm.Response, d *llm.ToolCallDelta) {
 		tc.Name = d.Name
 	}
 	tc.Arguments += d.Arguments
+	return tcs
+}
+
+// detect feeds the served answer to the silent-degradation detectors; a
+// signal becomes a detector.signal event and demotes (or trips) the target.
+func (x *exchange) detect(now time.Time, t *policy.Target) {
+	det := x.rt.detectors
+	if det == nil || t == nil {
+		return
+	}
+	var o evals.Observation
+	if x.req.Stream {
+		o = evals.ObserveStream(x.partial.String(), x.tools, x.finish, x.usage, 0, x.structured, x.rt.refusals)
+	} else {
+		o = evals.Observe(x.resp, x.structured, x.rt.refusals)
+	}
+	o.Target, o.Route, o.MaxTokens = t.Key(), x.req.Model, x.req.MaxTokens
+	if o.InputTokens == 0 {
+		o.InputTokens = x.promptTokens
+	}
+	for _, sig := range det.Observe(now, o) {
+		ev := sig.Event()
+		ev.RequestID, ev.Route = x.id, x.req.Model
+		x.s.emit(ev)
+		if x.rt.action != "" {
+			_ = x.rt.engine.Signal(now, sig.Target, sig.Detector, x.rt.action)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/gateway/alerts"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/yamlfile"
@@ -37,6 +38,10 @@ type Config struct {
 	Idempotency IdempotencyConfig `yaml:"idempotency,omitempty"`
 	// Alerts configures alert rules and their delivery.
 	Alerts AlertsConfig `yaml:"alerts,omitempty"`
+	// Detectors watch served answers for silent degradation (truncation at
+	// a token wall, invalid JSON, refusals, empty tool arguments); a signal
+	// is a detector.signal event and demotes (or trips) the target.
+	Detectors DetectorsConfig `yaml:"detectors,omitempty"`
 	// Reload configures hot reload.
 	Reload ReloadConfig `yaml:"reload,omitempty"`
 	// Shutdown configures graceful shutdown.
@@ -108,6 +113,20 @@ type AlertSink struct {
 	Retries int `yaml:"retries,omitempty"`
 	// Backoff before the first retry, doubled each time. Default 500ms.
 	Backoff yamlfile.Duration `yaml:"backoff,omitempty"`
+}
+
+// DetectorsConfig configures the silent-degradation detectors.
+type DetectorsConfig struct {
+	evals.DetectorConfig `yaml:",inline"`
+	// Action on a signal: "demote" (default: the target goes to the end of
+	// the line for policy.health.window), "open" (trip its breaker) or
+	// "none" (events only).
+	Action string `yaml:"action,omitempty"`
+	// Refusals are the phrases that mark a refusal (default
+	// evals.DefaultRefusals).
+	Refusals []string `yaml:"refusals,omitempty"`
+	// Disable turns the detectors off.
+	Disable bool `yaml:"disable,omitempty"`
 }
 
 // ReloadConfig configures hot reload.
@@ -261,6 +280,14 @@ func (c *Config) validate(doc *yamlfile.Doc, lookup func(string) (string, bool))
 		}
 	}
 
+	switch c.Detectors.Action {
+	case "", "demote", "open", "none":
+	default:
+		add("detectors.action", "%q is not demote, open or none", c.Detectors.Action)
+	}
+	if err := c.Detectors.DetectorConfig.Validate(); err != nil {
+		add("detectors", "%v", err)
+	}
 	if c.Cache.MaxEntries < 0 && c.Cache.Exact {
 		add("cache.exact", "exact caching needs a cache (max_entries is negative)")
 	}

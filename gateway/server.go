@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/gateway/usage"
@@ -81,6 +82,9 @@ type runtime struct {
 	cacheable  map[string]bool // routes whose answers are cached
 	adminToken []byte
 	usagePath  string
+	detectors  *evals.Detectors // nil when disabled
+	action     policy.Action    // "" for none
+	refusals   []string
 }
 
 // New builds a server from a validated configuration (see LoadConfig).
@@ -143,6 +147,20 @@ func (s *Server) build(cfg *Config, old *runtime) (*runtime, error) {
 	}
 	if t := cfg.Admin.Token.Value(); t != "" {
 		rt.adminToken = []byte(t)
+	}
+	if !cfg.Detectors.Disable {
+		if old != nil && old.detectors != nil && reflect.DeepEqual(old.cfg.Detectors.DetectorConfig, cfg.Detectors.DetectorConfig) {
+			rt.detectors = old.detectors
+		} else {
+			rt.detectors = evals.NewDetectors(cfg.Detectors.DetectorConfig)
+		}
+		switch cfg.Detectors.Action {
+		case "", "demote":
+			rt.action = policy.Demote
+		case "open":
+			rt.action = policy.Trip
+		}
+		rt.refusals = cfg.Detectors.Refusals
 	}
 	if old != nil && reflect.DeepEqual(old.cfg.Config, cfg.Config) && old.cfg.Seed == cfg.Seed {
 		rt.engine = old.engine
@@ -432,6 +450,16 @@ func (s *Server) Close() error {
 	s.al.close()
 	if w := s.usage.Swap(nil); w != nil {
 		return w.Close()
+	}
+	return nil
+}
+
+// routeCfg returns the configuration of a route, or nil.
+func (rt *runtime) routeCfg(name string) *policy.Route {
+	for i := range rt.cfg.Routes {
+		if rt.cfg.Routes[i].Name == name {
+			return &rt.cfg.Routes[i]
+		}
 	}
 	return nil
 }
