@@ -105,6 +105,7 @@ func addCommands(root *cobra.Command, f *Factory) {
 	root.AddCommand(NewCmdServe(f, nil))
 	root.AddCommand(NewCmdUsage(f))
 	root.AddCommand(NewCmdSchema(f, nil))
+	root.AddCommand(NewCmdMock(f, nil))
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
