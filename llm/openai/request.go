@@ -290,6 +290,9 @@ func decodeMessages(raw json.RawMessage) ([]llm.Message, error) {
 			if m.ToolCallID, err = requiredString(obj, "tool_call_id", p+".tool_call_id"); err != nil {
 				return nil, err
 			}
+			if m.ToolCallID == "" {
+				return nil, llm.BadRequest(p+".tool_call_id", "Invalid '%s.tool_call_id': empty string. Expected a string with minimum length 1.", p)
+			}
 			if m.Content, err = decodeContent(obj, p, false, true); err != nil {
 				return nil, err
 			}
@@ -365,6 +368,9 @@ func decodeContent(obj map[string]json.RawMessage, p string, images, required bo
 			url, err := requiredString(iobj, "url", pp+".image_url.url")
 			if err != nil {
 				return nil, err
+			}
+			if url == "" {
+				return nil, llm.BadRequest(pp+".image_url.url", "Invalid '%s.image_url.url': empty string. Expected a valid URL.", pp)
 			}
 			parts = append(parts, imagePart(url))
 		default:
