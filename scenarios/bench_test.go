@@ -26,6 +26,12 @@ func BenchmarkSimHour(b *testing.B) {
 	benchSim(b, "testdata/hour.yaml")
 }
 
+// BenchmarkSimLean measures the simulator's own overhead: 10 minutes at
+// 200 requests/s with 4-token answers and 8-token prompts.
+func BenchmarkSimLean(b *testing.B) {
+	benchSim(b, "testdata/lean.yaml")
+}
+
 func benchSim(b *testing.B, file string) {
 	s, err := Load(file)
 	if err != nil {

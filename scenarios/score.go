@@ -174,7 +174,7 @@ func newScorer(in Input) *scorer {
 	if s.nbins < 1 {
 		s.nbins = 1
 	}
-	openAtt := map[string][]*attRec{} // request id + target -> started attempts
+	openAtt := map[string]*attRec{} // request id -> the attempt in flight
 	probeStreak := map[string]int{}
 	targets := map[string]bool{}
 	for i := range in.Events {
@@ -204,13 +204,11 @@ func newScorer(in Input) *scorer {
 		case events.AttemptStart:
 			a := &attRec{req: e.RequestID, target: e.Target, start: e.Time}
 			s.atts = append(s.atts, a)
-			k := e.RequestID + "\x00" + e.Target
-			openAtt[k] = append(openAtt[k], a)
+			openAtt[e.RequestID] = a // a request has one attempt in flight at a time
 		case events.AttemptEnd:
-			k := e.RequestID + "\x00" + e.Target
-			var a *attRec
-			if q := openAtt[k]; len(q) > 0 {
-				a, openAtt[k] = q[0], q[1:]
+			a := openAtt[e.RequestID]
+			if a != nil && a.target == e.Target {
+				delete(openAtt, e.RequestID)
 			} else {
 				start := e.Time.Add(-e.Duration)
 				a = &attRec{req: e.RequestID, target: e.Target, start: start}
@@ -294,20 +292,30 @@ func newScorer(in Input) *scorer {
 			r.target = r.served.target
 		}
 	}
-	// Bad served: the last journal entry of a successful request is corrupted.
-	last := map[string]JournalEntry{}
-	for _, j := range in.Journal {
-		if p, ok := last[j.RequestID]; !ok || !j.Time.Before(p.Time) {
-			last[j.RequestID] = j
+	// Bad served: the last journal entry of a successful request is
+	// corrupted. Only requests with a corrupted entry need looking at.
+	s.bad = map[string]bool{}
+	last := map[string]*JournalEntry{}
+	for i := range in.Journal {
+		if in.Journal[i].Corrupted {
+			last[in.Journal[i].RequestID] = nil
 		}
 	}
-	s.bad = map[string]bool{}
-	for _, r := range s.reqs {
-		if !r.ended || r.outcome == events.OutcomeFailed {
-			continue
+	if len(last) > 0 {
+		for i := range in.Journal {
+			j := &in.Journal[i]
+			if p, ok := last[j.RequestID]; ok && (p == nil || !j.Time.Before(p.Time)) {
+				last[j.RequestID] = j
+			}
 		}
-		if j, ok := last[r.id]; ok && j.Corrupted && (r.target == "" || j.Target == r.target) {
-			s.bad[r.id] = true
+		for id, j := range last {
+			r := s.byID[id]
+			if r == nil || !r.ended || r.outcome == events.OutcomeFailed {
+				continue
+			}
+			if j.Corrupted && (r.target == "" || j.Target == r.target) {
+				s.bad[id] = true
+			}
 		}
 	}
 	for t := range targets {
