@@ -25,6 +25,12 @@
 // token, idle gap, token-rate floor, total), and a connect timeout reaches
 // the dialer through the request context.
 //
+// Served answers feed the silent-degradation detectors (package evals):
+// a rising rate of invalid JSON, refusals, empty tool arguments or answers
+// cut at a token wall becomes a detector.signal event and demotes (or trips)
+// the target. A non-streamed structured answer that is not valid JSON is not
+// served at all: it fails over as invalid_output.
+//
 // Responses name the model that served; the headers X-Brownout-Target,
 // X-Brownout-Attempts and X-Brownout-Tier say which target, how many upstream
 // attempts and which degradation tier; X-Request-Id is forwarded upstream

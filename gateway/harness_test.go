@@ -237,3 +237,5 @@ policy:
   breaker: {min_samples: 1000}
 %s`, m.alpha.URL, m.beta.URL, m.gamma.URL, extra)
 }
+
+func newTestServer(srv *gateway.Server) *httptest.Server { return httptest.NewServer(srv.Handler()) }
