@@ -409,7 +409,9 @@ func (m *sim) next(r *simReq) {
 	case policy.Send:
 		m.send(r, &d)
 	case policy.Wait:
-		m.schedule(max(int64(d.Until.Sub(Epoch)), m.now), tNext, 0, r)
+		// Never at the same instant: a Wait that is already due must not
+		// spin the simulation in place.
+		m.schedule(max(int64(d.Until.Sub(Epoch)), m.now+int64(time.Microsecond)), tNext, 0, r)
 	case policy.ServeCached:
 		key := r.req.Model + "\x00" + strconv.Itoa(r.traffic) + "/" + strconv.Itoa(r.prompt)
 		o := policy.Outcome{Class: policy.CacheMiss}
