@@ -8,11 +8,13 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway/alerts"
+	"github.com/brownout-dev/brownout/gateway/policy"
 )
 
 // alertLoop evaluates the alert rules periodically and delivers fired and
@@ -51,12 +53,7 @@ func (a *alertLoop) configure(cfg *Config) {
 	rules := cfg.Alerts.rules()
 	routes := map[string][]string{}
 	for _, r := range cfg.Routes {
-		// Primary first: the targets of the route's first tier, by priority.
-		ts := make([]string, 0, len(r.Targets))
-		for i := range r.Targets {
-			ts = append(ts, r.Targets[i].Key())
-		}
-		routes[r.Name] = ts
+		routes[r.Name] = targetOrder(&r)
 	}
 	a.mu.Lock()
 	if !reflect.DeepEqual(rules, a.rules) {
@@ -259,6 +256,36 @@ func (s *Server) EvaluateAlerts(now time.Time) []events.Event {
 		case s.al.queue <- ev:
 		default:
 		}
+	}
+	return out
+}
+
+// targetOrder lists a route's targets primary first: by tier (the route's
+// tier order, else first appearance), then priority, then listing order.
+func targetOrder(r *policy.Route) []string {
+	tiers := r.Tiers
+	if len(tiers) == 0 {
+		for i := range r.Targets {
+			t := or(r.Targets[i].Tier, policy.DefaultTier)
+			if !slices.Contains(tiers, t) {
+				tiers = append(tiers, t)
+			}
+		}
+	}
+	idx := make([]int, len(r.Targets))
+	for i := range idx {
+		idx[i] = i
+	}
+	rank := func(i int) int { return slices.Index(tiers, or(r.Targets[i].Tier, policy.DefaultTier)) }
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra - rb
+		}
+		return r.Targets[a].Priority - r.Targets[b].Priority
+	})
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = r.Targets[j].Key()
 	}
 	return out
 }

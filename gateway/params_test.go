@@ -55,3 +55,12 @@ func TestTargetRequest(t *testing.T) {
 		})
 	}
 }
+
+func TestTargetOrder(t *testing.T) {
+	r := policy.Route{Name: "chat", Tiers: []string{"primary", "equivalent", "cached"}, Targets: []policy.Target{
+		{Provider: "b", Model: "eq", Tier: "equivalent"},
+		{Provider: "a", Model: "p2", Priority: 1},
+		{Provider: "a", Model: "p1"},
+	}}
+	assert.Equal(t, []string{"a:p1", "a:p2", "b:eq"}, targetOrder(&r))
+}
