@@ -43,7 +43,9 @@ type benchEnv struct {
 	through string // gateway URL
 }
 
-func newBenchEnv(b *testing.B) *benchEnv {
+func newBenchEnv(b *testing.B) *benchEnv { return newBenchEnvTB(b) }
+
+func newBenchEnvTB(b testing.TB) *benchEnv {
 	b.Helper()
 	mock := mockprovider.StartTest(b, mockprovider.ProviderSpec{Name: "alpha", Format: llm.FormatOpenAI, Seed: 1,
 		Models: []mockprovider.ModelSpec{{Name: "gpt-4o", OutputTokens: mockprovider.Length{Min: 20, Max: 20}}}})
@@ -79,7 +81,7 @@ func benchBody(stream bool, model string) []byte {
 
 // call makes one request and returns its latency and the time to the
 // first streamed content chunk.
-func (e *benchEnv) call(b *testing.B, url string, body []byte, stream bool) (total, ttft time.Duration) {
+func (e *benchEnv) call(b testing.TB, url string, body []byte, stream bool) (total, ttft time.Duration) {
 	start := time.Now()
 	resp, err := e.client.Post(url, "application/json", bytes.NewReader(body))
 	if err != nil {
