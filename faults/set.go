@@ -82,6 +82,17 @@ func (s *Set) Remove(id string) bool {
 // Reset removes every fault.
 func (s *Set) Reset() { s.active = nil }
 
+// MatchesHeaders reports whether any active fault selects on request
+// headers, so callers can skip collecting them otherwise.
+func (s *Set) MatchesHeaders() bool {
+	for _, a := range s.active {
+		if len(a.Spec.Header) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Len returns the number of active faults.
 func (s *Set) Len() int { return len(s.active) }
 

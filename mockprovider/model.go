@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/brownout-dev/brownout/faults"
@@ -45,6 +46,8 @@ type Model struct {
 	seq    uint64
 	jr     journal
 	stats  Stats
+	// headers is set while a fault selects on request headers.
+	headers atomic.Bool
 	// open maps unfinished attempts (by Seq) to the model whose capacity they
 	// hold (nil when they were not admitted), so Finish releases exactly what
 	// Plan took, once.
@@ -88,6 +91,7 @@ func NewModel(spec ProviderSpec, rnd *rand.Rand) (*Model, error) {
 			return nil, err
 		}
 	}
+	m.headers.Store(m.set.MatchesHeaders())
 	m.jr.max = spec.JournalSize
 	if m.jr.max == 0 {
 		m.jr.max = DefaultJournalSize
@@ -113,6 +117,7 @@ func (m *Model) resetStats() {
 func (m *Model) AddFault(now time.Time, f faults.Spec) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	defer m.headers.Store(m.set.MatchesHeaders())
 	return m.set.Add(now, f)
 }
 
@@ -120,6 +125,7 @@ func (m *Model) AddFault(now time.Time, f faults.Spec) (string, error) {
 func (m *Model) RemoveFault(id string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	defer m.headers.Store(m.set.MatchesHeaders())
 	return m.set.Remove(id)
 }
 
@@ -128,7 +134,12 @@ func (m *Model) ResetFaults() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.set.Reset()
+	m.headers.Store(false)
 }
+
+// NeedsHeaders reports whether an active fault selects on request headers;
+// servers pass Meta.Headers only then.
+func (m *Model) NeedsHeaders() bool { return m.headers.Load() }
 
 // Faults returns the active faults with their counters.
 func (m *Model) Faults() []faults.Active {
@@ -143,6 +154,7 @@ func (m *Model) Reset() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.set.Reset()
+	m.headers.Store(false)
 	m.jr.entries = nil
 	inflight := m.stats.InFlight
 	m.resetStats()

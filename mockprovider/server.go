@@ -140,7 +140,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if stream {
 		req.Stream = true
 	}
-	meta := Meta{RequestID: r.Header.Get("X-Request-Id"), Headers: lowerHeaders(r.Header), Stream: req.Stream}
+	meta := Meta{RequestID: r.Header.Get("X-Request-Id"), Stream: req.Stream}
+	if s.model.NeedsHeaders() {
+		meta.Headers = lowerHeaders(r.Header)
+	}
 	if s.proxy != nil {
 		s.proxy.serve(s, w, r, start, req, body, meta)
 		return
