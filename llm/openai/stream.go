@@ -174,6 +174,7 @@ type streamDecoder struct {
 	started  bool
 	finished bool // a finish_reason or an in-band error was seen
 	done     bool // the input is over
+	fast     chunk
 }
 
 func newStreamDecoder(r io.Reader) *streamDecoder {
@@ -226,43 +227,86 @@ func (d *streamDecoder) endErr() error {
 }
 
 func (d *streamDecoder) decodeChunk(data string) error {
-	var c wireChunk
-	if err := json.Unmarshal([]byte(data), &c); err != nil {
-		return err
-	}
-	if !isNull(c.Error) {
-		d.finished = true
-		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventError, Err: Codec{}.DecodeError(0, nil, []byte(data))})
+	if parseChunk(data, &d.fast) {
+		d.emit(&d.fast, nil)
 		return nil
 	}
+	c, usage, inband, err := slowChunk(data)
+	if err != nil {
+		return err
+	}
+	if inband != nil {
+		d.finished = true
+		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventError, Err: inband})
+		return nil
+	}
+	d.emit(c, usage)
+	return nil
+}
+
+// slowChunk decodes a chunk with encoding/json: the reference the fast path
+// must agree with, and the path for usage and in-band errors.
+func slowChunk(data string) (*chunk, *llm.Usage, *llm.Error, error) {
+	var w wireChunk
+	if err := json.Unmarshal([]byte(data), &w); err != nil {
+		return nil, nil, nil, err
+	}
+	if !isNull(w.Error) {
+		return nil, nil, Codec{}.DecodeError(0, nil, []byte(data)), nil
+	}
+	c := &chunk{id: w.ID, model: w.Model}
+	for _, wc := range w.Choices {
+		ch := choice{index: wc.Index}
+		if wc.Delta.Content != nil {
+			ch.content = *wc.Delta.Content
+		}
+		if wc.Delta.Refusal != nil {
+			ch.refusal = *wc.Delta.Refusal
+		}
+		if wc.FinishReason != nil {
+			ch.finish = *wc.FinishReason
+		}
+		for _, tc := range wc.Delta.ToolCalls {
+			ch.toolCalls = append(ch.toolCalls, toolCallDelta{index: tc.Index, id: tc.ID, name: tc.Function.Name, args: tc.Function.Arguments})
+		}
+		c.choices = append(c.choices, ch)
+	}
+	var usage *llm.Usage
+	if w.Usage != nil {
+		u := fromWireUsage(w.Usage)
+		usage = &u
+	}
+	return c, usage, nil, nil
+}
+
+// emit queues the events of one chunk.
+func (d *streamDecoder) emit(c *chunk, usage *llm.Usage) {
 	if !d.started {
 		d.started = true
-		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventStart, ID: c.ID, Model: c.Model})
+		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventStart, ID: c.id, Model: c.model})
 	}
-	for i := range c.Choices {
-		ch := &c.Choices[i]
-		if ch.Index != 0 {
+	for i := range c.choices {
+		ch := &c.choices[i]
+		if ch.index != 0 {
 			continue // the normalized model has one choice
 		}
-		if s := ch.Delta.Content; s != nil && *s != "" {
-			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventTextDelta, Text: *s})
+		if ch.content != "" {
+			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventTextDelta, Text: ch.content})
 		}
-		if s := ch.Delta.Refusal; s != nil && *s != "" {
-			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventTextDelta, Text: *s})
+		if ch.refusal != "" {
+			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventTextDelta, Text: ch.refusal})
 		}
-		for _, tc := range ch.Delta.ToolCalls {
+		for _, tc := range ch.toolCalls {
 			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{
-				Index: tc.Index, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments,
+				Index: tc.index, ID: tc.id, Name: tc.name, Arguments: tc.args,
 			}})
 		}
-		if ch.FinishReason != nil && *ch.FinishReason != "" {
+		if ch.finish != "" {
 			d.finished = true
-			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventFinish, FinishReason: fromFinishReason(*ch.FinishReason)})
+			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventFinish, FinishReason: fromFinishReason(ch.finish)})
 		}
 	}
-	if c.Usage != nil {
-		u := fromWireUsage(c.Usage)
-		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventUsage, Usage: &u})
+	if usage != nil {
+		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventUsage, Usage: usage})
 	}
-	return nil
 }
