@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,6 +15,7 @@ func exampleEnv(k string) (string, bool) {
 		"BROWNOUT_ADMIN_TOKEN": "admin-secret", "OPENAI_API_KEY": "sk-openai-secret",
 		"ANTHROPIC_API_KEY": "sk-ant-secret", "GEMINI_API_KEY": "gm-secret",
 		"ALERT_WEBHOOK_URL": "https://hooks.example.com/T000/secret-path",
+		"AZURE_OPENAI_KEY":  "az-secret",
 	}[k], true
 }
 
@@ -29,4 +31,18 @@ func TestExampleConfig(t *testing.T) {
 	srv, err := gateway.New(cfg, gateway.Options{Logger: discardLogger()})
 	require.NoError(t, err)
 	require.NoError(t, srv.Close())
+}
+
+// TestExampleConfigs: every shipped gateway example is valid.
+func TestExampleConfigs(t *testing.T) {
+	files, err := filepath.Glob("../examples/gateway/*.yaml")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 2)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			cfg, err := gateway.LoadConfig(f, gateway.LoadOptions{LookupEnv: exampleEnv})
+			require.NoError(t, err)
+			assert.NotEmpty(t, cfg.Routes)
+		})
+	}
 }

@@ -13,7 +13,8 @@ import (
 // on the configuration they started with; new requests use cfg. When the
 // routes and policy are unchanged the decision core is kept, with its
 // breaker, health and budget state; otherwise a new core starts fresh.
-// (listen and shutdown changes take effect at the next start.)
+// (listen, shutdown, cache and idempotency settings take effect at the next
+// start; the cache and the idempotency store survive reloads.)
 func (s *Server) Reload(cfg *Config) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
