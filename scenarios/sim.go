@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -777,8 +778,10 @@ func (m *sim) stepStart(i int) {
 	case "reload":
 		cfg, _, err := loadGateway(m.s.rel(st.Reload.Config))
 		ok := err == nil
-		var eng *policy.Engine
-		if ok {
+		eng := m.eng
+		if ok && !reflect.DeepEqual(cfg, m.eng.Config()) {
+			// Like the gateway: unchanged routes and policy keep the core
+			// (breakers, health, budgets); a change starts a fresh one.
 			eng, err = policy.New(cfg, policy.Options{Rand: rand.New(rand.NewPCG(m.s.Seed, seedFor(m.s.Seed, "policy/"+st.Name))), Events: m})
 			ok = err == nil
 		}
