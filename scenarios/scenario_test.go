@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -287,5 +288,36 @@ func TestTimerHeapOrder(t *testing.T) {
 			t.Fatalf("popped %+v after %+v", x, prev)
 		}
 		prev = x
+	}
+}
+
+// TestResultJSONRoundTrip: result.json is versioned and reads back into the
+// same Result (what reports relies on).
+func TestResultJSONRoundTrip(t *testing.T) {
+	s, err := Load("testdata/short.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Result
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Schema != SchemaVersion || back.Scenario != "short" || back.Seed != 7 || back.Mode != ModeSim {
+		t.Fatalf("identity lost: schema=%d scenario=%q seed=%d mode=%q", back.Schema, back.Scenario, back.Seed, back.Mode)
+	}
+	b2, err := json.Marshal(&back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, b2) {
+		t.Fatal("result.json does not round-trip byte for byte")
 	}
 }
