@@ -19,7 +19,10 @@
 //     with tools); without tools the flag has no effect and is not kept;
 //   - an assistant refusal (message refusal, refusal parts, delta.refusal) is
 //     Response.Refusal in a complete response and a text delta in a stream;
-//   - image detail ("low", "high") is not modeled and is dropped on decode.
+//   - image detail ("low", "high") and a json_schema response format's
+//     description are not modeled and are dropped on decode;
+//   - a tool message's name comes from the assistant tool call it answers
+//     (formats such as Gemini need it); encoding never writes it.
 //
 // Streams follow the API: a first chunk with the assistant role, content and
 // tool-call deltas, a chunk with the finish reason, an optional usage chunk

@@ -457,3 +457,48 @@ var rawJSONEqual = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().Type()
 
 // equateEmpty is cmpopts.EquateEmpty for everything but raw JSON.
 var equateEmpty = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().Type() != rawType }, cmpopts.EquateEmpty())
+
+// TestEncodedRequestFitsSDKTypes: what EncodeRequest writes unmarshals into
+// the SDK's own request type with every field where the SDK expects it.
+func TestEncodedRequestFitsSDKTypes(t *testing.T) {
+	body, err := codec().EncodeRequest(fullRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p sdk.ChatCompletionNewParams
+	if err := json.Unmarshal(body, &p); err != nil {
+		t.Fatalf("SDK type rejects our request: %v", err)
+	}
+	checks := []struct {
+		what string
+		ok   bool
+	}{
+		{"model", p.Model == "gpt-4o"},
+		{"4 messages", len(p.Messages) == 4},
+		{"system", p.Messages[0].OfSystem != nil && p.Messages[0].OfSystem.Content.OfString.Value != ""},
+		{"user parts", p.Messages[1].OfUser != nil && len(p.Messages[1].OfUser.Content.OfArrayOfContentParts) == 3},
+		{"user image", p.Messages[1].OfUser != nil && len(p.Messages[1].OfUser.Content.OfArrayOfContentParts) == 3 &&
+			p.Messages[1].OfUser.Content.OfArrayOfContentParts[1].OfImageURL != nil &&
+			p.Messages[1].OfUser.Content.OfArrayOfContentParts[1].OfImageURL.ImageURL.URL == "https://example.com/cat.png"},
+		{"assistant tool call", p.Messages[2].OfAssistant != nil && len(p.Messages[2].OfAssistant.ToolCalls) == 1 &&
+			p.Messages[2].OfAssistant.ToolCalls[0].OfFunction != nil && p.Messages[2].OfAssistant.ToolCalls[0].OfFunction.Function.Name == "get_weather"},
+		{"tool result", p.Messages[3].OfTool != nil && p.Messages[3].OfTool.ToolCallID == "call_1"},
+		{"tool", len(p.Tools) == 1 && p.Tools[0].OfFunction != nil && p.Tools[0].OfFunction.Function.Name == "get_weather" && p.Tools[0].OfFunction.Function.Strict.Value},
+		{"tool_choice", p.ToolChoice.OfAuto.Value == "required"},
+		{"parallel_tool_calls", p.ParallelToolCalls.Valid() && !p.ParallelToolCalls.Value},
+		{"response_format", p.ResponseFormat.OfJSONSchema != nil && p.ResponseFormat.OfJSONSchema.JSONSchema.Name == "answer"},
+		{"max_completion_tokens", p.MaxCompletionTokens.Value == 300},
+		{"temperature", p.Temperature.Value == 0.7},
+		{"seed", p.Seed.Value == 7},
+		{"stop", len(p.Stop.OfStringArray) == 2},
+		{"stream_options", p.StreamOptions.IncludeUsage.Value},
+		{"user", p.User.Value == "user-7"},
+		{"metadata", p.Metadata["team"] == "sre"},
+		{"n (extra)", p.N.Value == 1},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("SDK view of our request: %s wrong\n%s", c.what, body)
+		}
+	}
+}
