@@ -52,6 +52,42 @@
 // (OpenAI x-ratelimit-{limit,remaining,reset}-{requests,tokens}; Anthropic
 // anthropic-ratelimit-{requests,tokens,input-tokens}-{limit,remaining,reset}).
 //
+// # Servers
+//
+// Server is the plain http.Handler of one provider: OpenAI POST
+// /v1/chat/completions, Anthropic POST /v1/messages, Gemini POST
+// /v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse.
+// It decodes the request with the format's codec (llm/openai, llm/anthropic,
+// llm/gemini), plans it, and executes the plan on real time with one timer:
+// a reset hijacks the connection and closes it with a TCP RST; a hold waits,
+// then closes; headers wait for HeaderDelay; every token waits for its time,
+// and the response is flushed before each wait, so an event leaves when it
+// is due (tokens already due are written together). A cut or a stall that
+// closes aborts the connection without the end of the chunked body (no
+// finish, no [DONE]); a malformed chunk is a data line that is not JSON; a
+// missing end marker omits [DONE] / message_stop. Errors are encoded by the
+// codec's EncodeError, so their bodies are the provider's own shape.
+//
+// Start serves a provider on a real loopback port (StartTest closes it when
+// the test ends; StartAll hosts several, as `brownout mock` does).
+//
+// # Control API
+//
+// Every provider serves /_mock/ (see newControl's table in control.go and the
+// typed client in package control): list, add (JSON or YAML, validated, the
+// error naming the field) and remove faults, reset, read the journal and the
+// statistics.
+//
+// # Proxy mode
+//
+// With ProxyTo the provider forwards requests to a real upstream instead of
+// generating answers, and applies the same faults: terminal faults and
+// capacity shedding answer without calling the upstream; requests no fault
+// selects pass through as they come (streams flushed chunk by chunk);
+// requests a content or stream fault selects are buffered, turned into a plan
+// (one token per upstream delta, timed by its arrival), transformed and
+// executed like a mock plan. Upstream errors pass through unchanged.
+//
 // # Journal
 //
 // Every attempt is journaled (JournalEntry) with its x-request-id, prompt

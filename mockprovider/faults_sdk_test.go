@@ -72,6 +72,9 @@ func TestFaultHTTPError(t *testing.T) {
 		_, c := startOpenAI(t, faults.Spec{Kind: faults.KindHTTPError, Status: 429, RetryAfter: yamlfile.Duration(2 * time.Second)})
 		_, err := c.Chat.Completions.New(ctx, chatParams("hi"))
 		e := apiError(t, err)
+		if id := e.Response.Header.Get("X-Request-Id"); !strings.HasPrefix(id, "req_") || len(id) != 36 {
+			t.Errorf("x-request-id %q", id)
+		}
 		if e.StatusCode != 429 || e.Code != "rate_limit_exceeded" || e.Response.Header.Get("Retry-After") != "2" {
 			t.Fatalf("got %d %q retry-after %q", e.StatusCode, e.Code, e.Response.Header.Get("Retry-After"))
 		}
@@ -82,6 +85,9 @@ func TestFaultHTTPError(t *testing.T) {
 		var e *anth.Error
 		if !errors.As(err, &e) || e.StatusCode != 529 || e.Type() != "overloaded_error" {
 			t.Fatalf("got %v", err)
+		}
+		if id := e.Response.Header.Get("Request-Id"); !strings.HasPrefix(id, "req_011C") {
+			t.Errorf("request-id %q", id)
 		}
 	})
 	t.Run("gemini 429 RESOURCE_EXHAUSTED", func(t *testing.T) {

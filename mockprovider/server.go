@@ -284,6 +284,9 @@ func (x *execution) run() (Outcome, int) {
 	for k, v := range p.Headers {
 		h.Set(k, v)
 	}
+	if k, v := requestIDHeader(x.s.model.Format(), p.Seq); k != "" {
+		h.Set(k, v)
+	}
 	if p.Status < 200 || p.Status > 299 {
 		e := p.Err
 		if e == nil {
@@ -455,4 +458,26 @@ func malformedEvent(f llm.Format) string {
 		return "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"mal\n\n"
 	}
 	return "data: {\"id\":\"chatcmpl-malformed\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"mal\n\n"
+}
+
+// requestIDHeader is the provider's own request id header (OpenAI
+// x-request-id, Anthropic request-id; Gemini sends none), derived from the
+// attempt's sequence number.
+func requestIDHeader(f llm.Format, seq uint64) (string, string) {
+	const hex = "0123456789abcdef"
+	var b [32]byte
+	v := seq * 0x9e3779b97f4a7c15
+	for i := range b {
+		b[i] = hex[(v>>(4*(i%16)))&0xf]
+		if i == 15 {
+			v = v*0xbf58476d1ce4e5b9 + seq
+		}
+	}
+	switch f {
+	case llm.FormatOpenAI:
+		return "X-Request-Id", "req_" + string(b[:])
+	case llm.FormatAnthropic:
+		return "Request-Id", "req_011C" + string(b[:24])
+	}
+	return "", ""
 }
