@@ -150,7 +150,7 @@ func TestScorecardColour(t *testing.T) {
 	require.Contains(t, colour.String(), "\x1b[31mFAIL\x1b[0m")
 	require.Contains(t, colour.String(), "\x1b[32mPASS\x1b[0m")
 	out := plain.String()
-	require.True(t, strings.HasPrefix(out, "FAIL  primary-429-storm"))
+	require.True(t, strings.HasPrefix(out, "FAIL  game day primary-429-storm"), out)
 	require.Contains(t, out, "openai-429")
 	require.Contains(t, out, "4s (breaker)")
 }

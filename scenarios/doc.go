@@ -42,5 +42,5 @@
 // to detect, mitigate and recover per fault step and target, flapping, cost,
 // availability, bad answers served as success, latency penalty, retry
 // amplification and quality. Expectations turn scores into verdicts;
-// [RequireExpectations] fails a Go test with the scorecard.
+// scenariotest.RequireExpectations fails a Go test with the scorecard.
 package scenarios

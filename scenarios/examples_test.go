@@ -26,10 +26,7 @@ func TestGameDayLibrary(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}
-			if testing.Verbose() {
-				t.Log("\n" + res.Scorecard())
-			}
-			RequireExpectations(t, res)
+			requirePass(t, res)
 		})
 	}
 }

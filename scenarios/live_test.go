@@ -35,7 +35,7 @@ func TestFidelity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("sim:\n%s\nlive:\n%s", sim.Scorecard(), live.Scorecard())
+	t.Logf("sim: %+v\nlive: %+v", sim.Overall, live.Overall)
 	if live.Mode != ModeLive || live.Aborted {
 		t.Fatalf("live mode=%s aborted=%v", live.Mode, live.Aborted)
 	}
@@ -131,7 +131,7 @@ expect:
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Log("\n" + res.Scorecard())
+	t.Logf("%+v", res.Failed())
 	if !res.BlackBox {
 		t.Fatal("not scored as a black box")
 	}
@@ -139,5 +139,5 @@ expect:
 	if !f.Detected || f.DetectedBy != "traffic_shift" {
 		t.Fatalf("detected=%v by=%q, want traffic_shift", f.Detected, f.DetectedBy)
 	}
-	RequireExpectations(t, res)
+	requirePass(t, res)
 }

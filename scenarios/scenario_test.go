@@ -167,7 +167,7 @@ func TestRunShortScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	RequireExpectations(t, res)
+	requirePass(t, res)
 	f, ok := res.Fault("gpt4o-down", "openai/gpt-4o")
 	if !ok || !f.Detected {
 		t.Fatalf("fault not detected: %+v", f)
@@ -180,36 +180,13 @@ func TestRunShortScenario(t *testing.T) {
 	}
 }
 
-type fakeTB struct {
-	failed bool
-	msg    string
-}
-
-func (f *fakeTB) Helper() {}
-func (f *fakeTB) Fatalf(format string, args ...any) {
-	f.failed = true
-	f.msg = format
-	if len(args) > 1 {
-		f.msg = args[1].(string)
-	}
-}
-
-func TestRequireExpectationsFailsWithScorecard(t *testing.T) {
-	s, err := Load("testdata/failing.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Pass {
-		t.Fatal("failing.yaml passed")
-	}
-	ft := &fakeTB{}
-	RequireExpectations(ft, res)
-	if !ft.failed || !strings.Contains(ft.msg, "FAIL") || !strings.Contains(ft.msg, "ttd") {
-		t.Fatalf("RequireExpectations: failed=%v msg=%q", ft.failed, ft.msg)
+// requirePass fails the test with every expectation that did not hold.
+// (scenariotest.RequireExpectations prints the whole scorecard; it cannot be
+// used from inside this package.)
+func requirePass(t *testing.T, res *Result) {
+	t.Helper()
+	if !res.Pass {
+		t.Fatalf("game day %s failed (aborted=%v %s): %+v", res.Scenario, res.Aborted, res.AbortReason, res.Failed())
 	}
 }
 

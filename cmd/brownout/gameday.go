@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/brownout-dev/brownout/reports"
 	"github.com/brownout-dev/brownout/scenarios"
 )
 
@@ -47,7 +48,8 @@ func NewCmdGamedayRun(f *Factory, runF func(*GamedayRunOptions) error) *cobra.Co
 		Use:   "run FILE",
 		Short: "Run a game day (simulated or live) and score it",
 		Long: `Run a game day and print its scorecard. With --out DIR it also writes
-DIR/result.json and DIR/events.jsonl.
+DIR/result.json, DIR/events.jsonl and the reports: report.html,
+report.md and junit.xml.
 
 Exit status: 0 when every expectation holds, 1 when any fails (or the run was
 aborted by a stop condition), 2 for input errors.`,
@@ -91,14 +93,18 @@ func gamedayRun(opts *GamedayRunOptions) error {
 		}
 		return err
 	}
-	if err := scenarios.WriteScorecard(opts.IO.Out, res); err != nil {
+	if err := reports.WriteScorecard(opts.IO.Out, res, reports.ColorEnabled(opts.IO.Out)); err != nil {
 		return err
 	}
 	if opts.Out != "" {
+		// Written even for an aborted run: a partial result is still a result.
 		if err := res.WriteDir(opts.Out); err != nil {
 			return err
 		}
-		fmt.Fprintf(opts.IO.Out, "\nwrote %s/result.json and %s/events.jsonl\n", opts.Out, opts.Out)
+		if err := reports.WriteFiles(opts.Out, res); err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.IO.Out, "\nwrote %s: result.json, events.jsonl, %s, %s, %s\n", opts.Out, reports.HTMLFile, reports.MarkdownFile, reports.JUnitFile)
 	}
 	if !res.Pass {
 		return failedError()

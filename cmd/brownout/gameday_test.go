@@ -13,7 +13,8 @@ func TestGamedayRun(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errOut := runCLI(t, "gameday", "run", "../../scenarios/testdata/short.yaml", "--seed", "7", "--out", dir)
 	require.Equal(t, exitOK, code, errOut)
-	require.Contains(t, out, "game day short (sim, seed 7): PASS")
+	require.Contains(t, out, "PASS  game day short (sim, seed 7,")
+	require.NotContains(t, out, "\x1b[", "no colour when stdout is not a terminal")
 	b, err := os.ReadFile(filepath.Join(dir, "result.json"))
 	require.NoError(t, err)
 	var res struct {
@@ -24,9 +25,11 @@ func TestGamedayRun(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &res))
 	require.Equal(t, 1, res.Schema)
 	require.True(t, res.Pass)
-	fi, err := os.Stat(filepath.Join(dir, "events.jsonl"))
-	require.NoError(t, err)
-	require.Positive(t, fi.Size())
+	for _, f := range []string{"events.jsonl", "report.html", "report.md", "junit.xml"} {
+		fi, err := os.Stat(filepath.Join(dir, f))
+		require.NoError(t, err, f)
+		require.Positive(t, fi.Size(), f)
+	}
 }
 
 func TestGamedayExitCodes(t *testing.T) {

@@ -1,0 +1,46 @@
+package reports
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brownout-dev/brownout/scenarios"
+)
+
+// TestRenderExampleLibrary runs every game day of examples/gamedays in
+// simulated mode and renders every report format from its result, after a
+// round trip through result.json (reports read stored results).
+func TestRenderExampleLibrary(t *testing.T) {
+	files, err := filepath.Glob("../examples/gamedays/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
+			t.Parallel()
+			s, err := scenarios.Load(f)
+			require.NoError(t, err)
+			res, err := scenarios.Run(context.Background(), s, scenarios.Options{Mode: scenarios.ModeSim})
+			require.NoError(t, err)
+			data, err := json.Marshal(res)
+			require.NoError(t, err)
+			var stored scenarios.Result
+			require.NoError(t, json.Unmarshal(data, &stored))
+
+			var page, md, junit, card bytes.Buffer
+			require.NoError(t, WriteHTML(&page, &stored))
+			require.NoError(t, WriteMarkdown(&md, &stored))
+			require.NoError(t, WriteJUnit(&junit, &stored))
+			require.NoError(t, WriteScorecard(&card, &stored, false))
+			require.GreaterOrEqual(t, strings.Count(page.String(), "<svg "), 4, "time charts")
+			require.Contains(t, md.String(), "# Game day: "+stored.Scenario)
+			require.Equal(t, len(stored.Expectations), strings.Count(junit.String(), "<testcase "))
+			require.Contains(t, card.String(), stored.Scenario)
+		})
+	}
+}
