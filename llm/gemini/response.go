@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/brownout-dev/brownout/llm"
+
+	"github.com/brownout-dev/brownout/llm/internal/jsonstr"
 )
 
 // finishFrom maps a Gemini finishReason. STOP with function calls is
@@ -283,54 +284,6 @@ func appendArgs(b []byte, args string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-const hex = "0123456789abcdef"
-
-// appendString writes s as a JSON string, escaping as encoding/json does
-// (HTML characters included) and replacing invalid UTF-8 with U+FFFD.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendString writes s as a JSON string, escaping as encoding/json does by
+// default (HTML characters included, as Google's API does).
+func appendString(b []byte, s string) []byte { return jsonstr.Append(b, s, true) }
