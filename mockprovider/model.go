@@ -346,10 +346,7 @@ func (m *Model) shed(p *Plan, reason string, wait time.Duration, now time.Time, 
 	}
 	e.RetryAfter = wait
 	p.Headers = m.rateHeaders(now, ms, p.Headers)
-	p.SetError(e)
-	if m.spec.Format == llm.FormatGemini {
-		delete(p.Headers, "retry-after") // Google sends the delay in the body only
-	}
+	p.SetError(e) // Gemini's codec also writes the delay as RetryInfo in the body
 	p.Fault = ""
 	m.stats.Shed++
 }
