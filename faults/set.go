@@ -30,6 +30,9 @@ type Set struct {
 
 // Add validates and activates a fault at now and returns its id (the spec's
 // ID, or "f1", "f2"... when empty). Adding an id that is active replaces it.
+// A fault added at the zero time is activated by the first request it sees
+// (so the time windows of faults listed in a providers file start with the
+// traffic).
 func (s *Set) Add(now time.Time, spec Spec) (string, error) {
 	f, err := New(spec)
 	if err != nil {
@@ -113,6 +116,9 @@ func (s *Set) List() []Active {
 func (s *Set) Select(now time.Time, e *Env) []*Active {
 	var out []*Active
 	for _, a := range s.active {
+		if a.Since.IsZero() {
+			a.Since = now // activated by its first request
+		}
 		sel := &a.Spec.Selector
 		elapsed := now.Sub(a.Since)
 		if !sel.inWindow(elapsed) || !sel.matchStatic(e) {

@@ -168,3 +168,18 @@ func TestSetAddRemove(t *testing.T) {
 		t.Fatal("reset")
 	}
 }
+
+func TestZeroTimeActivatesOnFirstRequest(t *testing.T) {
+	var set faults.Set
+	if _, err := set.Add(time.Time{}, faults.Spec{Kind: faults.KindReset, Selector: faults.Selector{
+		Start: yamlfile.Duration(time.Second), Duration: yamlfile.Duration(2 * time.Second)}}); err != nil {
+		t.Fatal(err)
+	}
+	got := hits(&set, 4, time.Hour, env(llm.FormatOpenAI))
+	if want := []bool{false, true, true, false}; got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || got[3] != want[3] {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if !set.List()[0].Since.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("since %v", set.List()[0].Since)
+	}
+}

@@ -64,7 +64,8 @@ const DefaultJournalSize = 100_000
 
 // NewModel returns the model of a provider. rnd is its only source of
 // randomness; nil seeds one from spec.Seed (default 1). The spec's faults are
-// activated at the zero time; use AddFault to activate faults at a given time.
+// activated by the first request (their windows count from it); use AddFault
+// to activate faults at a given time.
 func NewModel(spec ProviderSpec, rnd *rand.Rand) (*Model, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("provider %q: %w", spec.Name, err)
