@@ -61,8 +61,9 @@ func (s *Server) ReloadFile() error {
 }
 
 // Watch reloads the configuration file when its modification time or size
-// changes (polled every reload.poll) and whenever a value arrives on hup
-// (wire it to SIGHUP), until ctx is done.
+// changes (polled every reload.poll; applied once the file has been stable
+// for one poll, so a half-written file is not read) and whenever a value
+// arrives on hup (wire it to SIGHUP), until ctx is done.
 func (s *Server) Watch(ctx context.Context, hup <-chan os.Signal) {
 	cfg := s.rt.Load().cfg
 	poll := or(cfg.Reload.Poll.D(), 2*time.Second)
@@ -80,18 +81,28 @@ func (s *Server) Watch(ctx context.Context, hup <-chan os.Signal) {
 		return fi.ModTime(), fi.Size()
 	}
 	mt, size := stamp()
+	// A change is applied once the file has stopped changing for one poll,
+	// so a file caught mid-write (truncated, half written) is not loaded.
+	var pendM time.Time
+	pendS := int64(-2)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
 			mt, size = stamp()
+			pendS = -2
 			_ = s.ReloadFile()
 		case <-tick:
 			m, sz := stamp()
-			if sz >= 0 && (!m.Equal(mt) || sz != size) {
-				mt, size = m, sz
+			switch {
+			case sz < 0 || (m.Equal(mt) && sz == size):
+				pendS = -2
+			case pendS != -2 && m.Equal(pendM) && sz == pendS:
+				mt, size, pendS = m, sz, -2
 				_ = s.ReloadFile()
+			default:
+				pendM, pendS = m, sz
 			}
 		}
 	}
