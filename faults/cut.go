@@ -2,6 +2,7 @@ package faults
 
 // Cut closes the connection after After tokens (default: half of them): no
 // finish reason, no usage, no end marker. A non-streamed body is cut short.
+// An answer of fewer than After tokens is not cut (Plan.Cuts).
 type Cut struct {
 	After int // -1: half of the planned tokens
 }

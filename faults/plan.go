@@ -86,6 +86,19 @@ func (p *Plan) Terminal() bool {
 	return p.Reset || p.HoldFor > 0 || p.Status < 200 || p.Status > 299
 }
 
+// Cuts reports whether the answer is cut: CutAfter is set and within the
+// answer (an answer shorter than CutAfter is not cut).
+func (p *Plan) Cuts() bool { return p.CutAfter >= 0 && p.CutAfter <= len(p.Chunks) }
+
+// StallCloses reports whether a stall closes the connection within the answer.
+func (p *Plan) StallCloses() bool {
+	return p.StallClose && p.StallAfter >= 0 && p.StallAfter <= len(p.Chunks)
+}
+
+// Malformed reports whether a malformed event is sent (MalformedAt within
+// the answer; at len(Chunks) it comes just before the finish).
+func (p *Plan) Malformed() bool { return p.MalformedAt >= 0 && p.MalformedAt <= len(p.Chunks) }
+
 // Tokens returns the number of output tokens the plan streams.
 func (p *Plan) Tokens() int { return len(p.Chunks) }
 
@@ -99,7 +112,7 @@ func (p *Plan) End() time.Duration {
 	if n := len(p.TokenTimes); n > 0 {
 		end = p.TokenTimes[n-1]
 	}
-	if p.StallClose && p.StallAfter >= 0 && p.StallAfter < len(p.TokenTimes) {
+	if p.StallCloses() {
 		end = p.StallFor
 		if p.StallAfter > 0 {
 			end += p.TokenTimes[p.StallAfter-1]

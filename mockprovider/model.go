@@ -451,11 +451,11 @@ func PlannedOutcome(p *Plan) (Outcome, int) {
 		return OutcomeNoResponse, 0
 	case p.Status < 200 || p.Status > 299:
 		return OutcomeError, 0
-	case p.CutAfter >= 0:
-		return OutcomeCut, min(p.CutAfter, n)
-	case p.StallClose && p.StallAfter >= 0:
-		return OutcomeCut, min(p.StallAfter, n)
-	case p.MalformedAt >= 0:
+	case p.Cuts() && (!p.StallCloses() || p.CutAfter <= p.StallAfter):
+		return OutcomeCut, p.CutAfter
+	case p.StallCloses():
+		return OutcomeCut, p.StallAfter
+	case p.Malformed():
 		return OutcomeMalformed, n
 	case p.NoDone && p.Stream:
 		return OutcomeNoDone, n

@@ -396,3 +396,41 @@ func TestFiller(t *testing.T) {
 		}
 	}
 }
+
+func TestPlannedOutcome(t *testing.T) {
+	tests := []struct {
+		name   string
+		spec   faults.Spec
+		stream bool
+		want   mockprovider.Outcome
+		sent   int
+	}{
+		{"cut", faults.Spec{Kind: faults.KindCut, After: intp(10)}, true, mockprovider.OutcomeCut, 10},
+		{"cut beyond the answer", faults.Spec{Kind: faults.KindCut, After: intp(100)}, true, mockprovider.OutcomeOK, 40},
+		{"stall close", faults.Spec{Kind: faults.KindStall, After: intp(4), For: yamlfile.Duration(time.Second), Close: true}, true, mockprovider.OutcomeCut, 4},
+		{"malformed", faults.Spec{Kind: faults.KindMalformedChunk, At: intp(3)}, true, mockprovider.OutcomeMalformed, 40},
+		{"missing done", faults.Spec{Kind: faults.KindMissingDone}, true, mockprovider.OutcomeNoDone, 40},
+		{"missing done, not streamed", faults.Spec{Kind: faults.KindMissingDone}, false, mockprovider.OutcomeOK, 40},
+		{"reset", faults.Spec{Kind: faults.KindReset}, true, mockprovider.OutcomeReset, 0},
+		{"hold", faults.Spec{Kind: faults.KindNoResponse, For: yamlfile.Duration(time.Second)}, false, mockprovider.OutcomeNoResponse, 0},
+		{"error", faults.Spec{Kind: faults.KindAuthFailure}, false, mockprovider.OutcomeError, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+			s.Faults = []faults.Spec{tt.spec}
+			m := newModel(t, s)
+			req := userReq("gpt-4o", "hi")
+			req.Stream = tt.stream
+			p := m.Plan(t0, req, mockprovider.Meta{})
+			o, sent := mockprovider.PlannedOutcome(p)
+			if o != tt.want || sent != tt.sent {
+				t.Fatalf("got %s %d, want %s %d", o, sent, tt.want, tt.sent)
+			}
+			m.Finish(t0.Add(p.End()), p)
+			if e := m.Journal()[0]; e.Outcome != tt.want || e.TokensSent != tt.sent {
+				t.Fatalf("journal %+v", e)
+			}
+		})
+	}
+}

@@ -304,7 +304,7 @@ func (x *execution) run() (Outcome, int) {
 func (x *execution) unary() (Outcome, int) {
 	p := x.plan
 	n := len(p.Chunks)
-	if p.StallClose && p.StallAfter >= 0 {
+	if p.StallCloses() && (!p.Cuts() || p.StallAfter < p.CutAfter) {
 		if !x.wait(p.End()) {
 			return OutcomeClientGone, 0
 		}
@@ -324,7 +324,7 @@ func (x *execution) unary() (Outcome, int) {
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	switch {
-	case p.CutAfter >= 0:
+	case p.Cuts():
 		// Promise the whole body, send the share of it the cut allows, close.
 		share := len(body) / 2
 		if n > 0 {
@@ -333,8 +333,8 @@ func (x *execution) unary() (Outcome, int) {
 		x.w.WriteHeader(200)
 		x.headers = true
 		_, _ = x.w.Write(body[:share])
-		return OutcomeCut, min(p.CutAfter, n)
-	case p.MalformedAt >= 0:
+		return OutcomeCut, p.CutAfter
+	case p.Malformed():
 		body = malformBody(body)
 		h.Set("Content-Length", strconv.Itoa(len(body)))
 		x.w.WriteHeader(200)
@@ -433,7 +433,7 @@ func (x *execution) stream() (Outcome, int) {
 		}
 	}
 	o := OutcomeOK
-	if p.MalformedAt >= 0 {
+	if p.Malformed() {
 		o = OutcomeMalformed
 	}
 	if p.NoDone {
