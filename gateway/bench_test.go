@@ -217,19 +217,21 @@ func BenchmarkStreams(b *testing.B) {
 		through, h2c bool
 	}{{"direct", false, false}, {"gateway", true, false}, {"gateway-h2c-upstream", true, true}} {
 		b.Run(c.name, func(b *testing.B) {
-			var perStream float64
+			var perStream, stack float64
 			for b.Loop() {
-				perStream = holdStreams(b, n, c.through, c.h2c)
+				perStream, stack = holdStreams(b, n, c.through, c.h2c)
 			}
 			b.ReportMetric(perStream, "B/stream")
+			b.ReportMetric(stack, "stack-B/stream")
 		})
 	}
 }
 
-// holdStreams opens n streams and returns the memory in use per stream.
+// holdStreams opens n streams and returns the memory in use per stream
+// (heap and stacks) and the stacks' share.
 // With h2c the gateway reaches the upstream over HTTP/2 (cleartext), as it
 // reaches real providers over HTTP/2 with TLS: streams share connections.
-func holdStreams(b *testing.B, n int, through, h2c bool) float64 {
+func holdStreams(b *testing.B, n int, through, h2c bool) (perStream, stack float64) {
 	up := &holdUpstream{release: make(chan struct{})}
 	ups := httptest.NewUnstartedServer(up)
 	protocol := ""
@@ -312,7 +314,7 @@ cache: {max_entries: -1}
 		cleanup()
 	}
 	used := float64(during.HeapInuse+during.StackInuse) - float64(before.HeapInuse+before.StackInuse)
-	return used / float64(n)
+	return used / float64(n), (float64(during.StackInuse) - float64(before.StackInuse)) / float64(n)
 }
 
 var _ = strings.Contains

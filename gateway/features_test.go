@@ -340,3 +340,22 @@ shutdown: {drain: 5s}
 	assert.Contains(t, string(rest), "data: [DONE]", "the stream drained to its end")
 	require.NoError(t, <-served)
 }
+
+// TestExactCache: with cache.exact a fresh answer to the same normalized
+// request is served without an upstream call, across formats.
+func TestExactCache(t *testing.T) {
+	m := startMocks(t)
+	g := startGateway(t, m.config(t, "cache: {exact: true, ttl: 1h}\n"), gateway.Options{})
+	first := g.do(t, false, nil)
+	require.Equal(t, 200, first.status)
+	again := g.do(t, true, nil) // streamed this time: same normalized request
+	require.Equal(t, 200, again.status)
+	assert.Equal(t, "hit", again.header.Get(gateway.HeaderCache))
+	assert.Equal(t, first.text, again.text)
+	assert.True(t, again.clean)
+	assert.Len(t, m.alpha.Model().Journal(), 1, "served from the cache")
+	other := post(t, g.url, "/v1/chat/completions", `{"model":"chat","messages":[{"role":"user","content":"something else"}]}`, nil)
+	other.Body.Close()
+	assert.Empty(t, other.Header.Get(gateway.HeaderCache))
+	assert.Len(t, m.alpha.Model().Journal(), 2)
+}
