@@ -12,9 +12,12 @@ import (
 
 	anth "github.com/anthropics/anthropic-sdk-go/v2"
 	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"google.golang.org/genai"
 
 	"github.com/brownout-dev/brownout/faults"
+	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/mockprovider"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
@@ -410,5 +413,27 @@ func TestEveryKindHasAnSDKTest(t *testing.T) {
 		if !covered[k] {
 			t.Errorf("fault kind %s has no SDK test", k)
 		}
+	}
+}
+
+func TestCapacitySheddingSDK(t *testing.T) {
+	s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	s.Capacity = mockprovider.Capacity{RPM: 2}
+	p := mockprovider.StartTest(t, s)
+	c := oai.NewClient(option.WithBaseURL(p.URL+"/v1"), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
+	for range 2 {
+		if _, err := c.Chat.Completions.New(context.Background(), chatParams("hi")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := c.Chat.Completions.New(context.Background(), chatParams("hi"))
+	e := apiError(t, err)
+	h := e.Response.Header
+	if e.StatusCode != 429 || h.Get("X-Ratelimit-Limit-Requests") != "2" || h.Get("X-Ratelimit-Remaining-Requests") != "0" ||
+		h.Get("Retry-After") == "" || h.Get("X-Ratelimit-Reset-Requests") == "" {
+		t.Fatalf("%d %v", e.StatusCode, h)
+	}
+	if st := p.Model().Stats(); st.Shed != 1 || st.ByOutcome["shed"] != 1 {
+		t.Fatalf("%+v", st)
 	}
 }

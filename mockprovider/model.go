@@ -344,6 +344,9 @@ func (m *Model) shed(p *Plan, reason string, wait time.Duration, now time.Time, 
 		e = faults.ProviderError(m.spec.Format, 503, llm.ErrOverloaded, "")
 	default:
 		e = faults.ProviderError(m.spec.Format, 429, llm.ErrRateLimit, m.shedMessage(reason, wait))
+		if m.spec.Format == llm.FormatOpenAI && reason == shedTPM {
+			e.ProviderType = "tokens" // OpenAI's error type for a TPM limit
+		}
 	}
 	e.RetryAfter = wait
 	p.Headers = m.rateHeaders(now, ms, p.Headers)

@@ -312,7 +312,7 @@ func TestCapacity(t *testing.T) {
 		p1 := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
 		p2 := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
 		p3 := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
-		if p1.Status != 200 || p2.Status != 200 || p3.Status != 429 || p3.Headers["x-ratelimit-remaining-tokens"] != "4" {
+		if p1.Status != 200 || p2.Status != 200 || p3.Status != 429 || p3.Headers["x-ratelimit-remaining-tokens"] != "4" || p3.Err.ProviderType != "tokens" {
 			t.Fatalf("%d %d %d %v", p1.Status, p2.Status, p3.Status, p3.Headers)
 		}
 	})
