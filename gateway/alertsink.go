@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
@@ -23,8 +24,9 @@ import (
 type alertLoop struct {
 	s *Server
 
-	mu    sync.Mutex
-	eval  *alerts.Evaluator // nil without rules
+	mu     sync.Mutex
+	eval   *alerts.Evaluator // nil without rules
+	active atomic.Bool       // eval != nil: skip the lock on the hot path otherwise
 	rules []alerts.Rule
 	sinks []AlertSink
 	every time.Duration
@@ -66,6 +68,7 @@ func (a *alertLoop) configure(cfg *Config) {
 	if a.eval != nil {
 		a.eval.SetRoutes(routes)
 	}
+	a.active.Store(a.eval != nil)
 	a.sinks = cfg.Alerts.Sinks
 	every := or(cfg.Alerts.EvaluateEvery.D(), 15*time.Second)
 	changed := every != a.every
@@ -83,6 +86,9 @@ func (a *alertLoop) observe(ev events.Event) {
 	switch ev.Kind {
 	case events.RequestStart, events.RequestEnd, events.AttemptStart, events.AttemptEnd, events.BreakerTransition:
 	default:
+		return
+	}
+	if !a.active.Load() {
 		return
 	}
 	a.mu.Lock()

@@ -222,3 +222,42 @@ func TestAnthropicSDKMidStreamError(t *testing.T) {
 	require.Error(t, st.Err(), "the SDK must see the failure")
 	assert.Positive(t, n, "events reached the client before the cut")
 }
+
+// TestSDKMidStreamContinuation: a stream cut after a few tokens continues
+// on the prefill-capable equivalent; both official SDKs see one clean,
+// complete answer.
+func TestSDKMidStreamContinuation(t *testing.T) {
+	ctx := context.Background()
+	m := startMocks(t)
+	g := startGateway(t, m.config(t, ""), gateway.Options{})
+	addFault(t, m.alpha, `{kind: cut, after: 5}`)
+
+	oc := openaiClient(g)
+	st := oc.Chat.Completions.NewStreaming(ctx, osdk.ChatCompletionNewParams{
+		Model:    "chat",
+		Messages: []osdk.ChatCompletionMessageParamUnion{osdk.UserMessage("hello")},
+	})
+	var acc osdk.ChatCompletionAccumulator
+	for st.Next() {
+		acc.AddChunk(st.Current())
+	}
+	require.NoError(t, st.Err())
+	openaiText := acc.Choices[0].Message.Content
+	assert.Greater(t, len(openaiText), 20, "the partial answer plus its continuation")
+	assert.Equal(t, osdk.CompletionChoiceFinishReasonStop, osdk.CompletionChoiceFinishReason(acc.Choices[0].FinishReason))
+
+	ac := anthropicClient(g)
+	ast := ac.Messages.NewStreaming(ctx, asdk.MessageNewParams{
+		Model: "chat", MaxTokens: 256,
+		Messages: []asdk.MessageParam{asdk.NewUserMessage(asdk.NewTextBlock("hello"))},
+	})
+	var msg asdk.Message
+	for ast.Next() {
+		require.NoError(t, msg.Accumulate(ast.Current()))
+	}
+	require.NoError(t, ast.Err())
+	require.NotEmpty(t, msg.Content)
+	assert.Greater(t, len(msg.Content[0].Text), 20)
+	assert.Equal(t, asdk.StopReasonEndTurn, msg.StopReason)
+	assert.Len(t, m.beta.Model().Journal(), 2, "each stream was continued on the equivalent")
+}
