@@ -27,9 +27,9 @@ type alertLoop struct {
 	mu     sync.Mutex
 	eval   *alerts.Evaluator // nil without rules
 	active atomic.Bool       // eval != nil: skip the lock on the hot path otherwise
-	rules []alerts.Rule
-	sinks []AlertSink
-	every time.Duration
+	rules  []alerts.Rule
+	sinks  []AlertSink
+	every  time.Duration
 
 	queue  chan events.Event
 	reset  chan time.Duration
