@@ -3,6 +3,7 @@ package mockprovider_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/mockprovider"
@@ -25,6 +26,39 @@ func TestLoadExample(t *testing.T) {
 	}
 	if formats[llm.FormatOpenAI] != 1 || formats[llm.FormatAnthropic] != 1 || formats[llm.FormatGemini] != 1 {
 		t.Fatalf("formats %v", formats)
+	}
+}
+
+func TestLoadFlakyExample(t *testing.T) {
+	specs, err := mockprovider.LoadFile("../examples/providers/flaky-openai.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mockprovider.NewModel(specs[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(m.Faults()); got != 5 {
+		t.Fatalf("%d faults", got)
+	}
+	at := func(d time.Duration) string {
+		req := userReq("gpt-4o", "hi")
+		req.Stream = true
+		p := m.Plan(t0.Add(d), req, mockprovider.Meta{})
+		m.Finish(t0.Add(d), p)
+		return p.Fault
+	}
+	if f := at(0); f != "" {
+		t.Fatalf("first request: %q", f)
+	}
+	if f := at(30 * time.Second); f != "" {
+		t.Fatalf("at 30s: %q", f)
+	}
+	if f := at(3*time.Minute + 30*time.Second); !strings.HasPrefix(f, "stall") {
+		t.Fatalf("at 3m30s: %q", f)
+	}
+	if f := at(10 * time.Minute); f != "" {
+		t.Fatalf("at 10m: %q", f)
 	}
 }
 
