@@ -521,9 +521,7 @@ func (x *exchange) prepare(ctx context.Context, d *policy.Decision, stream bool)
 		return nil, nil, &policy.Outcome{Class: policy.BadRequestParam, Status: 400, Err: llm.BadRequest("", "%v", err)}
 	}
 	req.Stream = stream
-	if stream {
-		req.IncludeUsage = true
-	}
+	req.IncludeUsage = stream && u.streamUsage
 	if d.Prefill && x.partial.Len() > 0 {
 		msgs := make([]llm.Message, len(req.Messages), len(req.Messages)+1)
 		copy(msgs, req.Messages)

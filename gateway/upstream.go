@@ -56,6 +56,11 @@ type Provider struct {
 	APIVersion string            `yaml:"api_version,omitempty"`
 	Headers    map[string]Secret `yaml:"headers,omitempty"`
 	Protocol   Protocol          `yaml:"protocol,omitempty"`
+	// NoStreamUsage stops asking OpenAI-style providers for a usage chunk at
+	// the end of streams (stream_options.include_usage), for compatible
+	// servers that reject it; streamed usage is then estimated. Default
+	// false.
+	NoStreamUsage bool `yaml:"no_stream_usage,omitempty"`
 }
 
 func (p *Provider) codec() llm.Codec {
@@ -91,6 +96,8 @@ type upstream struct {
 	apiVersion string
 	headers    [][2]string
 	client     *http.Client
+	// streamUsage asks for the usage chunk of streams.
+	streamUsage bool
 }
 
 func newUpstream(p *Provider, tr http.RoundTripper) *upstream {
@@ -106,6 +113,8 @@ func newUpstream(p *Provider, tr http.RoundTripper) *upstream {
 		key:        p.APIKey.Value(),
 		apiVersion: p.APIVersion,
 		client:     &http.Client{Transport: tr, CheckRedirect: noRedirect},
+
+		streamUsage: !p.NoStreamUsage,
 	}
 	if u.kind == KindAnthropic && u.apiVersion == "" {
 		u.apiVersion = "2023-06-01"
