@@ -66,7 +66,10 @@ type exchange struct {
 	model      string // the model that served
 
 	// Complete answer (non-streamed, or accumulated for the cache).
-	resp       *llm.Response
+	resp *llm.Response
+	// raw is the upstream's body of resp when it is already in the client's
+	// format: it is sent as is (no re-encoding).
+	raw        []byte
 	cacheAge   time.Duration
 	cacheStale bool
 	lastTarget string
@@ -187,6 +190,7 @@ func (x *exchange) run(ctx context.Context, hint string) {
 		x.hash = requestHash(x.req)
 		if x.rt.cfg.Cache.Exact {
 			if e, age, fresh, ok := x.s.cache.get(time.Now(), x.req.Model, x.hash); ok && fresh {
+				x.raw = nil
 				x.s.m.cacheLookups.WithLabelValues("hit").Inc()
 				x.resp, x.cacheAge = e.resp, age
 				x.w.Header()[HeaderCache] = []string{"hit"}
@@ -311,7 +315,7 @@ func (x *exchange) serveCachedLookup() bool {
 	} else {
 		x.s.m.cacheLookups.WithLabelValues("stale").Inc()
 	}
-	x.resp, x.cacheAge, x.cacheStale = e.resp, age, !fresh
+	x.resp, x.raw, x.cacheAge, x.cacheStale = e.resp, nil, age, !fresh
 	x.lastTarget = e.target
 	return true
 }
@@ -328,7 +332,10 @@ func (x *exchange) writeAnswer(target string, attempts int, tier string) {
 	}
 	resp := x.resp
 	if !x.req.Stream {
-		body, err := x.in.EncodeResponse(resp)
+		body, err := x.raw, error(nil)
+		if body == nil {
+			body, err = x.in.EncodeResponse(resp)
+		}
 		if err != nil {
 			writeLLMError(x.w, x.in, &llm.Error{Status: 502, Type: llm.ErrServer, Message: "gateway: the answer cannot be written in this format: " + err.Error()})
 			return
@@ -595,6 +602,10 @@ func (x *exchange) sendOnce(parent context.Context, d *policy.Decision) policy.O
 			Err: &llm.Error{Status: 502, Type: llm.ErrServer, Code: "invalid_output", Message: "the upstream answer is not valid JSON"}}
 	}
 	x.resp = r
+	x.raw = nil
+	if u.codec.Format() == x.in.Format() {
+		x.raw = body
+	}
 	return policy.Outcome{Class: policy.OK, Status: resp.StatusCode, TTFT: ttft, OutputTokens: r.Usage.OutputTokens,
 		Usage: r.Usage, BytesSent: true}
 }
