@@ -503,7 +503,12 @@ func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
 		e.End = now
 		e.Outcome = o
 		e.TokensSent = sent
-		e.Status = p.Status // a proxy learns it from the upstream
+		// A proxy learns these from the upstream.
+		e.Status = p.Status
+		e.Corrupted = p.Corrupted
+		if p.Response.FinishReason != "" {
+			e.FinishReason = p.Response.FinishReason
+		}
 	}
 }
 

@@ -84,6 +84,16 @@ func TestProxy(t *testing.T) {
 			t.Fatalf("%+v", r)
 		}
 	})
+	t.Run("cut a buffered stream at half", func(t *testing.T) {
+		_, px, c := startProxy(t, nil, faults.Spec{Kind: faults.KindCut}) // default after: needs the whole answer
+		r := openAIStream(t, c, chatParams("hi"))
+		if r.err == nil || r.chunks != 20 || r.finish != "" {
+			t.Fatalf("%+v", r)
+		}
+		if j := px.Model().Journal(); j[0].Outcome != mockprovider.OutcomeCut || j[0].TokensSent != 20 {
+			t.Fatalf("%+v", j[0])
+		}
+	})
 	t.Run("refuse a real answer", func(t *testing.T) {
 		_, _, c := startProxy(t, nil, faults.Spec{Kind: faults.KindRefusal})
 		resp, err := c.Chat.Completions.New(ctx, chatParams("What is the capital of France?"))

@@ -55,11 +55,16 @@ func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) 
 // when each content event arrived, relative to the request.
 func arrivals(t *testing.T, s mockprovider.ProviderSpec) []time.Duration {
 	t.Helper()
+	return arrivalsWith(t, s, mockprovider.ServerOptions{})
+}
+
+func arrivalsWith(t *testing.T, s mockprovider.ProviderSpec, opts mockprovider.ServerOptions) []time.Duration {
+	t.Helper()
 	m, err := mockprovider.NewModel(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := mockprovider.NewServer(m, mockprovider.ServerOptions{})
+	h, err := mockprovider.NewServer(m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +120,53 @@ func TestPacingOnVirtualTime(t *testing.T) {
 				s.Models[0].OutputTokens = mockprovider.Length{Fixed: 6}
 				s.Faults = tt.faults
 				got := arrivals(t, s)
+				if len(got) != len(tt.want) {
+					t.Fatalf("arrivals %v, want %v", got, tt.want)
+				}
+				for i := range tt.want {
+					if got[i] != tt.want[i] {
+						t.Fatalf("token %d at %v, want %v (all: %v)", i, got[i], tt.want[i], got)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestProxyLiveTimingOnVirtualTime: a proxy relays a paced upstream stream
+// live, adding the faults' delays to each event's arrival.
+func TestProxyLiveTimingOnVirtualTime(t *testing.T) {
+	ms := time.Millisecond
+	fixed := faults.Fixed(2 * time.Second)
+	tests := []struct {
+		name   string
+		faults []faults.Spec
+		want   []time.Duration
+	}{
+		{"pass-through", nil, []time.Duration{1000 * ms, 1100 * ms, 1200 * ms, 1300 * ms}},
+		{"ttft add 2s", []faults.Spec{{Kind: faults.KindTTFT, Delay: &fixed}}, []time.Duration{3000 * ms, 3100 * ms, 3200 * ms, 3300 * ms}},
+		{"stall after 2 for 10s", []faults.Spec{{Kind: faults.KindStall, After: intp(2), For: yamlfile.Duration(10 * time.Second)}},
+			[]time.Duration{1000 * ms, 1100 * ms, 11200 * ms, 11300 * ms}},
+		{"token rate 1/s", []faults.Spec{{Kind: faults.KindTokenRate, Rate: 1}}, []time.Duration{1000 * ms, 2000 * ms, 3000 * ms, 4000 * ms}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				us := spec("upstream", llm.FormatOpenAI, "gpt-4o")
+				us.Models[0].TTFT = faults.Fixed(time.Second)
+				us.Models[0].TokensPerSecond = 10
+				us.Models[0].OutputTokens = mockprovider.Length{Fixed: 4}
+				um, _ := mockprovider.NewModel(us, nil)
+				uh, _ := mockprovider.NewServer(um, mockprovider.ServerOptions{})
+				uln := newPipeListener()
+				usrv := &http.Server{Handler: uh}
+				go func() { _ = usrv.Serve(uln) }()
+				defer usrv.Close()
+				upClient := &http.Client{Transport: &http.Transport{DialContext: uln.dial}}
+				defer upClient.CloseIdleConnections()
+
+				px := mockprovider.ProviderSpec{Name: "proxy", Format: llm.FormatOpenAI, ProxyTo: "http://upstream", Faults: tt.faults}
+				got := arrivalsWith(t, px, mockprovider.ServerOptions{Client: upClient})
 				if len(got) != len(tt.want) {
 					t.Fatalf("arrivals %v, want %v", got, tt.want)
 				}
