@@ -84,8 +84,11 @@
 // generating answers, and applies the same faults: terminal faults and
 // capacity shedding answer without calling the upstream; requests no fault
 // selects pass through as they come (streams flushed chunk by chunk);
-// requests a content or stream fault selects are buffered, turned into a plan
-// (one token per upstream delta, timed by its arrival), transformed and
+// streams whose faults all act by token index or time (cut, stall and
+// malformed_chunk with an explicit after/at, truncate with at, missing_done,
+// ttft add, slow_headers, token_rate) are relayed live, each event delayed
+// from its own arrival; other selected requests are buffered, turned into a
+// plan (one token per upstream delta, timed by its arrival), transformed and
 // executed like a mock plan. Upstream errors pass through unchanged.
 //
 // # Journal
