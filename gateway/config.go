@@ -153,8 +153,9 @@ func or[T comparable](v, def T) T {
 	return v
 }
 
-// listen returns the listen address, defaulted.
-func (c *Config) listen() string { return or(c.Listen, "127.0.0.1:8080") }
+// ListenAddr returns the address to serve on (listen:, default
+// 127.0.0.1:8080).
+func (c *Config) ListenAddr() string { return or(c.Listen, "127.0.0.1:8080") }
 
 // LoadOptions tune LoadConfig.
 type LoadOptions struct {
