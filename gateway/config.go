@@ -317,8 +317,9 @@ func (c *Config) validate(doc *yamlfile.Doc, lookup func(string) (string, bool))
 		sinks[s.Name] = true
 		switch s.Kind {
 		case "webhook":
+			n := len(es)
 			secret(at+".url", &s.URL)
-			if u, err := url.Parse(s.URL.Value()); s.URL.IsZero() || err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			if u, err := url.Parse(s.URL.Value()); len(es) == n && (s.URL.IsZero() || err != nil || (u.Scheme != "http" && u.Scheme != "https")) {
 				add(at+".url", "a webhook needs an http or https url")
 			}
 			for k, v := range s.Headers {
