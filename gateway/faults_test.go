@@ -163,3 +163,31 @@ func TestHonestErrorIsFast(t *testing.T) {
 		assert.Len(t, p.Model().Journal(), 2, "one attempt per target per request")
 	}
 }
+
+// TestRetrySameTarget: a transient 429 with Retry-After is retried on the
+// same target after the wait, invisibly to the client.
+func TestRetrySameTarget(t *testing.T) {
+	m := startMocks(t)
+	cfg := m.config(t, "")
+	cfg.Routes[0].Targets[0].Retry.Attempts = 2
+	cfg.Routes[0].Targets[0].Retry.Base = yamlfile.Duration(time.Millisecond)
+	g := startGateway(t, cfg, gateway.Options{})
+	addFault(t, m.alpha, `{kind: http_error, status: 429, retry_after: 1s, first: 1}`)
+	for _, stream := range both {
+		r := g.do(t, stream, nil)
+		require.Equal(t, 200, r.status, r.body)
+		assert.Equal(t, "alpha:gpt-4o", r.header.Get(gateway.HeaderTarget))
+	}
+	assert.Len(t, m.alpha.Model().Journal(), 3, "the first request was tried twice on the primary")
+	assert.Empty(t, m.beta.Model().Journal())
+	var ends []events.Event
+	for _, e := range g.log.Events() {
+		if e.Kind == events.AttemptEnd {
+			ends = append(ends, e)
+		}
+	}
+	require.Len(t, ends, 3)
+	assert.Equal(t, "rate_limited", ends[0].Class)
+	assert.Equal(t, 2, ends[1].Attempt)
+	assert.GreaterOrEqual(t, ends[1].Time.Sub(ends[0].Time), time.Second, "the retry honoured Retry-After")
+}
