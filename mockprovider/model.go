@@ -1,7 +1,6 @@
 package mockprovider
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path"
@@ -178,10 +177,6 @@ func (m *Model) lookup(name string) *modelState {
 	}
 	return nil
 }
-
-// ErrUnknownModel is the cause of a 404 plan for a model the provider does
-// not serve.
-var ErrUnknownModel = errors.New("unknown model")
 
 // Plan plans the answer to req arriving at now. Every plan is journaled and
 // must be ended with Finish (or FinishSent) so its concurrency slot is
