@@ -31,5 +31,5 @@ func ExampleSpec_Validate() {
 	s := faults.Spec{Kind: faults.KindHTTPError, Status: 429, Rate: 5}
 	fmt.Println(s.Validate())
 	// Output:
-	// rate: does not apply to http_error (its parameters: status, retry_after, message, error_type)
+	// rate: does not apply to http_error (its parameters: status, retry_after, message, error_type, after)
 }

@@ -43,6 +43,9 @@ func genSpec(t *rapid.T) faults.Spec {
 	switch kind {
 	case faults.KindHTTPError:
 		s.Status = rapid.SampledFrom([]int{429, 500, 502, 503, 529}).Draw(t, "status")
+		if rapid.Bool().Draw(t, "in-band") {
+			s.After = &n
+		}
 	case faults.KindNoResponse:
 		s.For = d
 	case faults.KindSlowHeaders:
@@ -72,6 +75,7 @@ func TestPlanInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		tokens := rapid.IntRange(0, 80).Draw(t, "tokens")
 		p := plan(tokens)
+		p.Stream = rapid.Bool().Draw(t, "stream")
 		if rapid.Bool().Draw(t, "tool") {
 			p.SetToolCalls([]llm.ToolCall{{ID: "call_1", Name: "f", Arguments: `{"city":"Paris","days":3}`}})
 		}
@@ -123,6 +127,9 @@ func TestPlanInvariants(t *testing.T) {
 			if got := strings.Join(p.Chunks[s:end], ""); got != p.Response.ToolCalls[k].Arguments {
 				t.Fatalf("call %d: chunks spell %q, arguments %q", k, got, p.Response.ToolCalls[k].Arguments)
 			}
+		}
+		if p.InBandErr != nil && (!p.Stream || p.InBandAfter > len(p.Chunks)) {
+			t.Fatalf("in-band error after %d of %d tokens (stream %v)", p.InBandAfter, len(p.Chunks), p.Stream)
 		}
 		if p.End() < p.HeaderDelay {
 			t.Fatalf("end %v before headers %v", p.End(), p.HeaderDelay)

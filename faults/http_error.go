@@ -7,12 +7,16 @@ import (
 )
 
 // HTTPError answers with a provider-shaped error: status (default 500), the
-// provider's usual body for it, and Retry-After when set.
+// provider's usual body for it, and Retry-After when set. With After, a
+// streamed answer starts normally and the error arrives in-band after that
+// many tokens (as Anthropic sends overloaded_error mid-stream); a request
+// that does not stream gets the error status.
 type HTTPError struct {
 	Status     int
 	Type       llm.ErrorType // default from the status
 	Message    string        // default: the provider's usual message
 	RetryAfter time.Duration
+	After      int // -1: before the headers
 }
 
 // Apply turns the plan into the error.
@@ -23,6 +27,11 @@ func (f HTTPError) Apply(p *Plan, e *Env) {
 	}
 	err := ProviderError(e.Format, f.Status, t, f.Message)
 	err.RetryAfter = f.RetryAfter
+	if f.After >= 0 && p.Stream {
+		p.InBandErr = err
+		p.InBandAfter = min(f.After, len(p.Chunks))
+		return
+	}
 	p.SetError(err)
 }
 
@@ -38,5 +47,5 @@ func buildHTTPError(s *Spec) Fault {
 	if st == 0 {
 		st = 500
 	}
-	return HTTPError{Status: st, Type: s.ErrorType, Message: s.Message, RetryAfter: s.RetryAfter.D()}
+	return HTTPError{Status: st, Type: s.ErrorType, Message: s.Message, RetryAfter: s.RetryAfter.D(), After: intOr(s.After, -1)}
 }

@@ -28,7 +28,7 @@ var kinds = []kind{
 	{name: KindAuthFailure, params: []string{"message"}, build: buildAuthFailure},
 	{name: KindRejectParam, params: []string{"param", "message"}, build: buildRejectParam},
 	{name: KindContextLength, params: []string{"window", "message"}, check: checkContextLength, build: buildContextLength},
-	{name: KindHTTPError, params: []string{"status", "retry_after", "message", "error_type"}, check: checkHTTPError, build: buildHTTPError},
+	{name: KindHTTPError, params: []string{"status", "retry_after", "message", "error_type", "after"}, check: checkHTTPError, build: buildHTTPError},
 	{name: KindReset, build: buildReset},
 	{name: KindNoResponse, params: []string{"for"}, check: checkNoResponse, build: buildNoResponse},
 	{name: KindRefusal, params: []string{"text"}, build: buildRefusal},

@@ -61,6 +61,11 @@ type Plan struct {
 	// MalformedAt replaces token event N with bytes that are not valid JSON;
 	// -1 for none.
 	MalformedAt int
+	// InBandErr, when set on a 200 stream, is sent as an in-band error event
+	// after InBandAfter tokens, and the stream ends there (Anthropic's
+	// mid-stream overloaded_error, OpenAI's error chunk).
+	InBandErr   *llm.Error
+	InBandAfter int
 	// NoDone ends a stream without its end marker (OpenAI data: [DONE],
 	// Anthropic message_stop) after the finish and usage events.
 	NoDone bool
@@ -111,6 +116,12 @@ func (p *Plan) End() time.Duration {
 	end := p.TTFT
 	if n := len(p.TokenTimes); n > 0 {
 		end = p.TokenTimes[n-1]
+	}
+	if p.InBandErr != nil && p.InBandAfter < len(p.TokenTimes) {
+		end = p.TTFT
+		if p.InBandAfter > 0 {
+			end = p.TokenTimes[p.InBandAfter-1]
+		}
 	}
 	if p.StallCloses() {
 		end = p.StallFor
@@ -188,6 +199,14 @@ func (p *Plan) TruncateAt(n int) {
 	}
 	p.ToolStart = starts
 	p.Response.Usage.OutputTokens = n
+	p.clampSteps()
+}
+
+// clampSteps keeps an in-band error within the answer when it shrinks.
+func (p *Plan) clampSteps() {
+	if p.InBandErr != nil && p.InBandAfter > len(p.Chunks) {
+		p.InBandAfter = len(p.Chunks)
+	}
 }
 
 // assemble rebuilds content and tool calls from the first n chunks.
@@ -235,6 +254,7 @@ func (p *Plan) rebuild() {
 	p.Chunks = chunks
 	p.TokenTimes = resizeTimes(p.TokenTimes, len(chunks), p.TTFT)
 	p.Response.Usage.OutputTokens = len(chunks)
+	p.clampSteps()
 }
 
 // resizeTimes cuts times to n or extends it at its average gap.

@@ -64,8 +64,8 @@ type Spec struct {
 	Rate float64 `yaml:"rate,omitempty" json:"rate,omitempty"`
 	// Jitter varies each token gap of token_rate by up to ±Jitter.
 	Jitter yamlfile.Percent `yaml:"jitter,omitempty" json:"jitter,omitempty"`
-	// After is the number of tokens sent before stall, cut or an output
-	// content_filter takes effect.
+	// After is the number of tokens sent before stall, cut, an output
+	// content_filter or an in-band http_error takes effect.
 	After *int `yaml:"after,omitempty" json:"after,omitempty"`
 	// For is how long no_response holds and stall pauses.
 	For yamlfile.Duration `yaml:"for,omitempty" json:"for,omitempty"`

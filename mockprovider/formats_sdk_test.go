@@ -2,12 +2,15 @@ package mockprovider_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	anth "github.com/anthropics/anthropic-sdk-go/v2"
 	"google.golang.org/genai"
 
 	"github.com/brownout-dev/brownout/faults"
+	"github.com/brownout-dev/brownout/mockprovider"
 )
 
 // Stream faults as the Anthropic and Gemini SDKs see them.
@@ -104,6 +107,34 @@ func TestStreamFaultsGemini(t *testing.T) {
 		text, finish, _, err := geminiStream(c)
 		if err != nil || finish != genai.FinishReasonSafety || len(text) != 8 {
 			t.Fatalf("err %v, finish %q, %q", err, finish, text)
+		}
+	})
+}
+
+func TestInBandErrorMidStream(t *testing.T) {
+	t.Run("anthropic overloaded_error after 5 tokens", func(t *testing.T) {
+		p, c := startAnthropic(t, faults.Spec{Kind: faults.KindHTTPError, Status: 529, After: intp(5)})
+		msg, deltas, err := anthropicStream(c)
+		if err == nil || !strings.Contains(err.Error(), "overloaded_error") || deltas != 5 || msg.StopReason != "" {
+			t.Fatalf("err %v, %d deltas, stop %q", err, deltas, msg.StopReason)
+		}
+		if j := p.Model().Journal(); j[0].Outcome != mockprovider.OutcomeError || j[0].TokensSent != 5 {
+			t.Fatalf("%+v", j[0])
+		}
+	})
+	t.Run("openai error chunk", func(t *testing.T) {
+		_, c := startOpenAI(t, faults.Spec{Kind: faults.KindHTTPError, Status: 500, After: intp(3)})
+		r := openAIStream(t, c, chatParams("hi"))
+		if r.err == nil || r.chunks != 3 || r.finish != "" {
+			t.Fatalf("%+v", r)
+		}
+	})
+	t.Run("not streamed: the error status", func(t *testing.T) {
+		_, c := startAnthropic(t, faults.Spec{Kind: faults.KindHTTPError, Status: 529, After: intp(5)})
+		_, err := c.Messages.New(context.Background(), messageParams("hi"))
+		var e *anth.Error
+		if !errors.As(err, &e) || e.StatusCode != 529 {
+			t.Fatalf("got %v", err)
 		}
 	})
 }

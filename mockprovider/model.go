@@ -449,6 +449,8 @@ func PlannedOutcome(p *Plan) (Outcome, int) {
 		return OutcomeNoResponse, 0
 	case p.Status < 200 || p.Status > 299:
 		return OutcomeError, 0
+	case p.InBandErr != nil && p.Stream && (!p.Cuts() || p.InBandAfter <= p.CutAfter) && (!p.StallCloses() || p.InBandAfter <= p.StallAfter):
+		return OutcomeError, p.InBandAfter
 	case p.Cuts() && (!p.StallCloses() || p.CutAfter <= p.StallAfter):
 		return OutcomeCut, p.CutAfter
 	case p.StallCloses():

@@ -412,6 +412,7 @@ func TestPlannedOutcome(t *testing.T) {
 		{"missing done", faults.Spec{Kind: faults.KindMissingDone}, true, mockprovider.OutcomeNoDone, 40},
 		{"missing done, not streamed", faults.Spec{Kind: faults.KindMissingDone}, false, mockprovider.OutcomeOK, 40},
 		{"reset", faults.Spec{Kind: faults.KindReset}, true, mockprovider.OutcomeReset, 0},
+		{"in-band error", faults.Spec{Kind: faults.KindHTTPError, Status: 529, After: intp(7)}, true, mockprovider.OutcomeError, 7},
 		{"hold", faults.Spec{Kind: faults.KindNoResponse, For: yamlfile.Duration(time.Second)}, false, mockprovider.OutcomeNoResponse, 0},
 		{"error", faults.Spec{Kind: faults.KindAuthFailure}, false, mockprovider.OutcomeError, 0},
 	}

@@ -375,6 +375,15 @@ func (x *execution) stream() (Outcome, int) {
 	var delta llm.ToolCallDelta
 	call := -1
 	for i := 0; i <= n; i++ {
+		if p.InBandErr != nil && i == p.InBandAfter {
+			if i > 0 && !x.wait(p.TokenTimes[i-1]) {
+				return OutcomeClientGone, x.sent
+			}
+			if err := enc.Encode(llm.StreamEvent{Type: llm.EventError, Err: p.InBandErr}); err != nil {
+				return OutcomeClientGone, x.sent
+			}
+			return OutcomeError, x.sent
+		}
 		if i == p.CutAfter {
 			return OutcomeCut, x.sent
 		}
