@@ -26,6 +26,34 @@
 // order; once a plan is terminal (an error status, a reset or a hold) the
 // later faults are skipped.
 //
+// The kinds and their parameters (YAML names; defaults in parentheses):
+//
+//	auth_failure            message                       401 as for an expired key
+//	reject_param            param (temperature), message  400 naming the parameter; only requests carrying it
+//	context_length          window (0: all), message      400 context_length_exceeded
+//	http_error              status (500), retry_after, message, error_type, after
+//	                                                      provider-shaped error; with after, in-band mid-stream
+//	reset                   -                             connection closed before headers (TCP RST)
+//	no_response             for                           hold the connection, then close it
+//	refusal                 text                          the answer becomes a refusal (looks like success)
+//	content_filter          stage (output), after (0), message
+//	                                                      finish_reason content_filter, or a 400 for stage prompt
+//	quality_drop            -                             degenerate text / blanked JSON of the same shape
+//	malformed_json_content  -                             structured output that does not parse
+//	empty_tool_args         -                             tool calls with "{}" arguments
+//	truncate                at (a power of two)           finish_reason length at exactly at tokens
+//	token_rate              rate, jitter                  re-pace tokens at rate per second
+//	ttft                    delay, mode (add | set)       move the first token (a Latency distribution)
+//	slow_headers            delay                         delay the response headers
+//	stall                   after (half), for, close      pause mid-stream, then resume or close
+//	cut                     after (half)                  close mid-answer: no finish, no [DONE]
+//	malformed_chunk         at (half)                     one event that is not JSON
+//	missing_done            -                             no [DONE] / message_stop
+//
+// Selector fields, valid on every kind: provider, model (glob), header
+// (name: value, "*" for present), probability, first, every, start,
+// duration, ramp {from, to, over}.
+//
 // Token accounting is documented on Tokenize: a token is at most
 // BytesPerToken bytes of UTF-8 text, so usage always matches the content.
 package faults
