@@ -252,7 +252,8 @@ func (x *exchange) run(ctx context.Context, hint string) {
 				select {
 				case <-timer.C:
 				case <-ctx.Done():
-					return // the client left; nothing is outstanding
+					att.Cancel(time.Now()) // request.end: failed, client_canceled
+					return
 				}
 			}
 		case policy.ServeCached:

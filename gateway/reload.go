@@ -12,7 +12,9 @@ import (
 // Reload swaps in a new, validated configuration. Requests in flight finish
 // on the configuration they started with; new requests use cfg. When the
 // routes and policy are unchanged the decision core is kept, with its
-// breaker, health and budget state; otherwise a new core starts fresh.
+// breaker, health and budget state; otherwise a new core takes over the
+// breaker and health state of every target both configurations use (an open
+// breaker stays open), and retry budgets start afresh.
 // (listen, shutdown, cache and idempotency settings take effect at the next
 // start; the cache and the idempotency store survive reloads.)
 func (s *Server) Reload(cfg *Config) error {
@@ -30,7 +32,7 @@ func (s *Server) Reload(cfg *Config) error {
 	}
 	s.rt.Store(rt)
 	s.al.configure(cfg)
-	kept := "new"
+	kept := "carried over"
 	if rt.engine == old.engine {
 		kept = "kept"
 	}

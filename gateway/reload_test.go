@@ -111,7 +111,7 @@ func TestReloadUnderLoad(t *testing.T) {
 
 // TestReloadKeepsBreakerState: a reload that leaves routes and policy alone
 // keeps the decision core, so an open breaker stays open; one that changes
-// them starts a new core.
+// them builds a new core that carries breaker and health state over.
 func TestReloadKeepsBreakerState(t *testing.T) {
 	m := startMocks(t)
 	g := startGateway(t, m.config(t, ""), gateway.Options{Logger: discardLogger()})
@@ -133,8 +133,36 @@ func TestReloadKeepsBreakerState(t *testing.T) {
 	r := g.do(t, false, nil)
 	assert.Equal(t, "beta:claude-sonnet", r.header.Get(gateway.HeaderTarget), "the open breaker still routes around the primary")
 
+	core := g.srv.Engine()
 	require.NoError(t, g.srv.Reload(m.config(t, "seed: 7\n")))
-	assert.Equal(t, policy.Closed, breaker(), "a changed policy starts a new core")
+	assert.NotSame(t, core, g.srv.Engine(), "a changed policy builds a new core")
+	assert.Equal(t, policy.Open, breaker(), "which carries the breaker state over")
+
+	// A reload that adds a route (routes changed): the breaker of the
+	// unchanged target is still open, and the new route sees it too.
+	text := strings.Replace(configText(m, "seed: 7\n"), "policy:\n", `  - name: extra
+    targets:
+      - {provider: alpha, model: gpt-4o, capabilities: {streaming: true}}
+      - {provider: gamma, model: gemini-flash, capabilities: {streaming: true}}
+policy:
+`, 1)
+	cfg, err := gateway.ParseConfig("added.yaml", []byte(text), gateway.LoadOptions{LookupEnv: fileEnv})
+	require.NoError(t, err)
+	require.Len(t, cfg.Routes, 2)
+	require.NoError(t, g.srv.Reload(cfg))
+	assert.Equal(t, policy.Open, breaker(), "an added route keeps the open breaker open")
+	assert.Equal(t, "beta:claude-sonnet", g.do(t, false, nil).header.Get(gateway.HeaderTarget))
+	resp := post(t, g.url, "/v1/chat/completions", `{"model":"extra","messages":[{"role":"user","content":"hi"}]}`, nil)
+	resp.Body.Close()
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.Equal(t, "gamma:gemini-flash", resp.Header.Get(gateway.HeaderTarget), "the new route routes around the open breaker")
+	var last events.Event
+	for _, e := range g.log.Events() {
+		if e.Kind == events.ConfigReload {
+			last = e
+		}
+	}
+	assert.Equal(t, "policy state carried over", last.Reason)
 }
 
 // TestWatchReloadsOnChange: the file is polled; a change is applied, an

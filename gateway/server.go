@@ -133,8 +133,9 @@ func New(cfg *Config, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// build makes a runtime from cfg, keeping old's engine (and so its breaker
-// and health state) when the policy configuration is unchanged.
+// build makes a runtime from cfg, keeping old's engine when the policy
+// configuration is unchanged, and otherwise carrying its breaker and health
+// state into the new engine (policy.Engine.Reload).
 func (s *Server) build(cfg *Config, old *runtime) (*runtime, error) {
 	rt := &runtime{
 		cfg:       cfg,
@@ -169,10 +170,19 @@ func (s *Server) build(cfg *Config, old *runtime) (*runtime, error) {
 		if seed == 0 {
 			seed = uint64(time.Now().UnixNano())
 		}
-		eng, err := policy.New(cfg.Config, policy.Options{
+		po := policy.Options{
 			Rand:   mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 			Events: events.SinkFunc(s.emit),
-		})
+		}
+		var eng *policy.Engine
+		var err error
+		if old != nil {
+			// Breaker and health state of the targets both configurations
+			// use carries over (see policy.Engine.Reload).
+			eng, err = old.engine.Reload(cfg.Config, po)
+		} else {
+			eng, err = policy.New(cfg.Config, po)
+		}
 		if err != nil {
 			return nil, err
 		}

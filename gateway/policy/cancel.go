@@ -1,0 +1,37 @@
+package policy
+
+import (
+	"time"
+
+	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/llm"
+)
+
+// Cancel ends the request because the client went away — during a backoff
+// wait, between attempts, or while an attempt is outstanding. An
+// outstanding attempt ends with an attempt.end of class client_canceled
+// that is never held against its target (a half-open trial slot is given
+// back); the request ends with a request.end of outcome failed, status 499
+// and class client_canceled. After Cancel, Next returns Fail. Cancelling a
+// request that already ended (Done, Fail) does nothing.
+func (a *Attempt) Cancel(now time.Time) {
+	if a.phase == phaseFinal {
+		return
+	}
+	if a.phase == phaseSending {
+		i := a.cur
+		t := &a.r.targets[i]
+		ts := a.r.states[i]
+		a.e.emit(events.Event{Time: now, Kind: events.AttemptEnd, RequestID: a.req.ID, Route: a.req.Route,
+			Target: ts.key, Tier: t.Tier, Attempt: a.attempts, Stream: a.req.Stream,
+			Class: string(ClientCanceled), Duration: now.Sub(a.curStart)})
+		var p pending
+		ts.mu.Lock()
+		ts.record(now, a.curGen, a.curTrial, ClientCanceled, 0, now.Sub(a.curStart), 0, &p)
+		ts.mu.Unlock()
+		p.flush(a.e.sink)
+	}
+	a.last = ClientCanceled
+	a.fail(now, &llm.Error{Status: 499, Type: llm.ErrInvalidRequest, Code: "client_canceled",
+		Message: "the client canceled the request"})
+}
