@@ -42,6 +42,8 @@ type Config struct {
 	// a token wall, invalid JSON, refusals, empty tool arguments); a signal
 	// is a detector.signal event and demotes (or trips) the target.
 	Detectors DetectorsConfig `yaml:"detectors,omitempty"`
+	// Probes sends active probes to every target (see ProbesConfig).
+	Probes ProbesConfig `yaml:"probes,omitempty"`
 	// Reload configures hot reload.
 	Reload ReloadConfig `yaml:"reload,omitempty"`
 	// Shutdown configures graceful shutdown.
@@ -289,6 +291,8 @@ func (c *Config) validate(doc *yamlfile.Doc, lookup func(string) (string, bool))
 	if err := c.Detectors.DetectorConfig.Validate(); err != nil {
 		add("detectors", "%v", err)
 	}
+	pes := c.Probes.validate(doc, add) // calls add: not inline in append
+	es = append(es, pes...)
 	if c.Cache.MaxEntries < 0 && c.Cache.Exact {
 		add("cache.exact", "exact caching needs a cache (max_entries is negative)")
 	}

@@ -32,6 +32,7 @@ func (s *Server) Reload(cfg *Config) error {
 	}
 	s.rt.Store(rt)
 	s.al.configure(cfg)
+	s.pr.configure(time.Now(), cfg)
 	kept := "carried over"
 	if rt.engine == old.engine {
 		kept = "kept"

@@ -57,6 +57,7 @@ type Server struct {
 	cache *responseCache
 	usage atomic.Pointer[usage.Writer]
 	al    *alertLoop
+	pr    *prober // active probes
 
 	idPrefix string
 	idSeq    atomic.Uint64
@@ -126,6 +127,9 @@ func New(cfg *Config, opts Options) (*Server, error) {
 	}
 	s.rt.Store(rt)
 	s.al.configure(cfg)
+	s.pr = newProber(s)
+	s.pr.configure(time.Now(), cfg)
+	s.pr.start()
 	s.handler = s.routes()
 	s.bg.Add(2)
 	go s.tickLoop()
