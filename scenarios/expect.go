@@ -62,6 +62,13 @@ func (s *Scenario) judge(res *Result) []Verdict {
 		if se.Detected != nil {
 			v("detected", f.Step, f.Target, strconv.FormatBool(*se.Detected), detectedString(f), f.Detected == *se.Detected)
 		}
+		if se.DetectedBy != "" {
+			got := "not detected"
+			if f.Detected {
+				got = f.DetectedBy
+			}
+			v("detected_by", f.Step, f.Target, se.DetectedBy, got, f.Detected && detectedBy(f.DetectedBy, se.DetectedBy))
+		}
 		if ttd != nil && (se.Detected == nil || *se.Detected) {
 			got := "not detected"
 			if f.Detected {
@@ -174,6 +181,12 @@ func firedString(sc AlertScore, firstFault time.Time) string {
 		return fmt.Sprintf("fired ×%d", sc.Fired)
 	}
 	return fmt.Sprintf("fired ×%d, first %s after the first fault", sc.Fired, fmtDur(sc.FirstAt.Sub(firstFault)))
+}
+
+// detectedBy reports whether a detection source matches an expected one:
+// equal, or want is "detector" and got names a detector.
+func detectedBy(got, want string) bool {
+	return got == want || (want == "detector" && strings.HasPrefix(got, "detector:"))
 }
 
 func detectedString(f FaultScore) string {

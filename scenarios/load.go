@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/faults"
+	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/gateway/alerts"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/yamlfile"
@@ -93,6 +95,9 @@ type environment struct {
 	primary     map[string]string // route -> primary target
 	alertEvery  time.Duration
 	prices      map[string]Price
+	// detectors is the gateway config's detectors section (defaults for
+	// inline routes).
+	detectors gateway.DetectorsConfig
 }
 
 func (s *Scenario) validate() yamlfile.Errors {
@@ -177,6 +182,11 @@ func (s *Scenario) validate() yamlfile.Errors {
 			env.policy = gc.Config
 			env.rules = gatewayRules(gc)
 			env.alertEvery = gc.Alerts.EvaluateEvery.D()
+			if gc.Detectors.Kind != 0 {
+				if err := gc.Detectors.Decode(&env.detectors); err != nil {
+					add("gateway.config", "%s: detectors: %v", g.Config, err)
+				}
+			}
 			if len(s.Alerts.Sinks) == 0 {
 				// Without sinks of its own the game day delivers to the
 				// gateway's (up unless a sink_down step says otherwise).
@@ -454,7 +464,9 @@ func (s *Scenario) validate() yamlfile.Errors {
 			add(p, "no timeline step named %q", name)
 			continue
 		}
-		_ = se
+		if se.DetectedBy != "" && !validDetectedBy(se.DetectedBy) {
+			add(p+".detected_by", "%q is not a detection source (detector:<name>, detector, breaker, health, probe, traffic_shift, already_open)", se.DetectedBy)
+		}
 	}
 	for name := range e.Targets {
 		if !env.targets[normTarget(name)] {
@@ -462,6 +474,17 @@ func (s *Scenario) validate() yamlfile.Errors {
 		}
 	}
 	return es
+}
+
+// validDetectedBy reports whether s names a detection source of
+// FaultScore.DetectedBy, or "detector" for any detector.
+func validDetectedBy(s string) bool {
+	switch s {
+	case "detector", "breaker", "health", "probe", "traffic_shift", "already_open":
+		return true
+	}
+	name, ok := strings.CutPrefix(s, "detector:")
+	return ok && slices.Contains(evals.DetectorNames, name)
 }
 
 // expandTarget turns "provider/model" or "provider" into provider:model

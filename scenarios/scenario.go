@@ -285,18 +285,22 @@ type Expect struct {
 
 // StepExpect are bounds on one fault step.
 type StepExpect struct {
-	TTD                *DurationBound `yaml:"ttd,omitempty"`
-	TTM                *DurationBound `yaml:"ttm,omitempty"`
-	TTR                *DurationBound `yaml:"ttr,omitempty"`
-	Detected           *bool          `yaml:"detected,omitempty"`
-	Availability       *PercentBound  `yaml:"availability,omitempty"`
-	Failed             *PercentBound  `yaml:"failed,omitempty"`
-	BadServed          *NumberBound   `yaml:"bad_served,omitempty"`
-	CostMultiplier     *NumberBound   `yaml:"cost_multiplier,omitempty"`
-	RetryAmplification *NumberBound   `yaml:"retry_amplification,omitempty"`
-	LoadRatio          *NumberBound   `yaml:"load_ratio,omitempty"`
-	LatencyPenalty     *NumberBound   `yaml:"latency_penalty,omitempty"`
-	Flaps              *NumberBound   `yaml:"flaps,omitempty"`
+	TTD      *DurationBound `yaml:"ttd,omitempty"`
+	TTM      *DurationBound `yaml:"ttm,omitempty"`
+	TTR      *DurationBound `yaml:"ttr,omitempty"`
+	Detected *bool          `yaml:"detected,omitempty"`
+	// DetectedBy names the detection source the step must be detected by:
+	// exactly as FaultScore.DetectedBy ("detector:json_invalid", "breaker",
+	// "health", "probe", ...), or "detector" for any detector.
+	DetectedBy         string        `yaml:"detected_by,omitempty"`
+	Availability       *PercentBound `yaml:"availability,omitempty"`
+	Failed             *PercentBound `yaml:"failed,omitempty"`
+	BadServed          *NumberBound  `yaml:"bad_served,omitempty"`
+	CostMultiplier     *NumberBound  `yaml:"cost_multiplier,omitempty"`
+	RetryAmplification *NumberBound  `yaml:"retry_amplification,omitempty"`
+	LoadRatio          *NumberBound  `yaml:"load_ratio,omitempty"`
+	LatencyPenalty     *NumberBound  `yaml:"latency_penalty,omitempty"`
+	Flaps              *NumberBound  `yaml:"flaps,omitempty"`
 }
 
 // TargetExpect are bounds on one target over the run.

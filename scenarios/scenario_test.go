@@ -63,6 +63,8 @@ traffic: [{route: chat, rate: 5/s}]
 		{"unknown sink", "timeline: [{name: a, at: 1s, sink_down: nobody}]\n", `unknown alert sink "nobody"`},
 		{"unknown kill", "timeline: [{name: a, at: 1s, kill: mistral}]\n", `unknown provider "mistral"`},
 		{"provider-wide overlap", "timeline: [{name: a, at: 10s, for: 30s, target: openai, fault: {kind: reset}}, {name: b, at: 20s, target: openai/gpt-4o, fault: {kind: reset}}]\n", `overlaps step "a" on openai:gpt-4o`},
+		{"bad detected_by", "timeline: [{name: a, at: 10s, for: 10s, target: openai, fault: {kind: reset}}]\nexpect: {steps: {a: {detected_by: detector:nope}}}\n", `expect.steps.a.detected_by: "detector:nope" is not a detection source`},
+		{"detected_by a detector", "timeline: [{name: a, at: 10s, for: 10s, target: openai, fault: {kind: reset}}]\nexpect: {steps: {a: {detected_by: detector:json_invalid}}}\n", ""},
 		{"unknown step expectation", "expect: {steps: {nope: {ttd: {max: 1s}}}}\n", `no timeline step named "nope"`},
 		{"unknown alert rule", "expect: {alerts: [{name: nope}]}\n", `no alert rule named "nope"`},
 		{"unknown route", "", ""},

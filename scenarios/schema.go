@@ -39,6 +39,8 @@ func Schema() []byte {
 		"description": "a fault spec as the mock providers take it (see package faults)"}
 	stepExpect := obj(map[string]any{
 		"ttd": durBound, "ttm": durBound, "ttr": durBound, "detected": map[string]any{"type": "boolean"},
+		"detected_by": map[string]any{"type": "string", "pattern": "^(detector(:[a-z_]+)?|breaker|health|probe|traffic_shift|already_open)$",
+			"description": "the detection source: detector:<name>, detector (any), breaker, health, probe, traffic_shift or already_open"},
 		"availability": pctBound, "failed": pctBound, "bad_served": numBound, "cost_multiplier": numBound,
 		"retry_amplification": numBound, "load_ratio": numBound, "latency_penalty": numBound, "flaps": numBound,
 	})

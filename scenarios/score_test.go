@@ -469,3 +469,29 @@ func TestScoreTTFTOfPartialStream(t *testing.T) {
 		t.Errorf("total = %v, want 8s", got)
 	}
 }
+
+func TestJudgeDetectedBy(t *testing.T) {
+	tests := []struct {
+		name, want string
+		f          FaultScore
+		got        string
+		pass       bool
+	}{
+		{"exact detector", "detector:json_invalid", FaultScore{Detected: true, DetectedBy: "detector:json_invalid"}, "detector:json_invalid", true},
+		{"any detector", "detector", FaultScore{Detected: true, DetectedBy: "detector:finish_length"}, "detector:finish_length", true},
+		{"health is not a detector", "detector", FaultScore{Detected: true, DetectedBy: "health"}, "health", false},
+		{"other detector", "detector:json_invalid", FaultScore{Detected: true, DetectedBy: "detector:refusal"}, "detector:refusal", false},
+		{"breaker", "breaker", FaultScore{Detected: true, DetectedBy: "breaker"}, "breaker", true},
+		{"not detected", "health", FaultScore{}, "not detected", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.f.Step, tt.f.Target = "s", "a:m"
+			s := &Scenario{Expect: Expect{Steps: map[string]StepExpect{"s": {DetectedBy: tt.want}}}}
+			vs := s.judge(&Result{Faults: []FaultScore{tt.f}})
+			if len(vs) != 1 || vs[0].Name != "detected_by" || vs[0].Got != tt.got || vs[0].Want != tt.want || vs[0].Pass != tt.pass {
+				t.Errorf("verdicts %+v, want one detected_by got %q pass %v", vs, tt.got, tt.pass)
+			}
+		})
+	}
+}

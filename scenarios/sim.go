@@ -116,9 +116,14 @@ type simReq struct {
 	pending  policy.Outcome // the outcome to observe at the tObserve timer
 	plan     *faults.Plan
 	planProv provider
-	resp     *llm.Response // the answer served if pending is OK
-	target   string        // provider:model of the attempt in flight
-	partial  string        // answer text that already reached the client
+	// resp is the complete answer when pending is OK (served) or
+	// InvalidOutput (rejected); ob is its observation when send already
+	// made it (haveOb).
+	resp    *llm.Response
+	ob      evals.Observation
+	haveOb  bool
+	target  string // provider:model of the attempt in flight
+	partial string // answer text that already reached the client
 	// pendingConnect: an attempt to a dead provider is in flight.
 	pendingConnect bool
 }
@@ -137,7 +142,9 @@ type sim struct {
 	evs             []events.Event
 	alerts          *alerts.Evaluator
 	alertEvery      time.Duration
-	det             *evals.Detectors
+	det             *evals.Detectors // nil when the config disables them
+	detAction       policy.Action    // "" for action none
+	refusals        []string
 	sinksDown       map[string]bool
 	cache           map[string]bool // route + prompt served before
 	evalRecs        []EvalRecord
@@ -220,7 +227,17 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 			m.alertEvery = 15 * time.Second
 		}
 	}
-	m.det = evals.NewDetectors(evals.DetectorConfig{})
+	// The detectors as the gateway config sets them up (see gateway.Server).
+	if dc := s.env.detectors; !dc.Disable {
+		m.det = evals.NewDetectors(dc.DetectorConfig)
+		m.refusals = dc.Refusals
+		switch dc.Action {
+		case "", "demote":
+			m.detAction = policy.Demote
+		case "open":
+			m.detAction = policy.Trip
+		}
+	}
 	// Size the log for the expected traffic (about six events per request)
 	// so it is not copied as it grows.
 	est := 1024.0
@@ -466,17 +483,17 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 		}
 	}
 	plan := p.Plan(m.t(start), &req, r.id)
-	r.plan, r.planProv, r.resp = plan, p, nil
+	r.plan, r.planProv, r.resp, r.haveOb = plan, p, nil, false
 	end, o := observePlan(plan, d, m.t(start), req.Stream)
 	if o.Class == policy.OK && !req.Stream && req.ResponseFormat != nil {
 		// A non-streamed structured answer is validated before the client
 		// sees it, so invalid JSON fails over.
-		ob := evals.Observe(&plan.Response, true, nil)
-		if !ob.JSONValid {
+		r.ob, r.haveOb = evals.Observe(&plan.Response, true, m.refusals), true
+		if !r.ob.JSONValid {
 			o.Class = policy.InvalidOutput
 		}
 	}
-	if o.Class == policy.OK {
+	if o.Class == policy.OK || o.Class == policy.InvalidOutput {
 		r.resp = &plan.Response
 	}
 	r.pending = o
@@ -645,6 +662,7 @@ func (m *sim) observe(r *simReq) {
 	if o.Partial && r.plan != nil && o.OutputTokens > 0 {
 		r.partial += strings.Join(r.plan.Chunks[:min(o.OutputTokens, len(r.plan.Chunks))], "")
 	}
+	corrupted := r.plan != nil && r.plan.Corrupted
 	if r.plan != nil {
 		switch o.Class {
 		case policy.TimeoutTTFT, policy.TimeoutTotal, policy.Stall, policy.TokenRateFloor:
@@ -657,34 +675,48 @@ func (m *sim) observe(r *simReq) {
 	if r.done {
 		return
 	}
-	if o.Class == policy.OK && r.resp != nil {
-		m.served(r, now)
+	if r.resp != nil {
+		// Every complete answer is evidence for the detectors, served or
+		// rejected as invalid output (see the evals package).
+		m.complete(r, now, o.Class == policy.OK, corrupted)
 	}
 	r.att.Observe(now, o)
 	m.next(r)
 }
 
-// served runs the detectors and the quality eval on an answer that reaches
-// the client.
-func (m *sim) served(r *simReq, now time.Time) {
+// complete runs the detectors on a complete answer, and the quality eval
+// when it reaches the client (served).
+func (m *sim) complete(r *simReq, now time.Time, served, corrupted bool) {
 	target := r.target
 	structured := r.req.ResponseFormat != nil
-	ob := evals.Observe(r.resp, structured, nil)
+	ob := r.ob
+	if !r.haveOb {
+		ob = evals.Observe(r.resp, structured, m.refusals)
+	}
 	ob.Target = target
 	ob.Route = r.req.Model
 	ob.InputTokens = r.resp.Usage.InputTokens
 	ob.MaxTokens = r.req.MaxTokens
 	pass := !(ob.FinishReason == llm.FinishLength && (r.req.MaxTokens == 0 || ob.OutputTokens < r.req.MaxTokens)) &&
 		(!structured || ob.JSONValid) && !ob.Refusal && ob.EmptyToolArgs == 0
-	if r.plan != nil && r.plan.Corrupted {
+	if corrupted {
 		pass = false
 	}
-	m.evalRecs = append(m.evalRecs, EvalRecord{Time: now, RequestID: r.id, Target: target, Pass: pass})
-	for _, sg := range m.det.Observe(now, ob) {
-		e := sg.Event()
-		e.Time = now
-		m.Emit(e)
-		_ = r.eng.Signal(now, sg.Target, sg.Detector, policy.Demote)
+	if served {
+		m.evalRecs = append(m.evalRecs, EvalRecord{Time: now, RequestID: r.id, Target: target, Pass: pass})
+	}
+	if m.det != nil {
+		for _, sg := range m.det.Observe(now, ob) {
+			e := sg.Event()
+			e.Time, e.RequestID, e.Route = now, r.id, r.req.Model
+			m.Emit(e)
+			if m.detAction != "" {
+				_ = r.eng.Signal(now, sg.Target, sg.Detector, m.detAction)
+			}
+		}
+	}
+	if !served {
+		return
 	}
 	m.cache[r.req.Model+"\x00"+strconv.Itoa(r.traffic)+"/"+strconv.Itoa(r.prompt)] = true
 }
