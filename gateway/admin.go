@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brownout-dev/brownout/evals/probe"
 	"github.com/brownout-dev/brownout/gateway/alerts"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/llm/sse"
@@ -27,6 +28,8 @@ type State struct {
 	CacheEntries int `json:"cache_entries"`
 	// EventsDropped counts events slow /admin/events subscribers lost.
 	EventsDropped uint64 `json:"events_dropped"`
+	// Probes is the active-probe state per target (empty when disabled).
+	Probes []probe.TargetState `json:"probes,omitempty"`
 }
 
 // State returns a snapshot of the gateway's state.
@@ -36,6 +39,7 @@ func (s *Server) State() State {
 		ConfigVersion: rt.version, ConfigSeq: rt.seq, LoadedAt: rt.loadedAt,
 		Policy: rt.engine.State(), Alerts: s.al.firing(),
 		CacheEntries: s.cache.len(), EventsDropped: s.bus.Dropped(),
+		Probes: s.pr.state(),
 	}
 }
 

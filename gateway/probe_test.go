@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/brownout-dev/brownout/evals/probe"
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/gateway"
@@ -210,6 +211,16 @@ func TestProbesRespectRetryAfter(t *testing.T) {
 		assert.LessOrEqual(t, len(ps), 6, "about one probe per Retry-After")
 		assert.Empty(t, r.transitions(cold), "rate limits do not open the breaker")
 		assert.Zero(t, breakerState(r.srv, cold).ProbeFailures)
+		var st probe.TargetState
+		for _, p := range r.srv.State().Probes {
+			if p.Target == cold {
+				st = p
+			}
+		}
+		assert.Equal(t, cold, st.Target, "/admin/state shows the probe state")
+		assert.Zero(t, st.Failures)
+		assert.Equal(t, len(ps), st.RateLimited, "every probe was rate limited")
+		assert.False(t, st.Next.Before(ps[len(ps)-1].Time.Add(5*time.Minute)), "the next probe waits for Retry-After")
 		assert.GreaterOrEqual(t, len(r.probes("alpha:gpt-4o")), 30, "other targets keep their rhythm")
 	})
 }
