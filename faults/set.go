@@ -120,7 +120,11 @@ func (s *Set) Select(now time.Time, e *Env) []*Active {
 			a.Since = now // activated by its first request
 		}
 		sel := &a.Spec.Selector
-		elapsed := now.Sub(a.Since)
+		// Concurrent requests reach Select in any order, so now may lie a
+		// little before Since (the first request's time); such a request is
+		// treated as arriving at activation, as x/time/rate copes with time
+		// going backwards.
+		elapsed := max(now.Sub(a.Since), 0)
 		if !sel.inWindow(elapsed) || !sel.matchStatic(e) {
 			continue
 		}

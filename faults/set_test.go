@@ -183,3 +183,20 @@ func TestZeroTimeActivatesOnFirstRequest(t *testing.T) {
 		t.Fatalf("since %v", set.List()[0].Since)
 	}
 }
+
+// Concurrent requests reach Select out of order: one whose time is a little
+// before the activating request's still gets an always-on fault (the mock
+// served one unfaulted answer under load before this was fixed).
+func TestRequestBeforeLazyActivationIsInWindow(t *testing.T) {
+	var set faults.Set
+	if _, err := set.Add(time.Time{}, faults.Spec{Kind: faults.KindReset}); err != nil {
+		t.Fatal(err)
+	}
+	e := env(llm.FormatOpenAI)
+	if len(set.Select(t0.Add(time.Second), e)) != 1 {
+		t.Fatal("the activating request is not faulted")
+	}
+	if len(set.Select(t0.Add(999*time.Millisecond), e)) != 1 {
+		t.Fatal("a request stamped just before activation escaped an always-on fault")
+	}
+}
