@@ -610,7 +610,20 @@ func observePlan(p *faults.Plan, d *policy.Decision, start time.Time, stream boo
 		return policy.Outcome{Status: 200, BytesSent: true, TTFT: w.TTFT(), OutputTokens: k, Usage: u, Partial: k > 0}
 	}
 	last := at(p.HeaderDelay)
-	for k := 0; k < limit; k++ {
+	k0 := 0
+	if fed, maxT, ok := quietTokens(p, limit, d.Timeouts); ok && quietPath {
+		// No timeout fires before any of the first fed tokens: the
+		// watchdog sees them as one batch (same state as token by token).
+		if fed > 0 {
+			w.Token(at(p.TokenTimes[0]), 1)
+			if fed > 1 {
+				w.Token(at(maxT), fed-1)
+			}
+			last = at(p.TokenTimes[fed-1])
+		}
+		k0 = fed
+	}
+	for k := k0; k < limit; k++ {
 		tk := at(p.TokenTimes[k])
 		if dl := w.Deadline(); !dl.IsZero() && dl.Before(tk) {
 			if c, fired := w.Check(dl); fired {
@@ -653,6 +666,45 @@ func observePlan(p *faults.Plan, d *policy.Decision, start time.Time, stream boo
 		return t, policy.Outcome{Class: policy.OK, Status: 200, BytesSent: true, TTFT: t.Sub(start), Usage: usage}
 	}
 	return last, policy.Outcome{Class: policy.OK, Status: 200, BytesSent: true, TTFT: w.TTFT(), OutputTokens: n, Usage: usage}
+}
+
+// quietPath enables quietTokens (tests compare with the token-by-token loop).
+var quietPath = true
+
+// quietTokens is the fast path of observePlan's stream loop: when no
+// watchdog deadline falls before any token up to the loop's first stop (the
+// malformed event or limit) it returns how many tokens the loop would feed
+// before that stop and the latest of their times. The token-rate floor is
+// left to the loop (ok false).
+func quietTokens(p *faults.Plan, limit int, t policy.Timeouts) (fed int, maxT time.Duration, ok bool) {
+	if t.TokenRateFloor > 0 {
+		return 0, 0, false
+	}
+	fed = limit
+	if p.MalformedAt >= 0 && p.MalformedAt < limit {
+		fed = p.MalformedAt
+	}
+	total, first, idle := t.Total.D(), t.FirstToken.D(), t.Idle.D()
+	// The loop checks the deadline before every token up to and including
+	// the malformed one.
+	check := min(fed+1, limit)
+	for k := range check {
+		tk := p.TokenTimes[k]
+		if total > 0 && total < tk {
+			return 0, 0, false
+		}
+		if k == 0 {
+			if first > 0 && first < tk {
+				return 0, 0, false
+			}
+		} else if idle > 0 && maxT+idle < tk {
+			return 0, 0, false
+		}
+		if k < fed {
+			maxT = max(maxT, tk)
+		}
+	}
+	return fed, maxT, true
 }
 
 func (m *sim) observe(r *simReq) {
