@@ -30,6 +30,9 @@ const (
 	FaultEnd          Kind = "fault.end"
 	TierServed        Kind = "tier.served"
 	ConfigReload      Kind = "config.reload" // OK false: rejected, the old config keeps serving
+	// ConfigWarning: a configuration was accepted with a warning (Route,
+	// Target, Reason), e.g. an unqualified fallback.
+	ConfigWarning Kind = "config.warning"
 )
 
 // Request outcomes carried by RequestEnd.Outcome.

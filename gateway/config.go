@@ -44,6 +44,9 @@ type Config struct {
 	Detectors DetectorsConfig `yaml:"detectors,omitempty"`
 	// Probes sends active probes to every target (see ProbesConfig).
 	Probes ProbesConfig `yaml:"probes,omitempty"`
+	// Qualification requires every fallback to be qualified for its route
+	// (see QualificationConfig).
+	Qualification QualificationConfig `yaml:"qualification,omitempty"`
 	// Reload configures hot reload.
 	Reload ReloadConfig `yaml:"reload,omitempty"`
 	// Shutdown configures graceful shutdown.
@@ -51,6 +54,8 @@ type Config struct {
 	// Seed seeds the policy's random source (jitter, weighted choice).
 	// Default 0: seeded from the clock at start.
 	Seed uint64 `yaml:"seed,omitempty"`
+
+	unqualified []Unqualified // fallbacks to warn about (qualification.require: warn)
 }
 
 // AdminConfig protects the admin API.
@@ -293,6 +298,8 @@ func (c *Config) validate(doc *yamlfile.Doc, lookup func(string) (string, bool))
 	}
 	pes := c.Probes.validate(doc, add) // calls add: not inline in append
 	es = append(es, pes...)
+	// The fallbacks are checked only once the routes themselves are valid.
+	c.Qualification.validate(c, doc, add, len(es) == 0)
 	if c.Cache.MaxEntries < 0 && c.Cache.Exact {
 		add("cache.exact", "exact caching needs a cache (max_entries is negative)")
 	}

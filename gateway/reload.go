@@ -40,6 +40,7 @@ func (s *Server) Reload(cfg *Config) error {
 	s.emit(events.Event{Time: time.Now(), Kind: events.ConfigReload, OK: true, Name: rt.version,
 		Reason: "policy state " + kept})
 	s.log.Info("configuration reloaded", "version", rt.version, "policy_state", kept)
+	s.warnUnqualified(cfg)
 	return nil
 }
 

@@ -130,6 +130,7 @@ func New(cfg *Config, opts Options) (*Server, error) {
 	s.pr = newProber(s)
 	s.pr.configure(time.Now(), cfg)
 	s.pr.start()
+	s.warnUnqualified(cfg)
 	s.handler = s.routes()
 	s.bg.Add(2)
 	go s.tickLoop()
