@@ -307,6 +307,12 @@ cache: {max_entries: -1}
 			f.Close()
 		}
 	}
+	if p := os.Getenv("BROWNOUT_GOROUTINE_PROFILE"); p != "" && through {
+		if f, err := os.Create(p); err == nil {
+			_ = pprof.Lookup("goroutine").WriteTo(f, 1)
+			f.Close()
+		}
+	}
 	close(up.release)
 	wg.Wait()
 	client.CloseIdleConnections()

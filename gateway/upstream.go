@@ -199,6 +199,10 @@ type TransportOptions struct {
 	TLSConfig           *tls.Config   // nil: system roots
 }
 
+// transportBufferSize is the read and write buffer of an upstream
+// connection.
+const transportBufferSize = 1 << 10
+
 // NewTransport returns the pooled transport the gateway uses for providers
 // of a protocol: keep-alive pools sized for many concurrent streams, no
 // transparent compression (it would buffer streams), HTTP/2 negotiated over
@@ -234,6 +238,12 @@ func NewTransport(p Protocol, o TransportOptions) *http.Transport {
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
 		TLSClientConfig:       o.TLSConfig,
+		// Small connection buffers: an upstream connection lives as long as
+		// its stream, and thousands are held at once. Requests and answers
+		// larger than a buffer pass through it (bufio writes and reads
+		// large slices directly); the stream reader has its own buffer.
+		ReadBufferSize:  transportBufferSize,
+		WriteBufferSize: transportBufferSize,
 	}
 	var protos http.Protocols
 	switch p {

@@ -22,7 +22,16 @@ var modeled = map[string]bool{
 
 // DecodeRequest parses a Chat Completions request body. A malformed body is
 // an *llm.Error (400, invalid_request) whose Param names the field.
-func (Codec) DecodeRequest(body []byte) (*llm.Request, error) {
+func (c Codec) DecodeRequest(body []byte) (*llm.Request, error) {
+	if req, ok := parseRequest(body); ok {
+		return req, nil
+	}
+	return c.decodeRequestJSON(body)
+}
+
+// decodeRequestJSON is DecodeRequest with encoding/json: the general path,
+// and the reference the fast path (parseRequest) agrees with.
+func (Codec) decodeRequestJSON(body []byte) (*llm.Request, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil || top == nil {
 		return nil, llm.BadRequest("", "We could not parse the JSON body of your request: expected a JSON object")

@@ -129,6 +129,15 @@ var ErrNoChoices = errors.New("openai: response has no choices")
 // DecodeResponse parses a chat.completion object (the first choice). A body
 // that is an error object decodes to that *llm.Error.
 func (c Codec) DecodeResponse(body []byte) (*llm.Response, error) {
+	if resp, ok := parseResponse(body); ok {
+		return resp, nil
+	}
+	return c.decodeResponseJSON(body)
+}
+
+// decodeResponseJSON is DecodeResponse with encoding/json: the reference the
+// fast path (parseResponse) agrees with, and the path for everything else.
+func (c Codec) decodeResponseJSON(body []byte) (*llm.Response, error) {
 	var w struct {
 		wireResponse
 		Error json.RawMessage `json:"error"`

@@ -62,10 +62,15 @@ type Reader struct {
 	name string // last event name, reused to avoid allocating per event
 }
 
+// readBufferSize is the reader's buffered window. Events longer than it are
+// assembled in Reader.line, so it bounds memory per open stream (many
+// streams are held at once), not event size.
+const readBufferSize = 4 << 10
+
 // NewReader returns a reader of events from r with the default maximum event
 // size.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 32<<10), max: DefaultMaxEventSize, index: -1}
+	return &Reader{br: bufio.NewReaderSize(r, readBufferSize), max: DefaultMaxEventSize, index: -1}
 }
 
 // SetMaxEventSize sets the bound on one event's size in bytes; n <= 0
