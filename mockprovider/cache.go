@@ -1,7 +1,6 @@
 package mockprovider
 
 import (
-	"hash/fnv"
 	"time"
 
 	"github.com/brownout-dev/brownout/faults"
@@ -28,17 +27,16 @@ func newPromptCache(s *CacheSpec) *promptCache {
 // lookup returns the cached prefix length in tokens and records the prompt's
 // prefixes as seen at now. Prefixes end at message boundaries: the longest
 // one seen within the TTL counts; shorter than minTokens counts as 0.
-func (c *promptCache) lookup(now time.Time, model string, req *llm.Request) int {
+func (c *promptCache) lookup(now time.Time, model string, req *llm.Request, memo *promptMemo) int {
 	if c == nil {
 		return 0
 	}
-	h := fnv.New64a()
-	h.Write([]byte(model))
-	h.Write([]byte{0})
+	h := fnvString(fnvOffset, model)
+	h = fnvBytes(h, []byte{0})
 	tokens := primingTokens
 	for _, t := range req.Tools {
-		h.Write([]byte(t.Name))
-		h.Write(t.Parameters)
+		h = fnvString(h, t.Name)
+		h = fnvBytes(h, t.Parameters)
 		tokens += toolTokens(t)
 	}
 	cached := 0
@@ -49,24 +47,14 @@ func (c *promptCache) lookup(now time.Time, model string, req *llm.Request) int 
 			}
 		}
 	}
-	for _, m := range req.Messages {
-		h.Write([]byte(m.Role))
-		for _, p := range m.Content {
-			h.Write([]byte(p.Text))
-			h.Write([]byte(p.URL))
-			h.Write(p.Data)
-		}
-		for _, tc := range m.ToolCalls {
-			h.Write([]byte(tc.Name))
-			h.Write([]byte(tc.Arguments))
-		}
-		h.Write([]byte{0})
-		tokens += messageTokens(m)
-		k := h.Sum64()
-		if t, ok := c.seen[k]; ok && now.Sub(t) <= c.ttl && now.Sub(t) >= 0 {
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		h = memo.hashMessage(h, m)
+		tokens += memo.messageTokens(m)
+		if t, ok := c.seen[h]; ok && now.Sub(t) <= c.ttl && now.Sub(t) >= 0 {
 			cached = tokens
 		}
-		c.seen[k] = now
+		c.seen[h] = now
 	}
 	if cached < c.minTokens {
 		return 0

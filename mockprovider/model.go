@@ -51,6 +51,8 @@ type Model struct {
 	// hold (nil when they were not admitted), so Finish releases exactly what
 	// Plan took, once.
 	open map[uint64]*modelState
+	// memo is set by MemoizePrompts.
+	memo *promptMemo
 }
 
 type modelState struct {
@@ -190,7 +192,7 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 	p := faults.NewPlan()
 	p.Seq = m.seq
 	p.Stream = req.Stream || meta.Stream
-	prompt := PromptTokens(req)
+	prompt := m.promptTokens(req)
 	entry := JournalEntry{Seq: p.Seq, Time: now, RequestID: meta.RequestID, Provider: m.spec.Name,
 		Model: req.Model, Stream: p.Stream, PromptTokens: prompt, Outcome: OutcomePending}
 	m.stats.Requests++
@@ -250,7 +252,7 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 		p.Response.FinishReason = llm.FinishLength
 	}
 	m.timing(p, &ms.spec)
-	cached := m.cache.lookup(now, req.Model, req)
+	cached := m.cache.lookup(now, req.Model, req, m.memo)
 	entry.CachedTokens = cached
 	p.Response.Usage.InputTokens = prompt
 	p.Response.Usage.CachedInputTokens = cached

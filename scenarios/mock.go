@@ -12,6 +12,9 @@ import (
 // simJournalSize keeps every attempt of a long simulated run.
 const simJournalSize = 50_000_000
 
+// simPromptMemo bounds the message texts a simulated provider remembers.
+const simPromptMemo = 1 << 14
+
 // mockModel adapts mockprovider.Model to the simulator.
 type mockModel struct {
 	m *mockprovider.Model
@@ -25,6 +28,9 @@ func newMockProvider(spec mockprovider.ProviderSpec, rnd *rand.Rand) (provider, 
 	if err != nil {
 		return nil, err
 	}
+	// The simulator draws prompts from a fixed set: remember their token
+	// counts and prompt-cache hashes (plans are unchanged).
+	m.MemoizePrompts(simPromptMemo)
 	return &mockModel{m: m}, nil
 }
 
