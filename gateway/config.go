@@ -56,6 +56,7 @@ type Config struct {
 	Seed uint64 `yaml:"seed,omitempty"`
 
 	unqualified []Unqualified // fallbacks to warn about (qualification.require: warn)
+	file        string        // the file it was read from
 }
 
 // AdminConfig protects the admin API.
@@ -195,6 +196,7 @@ func ParseConfig(file string, data []byte, o LoadOptions) (*Config, error) {
 	if es := c.validate(doc, o.LookupEnv); len(es) > 0 {
 		return nil, es
 	}
+	c.file = file
 	return &c, nil
 }
 

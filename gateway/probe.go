@@ -34,7 +34,13 @@ type ProbesConfig struct {
 	probe.Config `yaml:",inline"`
 	// Probe is the request and its checks. Default probe.Default(): ask for
 	// the word pong, expect it and a normal finish.
-	Probe *probe.Spec `yaml:"probe,omitempty"`
+	Probe probe.Spec `yaml:"probe,omitempty"`
+}
+
+// custom reports whether a probe is configured (otherwise the default).
+func (p *ProbesConfig) custom() bool {
+	s := &p.Probe
+	return s.Name != "" || s.System != "" || s.Prompt != "" || s.MaxTokens != 0 || len(s.Checks) > 0
 }
 
 // validate adds the problems of the probes section.
@@ -43,7 +49,7 @@ func (p *ProbesConfig) validate(doc *yamlfile.Doc, add func(path, format string,
 	if err := p.Config.Validate(); err != nil {
 		add("probes", "%v", err)
 	}
-	if p.Probe != nil {
+	if p.custom() {
 		if _, err := p.Probe.Definition(doc, "probes.probe"); err != nil {
 			var ye yamlfile.Errors
 			if errors.As(err, &ye) {
@@ -56,12 +62,13 @@ func (p *ProbesConfig) validate(doc *yamlfile.Doc, add func(path, format string,
 	return es
 }
 
-// definition returns the probe to send (the configuration is validated).
-func (p *ProbesConfig) definition() probe.Definition {
-	if p.Probe == nil {
+// definition returns the probe to send (the configuration, read from
+// file, is validated; relative schema files resolve next to it).
+func (p *ProbesConfig) definition(file string) probe.Definition {
+	if !p.custom() {
 		return probe.Default()
 	}
-	d, err := p.Probe.Definition(nil, "probes.probe")
+	d, err := p.Probe.Definition(&yamlfile.Doc{File: file}, "probes.probe")
 	if err != nil {
 		return probe.Default() // unreachable after validation
 	}
@@ -102,7 +109,7 @@ func (p *prober) configure(now time.Time, cfg *Config) {
 		}
 		p.sched = probe.NewScheduler(cfg.Probes.Config, mrand.New(mrand.NewPCG(seed^0x70726f6265, seed)))
 		p.cfg = cfg.Probes
-		p.def = cfg.Probes.definition()
+		p.def = cfg.Probes.definition(cfg.file)
 		p.targets = map[string]bool{}
 	}
 	want := map[string]bool{}

@@ -79,7 +79,8 @@ func newProbeRig(t *testing.T, extra string) *probeRig {
 	var ha, hb http.Handler
 	r.alpha, ha = model("alpha", llm.FormatOpenAI, "gpt-4o")
 	r.beta, hb = model("beta", llm.FormatAnthropic, "claude-cold")
-	cfg, err := gateway.ParseConfig("probes.yaml", []byte(probeConfig+extra), gateway.LoadOptions{})
+	text := strings.Replace(probeConfig, "  failures: 3\n", "  failures: 3\n"+extra, 1) // extra: more of probes:
+	cfg, err := gateway.ParseConfig("probes.yaml", []byte(text), gateway.LoadOptions{})
 	require.NoError(t, err)
 	r.srv, err = gateway.New(cfg, gateway.Options{Logger: discardLogger(), Events: r.log,
 		Transport: inProcess{"alpha.test": ha, "beta.test": hb}})
@@ -288,4 +289,22 @@ func TestProbesConfig(t *testing.T) {
 	text := strings.Replace(probeConfig, "  failures: 3\n", "  failures: 3\n  probe: {prompt: say ok, checks: [{type: contains, text: ok}]}\n", 1)
 	_, err := gateway.ParseConfig("probes.yaml", []byte(text), gateway.LoadOptions{})
 	require.NoError(t, err)
+}
+
+// TestProbesCustomDefinition: the configured probe is what is sent and
+// judged (here a check the mock's answer cannot pass).
+func TestProbesCustomDefinition(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newProbeRig(t, "  probe: {name: banana, prompt: Say pong., checks: [{type: contains, name: says banana, text: banana}]}\n")
+		defer r.srv.Close()
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		ps := r.probes("alpha:gpt-4o")
+		require.GreaterOrEqual(t, len(ps), 3)
+		for _, e := range ps {
+			assert.False(t, e.OK)
+			assert.Contains(t, e.Reason, "says banana")
+		}
+		assert.Equal(t, "closed>open probe_failures", r.transitions("alpha:gpt-4o")[0])
+	})
 }
