@@ -158,7 +158,11 @@ type scorer struct {
 }
 
 func newScorer(in Input) *scorer {
-	s := &scorer{in: in, slo: in.SLO, start: in.Start, end: in.End, byID: map[string]*reqRec{}}
+	// About six events per request: size the request and attempt tables
+	// so they are not rehashed and copied as they grow.
+	est := len(in.Events)/6 + 16
+	s := &scorer{in: in, slo: in.SLO, start: in.Start, end: in.End, byID: make(map[string]*reqRec, est),
+		reqs: make([]*reqRec, 0, est), atts: make([]*attRec, 0, est)}
 	if s.slo.Window <= 0 {
 		s.slo.Window = defaultWindow
 	}
@@ -174,7 +178,7 @@ func newScorer(in Input) *scorer {
 	if s.nbins < 1 {
 		s.nbins = 1
 	}
-	openAtt := map[string]*attRec{} // request id -> the attempt in flight
+	openAtt := make(map[string]*attRec, 64) // request id -> the attempt in flight
 	probeStreak := map[string]int{}
 	targets := map[string]bool{}
 	for i := range in.Events {
