@@ -653,7 +653,12 @@ func (x *exchange) sendStream(parent context.Context, d *policy.Decision) policy
 	}
 
 	continuing := x.committed // a continuation of a partial answer
-	dec := u.codec.NewStreamDecoder(resp.Body)
+	// Events are flushed to the client before the attempt waits for more
+	// upstream input, not one by one: events that arrived together leave
+	// in one write, and nothing that arrived waits on the network.
+	lf := &lazyFlush{r: resp.Body, flush: func() { _ = x.rc.Flush() }}
+	defer lf.now()
+	dec := u.codec.NewStreamDecoder(lf)
 	var (
 		tokens   int
 		usage    *llm.Usage
@@ -663,7 +668,7 @@ func (x *exchange) sendStream(parent context.Context, d *policy.Decision) policy
 		outcome  policy.Outcome
 		finished bool
 	)
-	flush := func() { _ = x.rc.Flush() }
+	flush := func() { lf.pending = true }
 	emit := func(ev llm.StreamEvent) bool {
 		if err := x.enc.Encode(ev); err != nil {
 			return false
@@ -806,6 +811,27 @@ func (x *exchange) sendStream(parent context.Context, d *policy.Decision) policy
 		}
 	}
 	return outcome
+}
+
+// lazyFlush reads an upstream body and flushes what was written to the
+// client (pending) before each read, the one place a stream can wait.
+type lazyFlush struct {
+	r       io.Reader
+	flush   func()
+	pending bool
+}
+
+func (l *lazyFlush) Read(p []byte) (int, error) {
+	l.now()
+	return l.r.Read(p)
+}
+
+// now flushes what is pending.
+func (l *lazyFlush) now() {
+	if l.pending {
+		l.pending = false
+		l.flush()
+	}
 }
 
 // sentBefore estimates the output tokens of the partial answer that reached

@@ -728,11 +728,29 @@ func (Codec) EncodeRequest(req *llm.Request) ([]byte, error) {
 			return nil, unsupported("response_format.type", fmt.Sprintf("unknown type %q", rf.Type))
 		}
 	}
-	body, err := marshal(w)
-	if err != nil {
-		return nil, fmt.Errorf("openai: encode request: %w", err)
+	body, ok := appendRequest(make([]byte, 0, requestSizeHint(req)), &w)
+	if !ok {
+		var err error
+		if body, err = marshal(w); err != nil {
+			return nil, fmt.Errorf("openai: encode request: %w", err)
+		}
 	}
 	return appendExtra(body, req.Extra)
+}
+
+// requestSizeHint guesses the encoded size of req's common fields.
+func requestSizeHint(req *llm.Request) int {
+	n := 192 + len(req.Model)
+	for i := range req.Messages {
+		n += 48
+		for j := range req.Messages[i].Content {
+			n += len(req.Messages[i].Content[j].Text) + 8
+		}
+		for j := range req.Messages[i].ToolCalls {
+			n += 64 + len(req.Messages[i].ToolCalls[j].Arguments)
+		}
+	}
+	return n
 }
 
 // appendExtra splices pass-through fields, sorted by name, into the object.
