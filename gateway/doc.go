@@ -31,6 +31,17 @@
 // the target. A non-streamed structured answer that is not valid JSON is not
 // served at all: it fails over as invalid_output.
 //
+// Active probes (probes:, ProbesConfig) cover targets too cold for passive
+// signals: a Server-owned loop runs an evals/probe Scheduler, sends a small
+// synthetic request to every target through its provider client every 30–60 s
+// (seeded jitter), judges the answer's content with eval checks and reports
+// it to the policy (Engine.ProbeResult) and as a probe.result event; three
+// consecutive failures open the breaker, a 429 only delays the next probe by
+// its Retry-After, and a probe never closes a breaker. With a qualification
+// file (qualification:, QualificationConfig) every fallback of a route must
+// have been qualified for it by `brownout evals qualify`: an unqualified one is
+// a startup warning (log and config.warning event) or a load error.
+//
 // Responses name the model that served; the headers X-Brownout-Target,
 // X-Brownout-Attempts and X-Brownout-Tier say which target, how many upstream
 // attempts and which degradation tier; X-Request-Id is forwarded upstream

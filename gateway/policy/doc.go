@@ -58,6 +58,12 @@
 //     (503, the honest error, returned at once).
 //   - Done: the request is served. Final.
 //
+// When the client goes away — during a Wait, between attempts, or with an
+// attempt outstanding — call Attempt.Cancel(now) instead of Observe: the
+// request ends with request.end (failed, 499, class client_canceled), an
+// outstanding attempt with attempt.end (client_canceled), and nothing is held
+// against the target.
+//
 // Call Engine.Tick at Engine.NextTick (or periodically) so timed transitions
 // — a breaker half-opening, a target recovering and its ramp ending — are
 // emitted when they happen; they also happen lazily when a request needs

@@ -139,3 +139,32 @@ func ExampleEngine_NextTick() {
 	// 0s breaker.transition openai:gpt-4o closed -> open probe_failures
 	// 30s breaker.transition openai:gpt-4o open -> half_open open_for_elapsed
 }
+
+// A client that hangs up while the request waits out a Retry-After.
+func ExampleAttempt_Cancel() {
+	cfg := policy.Config{Routes: []policy.Route{{Name: "chat", Targets: []policy.Target{
+		{Provider: "openai", Model: "gpt-4o", Retry: policy.Retry{Attempts: 2}},
+	}}}}
+	var log events.Log
+	eng, err := policy.New(cfg, policy.Options{Rand: rand.New(rand.NewPCG(1, 2)), Events: &log})
+	if err != nil {
+		panic(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	att := eng.Begin(now, policy.Request{ID: "r1", Route: "chat"})
+	att.Next(now) // send
+	att.Observe(now, policy.Outcome{Class: policy.RateLimited, Status: 429, RetryAfter: 2 * time.Second})
+	fmt.Println(att.Next(now).Kind) // wait
+	att.Cancel(now.Add(time.Second))
+	for _, e := range log.Events() {
+		fmt.Println(e.Kind, e.Class, e.Outcome, e.Status)
+	}
+	fmt.Println(eng.State().Targets[0].Breaker)
+	// Output:
+	// wait
+	// request.start   0
+	// attempt.start   0
+	// attempt.end rate_limited  429
+	// request.end client_canceled failed 499
+	// closed
+}
