@@ -39,6 +39,7 @@ type metrics struct {
 	idemReplays   prometheus.Counter
 	panics        prometheus.Counter
 	signals       *prometheus.CounterVec // target, detector
+	probes        *prometheus.CounterVec // target, result
 
 	// per-target children, cached: WithLabelValues hashes every call.
 	mu      sync.RWMutex
@@ -94,9 +95,11 @@ func newMetrics(state stateFunc, busDropped func() uint64) *metrics {
 		Help: "Panics recovered while serving a request."})
 	m.signals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brownout_detector_signals_total",
 		Help: "Silent-degradation detector signals by target and detector."}, []string{"target", "detector"})
+	m.probes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brownout_probes_total",
+		Help: "Active probes by target and result (ok, failed, rate_limited)."}, []string{"target", "result"})
 	for _, c := range []prometheus.Collector{m.requests, m.requestDur, m.attempts, m.fallbacks, m.ttft, m.attemptDur,
 		m.tokens, m.cost, m.healthChanges, m.breakerTrans, m.budgetExh, m.inFlight, m.alertsFired, m.deliveries,
-		m.reloads, m.cacheLookups, m.idemReplays, m.panics, m.signals} {
+		m.reloads, m.cacheLookups, m.idemReplays, m.panics, m.signals, m.probes} {
 		f(c)
 	}
 	f(&stateCollector{state: state, busDropped: busDropped})
@@ -166,6 +169,15 @@ func (m *metrics) Emit(ev events.Event) {
 		m.reloads.WithLabelValues(result).Inc()
 	case events.DetectorSignal:
 		m.signals.WithLabelValues(ev.Target, ev.Name).Inc()
+	case events.ProbeResult:
+		result := "ok"
+		switch {
+		case ev.Class == probeRateLimited:
+			result = probeRateLimited
+		case !ev.OK:
+			result = "failed"
+		}
+		m.probes.WithLabelValues(ev.Target, result).Inc()
 	}
 }
 

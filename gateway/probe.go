@@ -75,6 +75,10 @@ func (p *ProbesConfig) definition(file string) probe.Definition {
 	return d
 }
 
+// probeRateLimited is the Class of a probe.result event for a probe the
+// provider refused for rate (not a failure).
+const probeRateLimited = "rate_limited"
+
 // prober runs the probe scheduler for a server: one goroutine that sleeps
 // until the next probe is due and one short-lived goroutine per probe.
 type prober struct {
@@ -243,7 +247,11 @@ func (p *prober) probeOne(ctx context.Context, sched *probe.Scheduler, def probe
 	p.mu.Unlock()
 	p.poke()
 
-	p.s.emit(probe.Event(now, key, o))
+	ev := probe.Event(now, key, o)
+	if o.RateLimited {
+		ev.Class = probeRateLimited
+	}
+	p.s.emit(ev)
 	eng := p.s.rt.Load().engine
 	if !o.RateLimited {
 		// A probe success only resets the failure count: it never closes a

@@ -210,6 +210,14 @@ func TestProbesRespectRetryAfter(t *testing.T) {
 			}
 		}
 		assert.LessOrEqual(t, len(ps), 6, "about one probe per Retry-After")
+		for _, e := range ps {
+			assert.Equal(t, "rate_limited", e.Class)
+		}
+		rec := httptest.NewRecorder()
+		r.srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		assert.Contains(t, rec.Body.String(), fmt.Sprintf(`brownout_probes_total{result="rate_limited",target="beta:claude-cold"} %d`, len(ps)))
+		assert.Contains(t, rec.Body.String(), `brownout_probes_total{result="ok",target="alpha:gpt-4o"}`)
+		assert.NotContains(t, rec.Body.String(), `brownout_probes_total{result="failed"`)
 		assert.Empty(t, r.transitions(cold), "rate limits do not open the breaker")
 		assert.Zero(t, breakerState(r.srv, cold).ProbeFailures)
 		var st probe.TargetState
@@ -306,5 +314,50 @@ func TestProbesCustomDefinition(t *testing.T) {
 			assert.Contains(t, e.Reason, "says banana")
 		}
 		assert.Equal(t, "closed>open probe_failures", r.transitions("alpha:gpt-4o")[0])
+	})
+}
+
+// TestProbesFollowReload: a reload that removes a target stops its probes
+// (others keep their schedule), and one that disables probes stops them all.
+func TestProbesFollowReload(t *testing.T) {
+	const cold, hot = "beta:claude-cold", "alpha:gpt-4o"
+	load := func(t *testing.T, text string) *gateway.Config {
+		cfg, err := gateway.ParseConfig("probes.yaml", []byte(text), gateway.LoadOptions{})
+		require.NoError(t, err)
+		return cfg
+	}
+	synctest.Test(t, func(t *testing.T) {
+		r := newProbeRig(t, "")
+		defer r.srv.Close()
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		require.NotEmpty(t, r.probes(cold))
+		state := func() []string {
+			var out []string
+			for _, p := range r.srv.State().Probes {
+				out = append(out, p.Target)
+			}
+			return out
+		}
+		require.Equal(t, []string{hot, cold}, state())
+
+		noCold := strings.Replace(probeConfig, "  - name: cold\n    targets:\n      - {provider: beta, model: claude-cold}\n", "", 1)
+		require.NotEqual(t, probeConfig, noCold)
+		nextHot := r.srv.State().Probes[0].Next
+		require.NoError(t, r.srv.Reload(load(t, noCold)))
+		assert.Equal(t, []string{hot}, state())
+		assert.Equal(t, nextHot, r.srv.State().Probes[0].Next, "the kept target keeps its schedule")
+		nCold, nHot := len(r.probes(cold)), len(r.probes(hot))
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		assert.Len(t, r.probes(cold), nCold, "a removed target is not probed")
+		assert.Greater(t, len(r.probes(hot)), nHot)
+
+		require.NoError(t, r.srv.Reload(load(t, strings.Replace(noCold, "  enabled: true\n", "  enabled: false\n", 1))))
+		assert.Empty(t, state())
+		nHot = len(r.probes(hot))
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		assert.Len(t, r.probes(hot), nHot, "disabled: no probes")
 	})
 }
