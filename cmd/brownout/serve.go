@@ -63,6 +63,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		return usageError(err)
 	}
 	if opts.Check {
+		for _, u := range cfg.Unqualified() { // qualification.require: warn
+			fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", u)
+		}
 		_, err := fmt.Fprintf(opts.IO.Out, "%s: ok (%d providers, %d routes)\n", opts.Config, len(cfg.Providers), len(cfg.Routes))
 		return err
 	}

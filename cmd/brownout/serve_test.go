@@ -37,6 +37,34 @@ func TestServeCheck(t *testing.T) {
 	code, _, errOut = runCLI(t, "serve")
 	assert.Equal(t, exitUsageErr, code)
 	assert.Contains(t, errOut, "--config is required")
+
+	// Qualification: refuse fails the check naming route and target; warn
+	// passes it with a warning.
+	qual, err := os.ReadFile("../../gateway/testdata/qualification.json")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "qualification.json"), qual, 0o644))
+	for _, mode := range []string{"refuse", "warn"} {
+		f := filepath.Join(dir, mode+".yaml")
+		require.NoError(t, os.WriteFile(f, []byte(`version: 1
+providers:
+  - {name: alpha, kind: openai, base_url: "http://127.0.0.1:9/v1"}
+  - {name: gamma, kind: gemini, base_url: "http://127.0.0.1:9"}
+routes:
+  - name: chat
+    targets:
+      - {provider: alpha, model: gpt-4o}
+      - {provider: gamma, model: gemini-flash}
+qualification: {file: qualification.json, require: `+mode+"}\n"), 0o644))
+		code, out, errOut = runCLI(t, "serve", "-c", f, "--check")
+		if mode == "refuse" {
+			assert.Equal(t, exitUsageErr, code)
+			assert.Contains(t, errOut, "refuse.yaml:9:9: routes.0.targets.1: route \"chat\": fallback gamma:gemini-flash is not qualified")
+			continue
+		}
+		assert.Equal(t, 0, code, errOut)
+		assert.Contains(t, out, "ok (2 providers, 1 routes)")
+		assert.Contains(t, errOut, "warning: route \"chat\": fallback gamma:gemini-flash is not qualified")
+	}
 }
 
 // TestServeRuns starts the gateway on a free port, checks it answers, and
