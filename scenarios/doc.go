@@ -23,8 +23,12 @@
 // what the provider does at that instant and computes what the gateway would
 // observe of the plan — deadlines and the stream watchdog against the plan's
 // token times, resets, cuts, malformed events, truncation — scheduling the
-// outcome at the right virtual time. Served answers feed the silent-
-// degradation detectors (evals), whose signals demote targets; the alert
+// outcome at the right virtual time. Every complete answer, served or
+// rejected as invalid output, feeds the silent-degradation detectors (evals,
+// configured by the gateway config's detectors section), whose signals
+// demote targets; when the gateway config enables probes, the probe
+// scheduler (evals/probe) sends its probes to the mocks in virtual time and
+// reports them to the decision core (probe.result events); the alert
 // evaluator (gateway/alerts) runs on its period and deliveries succeed or
 // fail as the scenario's sinks are up or down. The same file and seed give
 // byte-identical result.json and events.jsonl.

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/brownout-dev/brownout/evals"
+	"github.com/brownout-dev/brownout/evals/probe"
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/gateway/alerts"
@@ -98,6 +100,10 @@ type environment struct {
 	// detectors is the gateway config's detectors section (defaults for
 	// inline routes).
 	detectors gateway.DetectorsConfig
+	// probes is the gateway config's probes section and probeDef the probe
+	// it sends.
+	probes   gateway.ProbesConfig
+	probeDef probe.Definition
 }
 
 func (s *Scenario) validate() yamlfile.Errors {
@@ -186,6 +192,23 @@ func (s *Scenario) validate() yamlfile.Errors {
 				if err := gc.Detectors.Decode(&env.detectors); err != nil {
 					add("gateway.config", "%s: detectors: %v", g.Config, err)
 				}
+			}
+			if gc.Probes.Kind != 0 {
+				if err := gc.Probes.Decode(&env.probes); err != nil {
+					add("gateway.config", "%s: probes: %v", g.Config, err)
+				}
+			}
+			if err := env.probes.Config.Validate(); err != nil {
+				add("gateway.config", "%s: probes: %v", g.Config, err)
+			}
+			env.probeDef = probe.Default()
+			if env.probes.Enabled && !reflect.DeepEqual(env.probes.Probe, probe.Spec{}) {
+				// A probe of its own, compiled as the gateway compiles it.
+				def, err := env.probes.Probe.Definition(&yamlfile.Doc{File: env.gatewayFile}, "probes.probe")
+				if err != nil {
+					add("gateway.config", "%s: %v", g.Config, err)
+				}
+				env.probeDef = def
 			}
 			if len(s.Alerts.Sinks) == 0 {
 				// Without sinks of its own the game day delivers to the

@@ -45,6 +45,8 @@ const (
 	tStepEnd
 	tAlerts
 	tStop
+	tProbe
+	tProbeDone
 )
 
 type timer struct {
@@ -155,7 +157,8 @@ type sim struct {
 	structSchema    *llm.ResponseFormat
 	end             int64
 	keys            map[*policy.Target]string
-	tickAt          int64 // when the next Tick is scheduled (0: none)
+	tickAt          int64      // when the next Tick is scheduled (0: none)
+	probes          *simProbes // nil unless the gateway config enables probes
 }
 
 // key returns t.Key(), cached: the policy's targets live as long as its
@@ -227,6 +230,7 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 			m.alertEvery = 15 * time.Second
 		}
 	}
+	m.probes = newSimProbes(s, seed)
 	// The detectors as the gateway config sets them up (see gateway.Server).
 	if dc := s.env.detectors; !dc.Disable {
 		m.det = evals.NewDetectors(dc.DetectorConfig)
@@ -288,13 +292,14 @@ func (m *sim) run() {
 		m.schedule(int64(m.alertEvery), tAlerts, 0, nil)
 	}
 	m.scheduleTick()
+	m.scheduleProbe()
 	if m.s.StopWhen != nil {
 		m.schedule(int64(time.Second), tStop, 0, nil)
 	}
 	steps := 0
 	for len(m.q) > 0 {
 		tm := m.q.pop()
-		if tm.at > m.end && tm.kind != tObserve && tm.kind != tNext && tm.kind != tCancel {
+		if tm.at > m.end && tm.kind != tObserve && tm.kind != tNext && tm.kind != tCancel && tm.kind != tProbeDone {
 			continue
 		}
 		m.now = tm.at
@@ -325,6 +330,13 @@ func (m *sim) run() {
 		case tAlerts:
 			m.evaluateAlerts()
 			m.schedule(m.now+int64(m.alertEvery), tAlerts, 0, nil)
+		case tProbe:
+			if tm.at == m.probes.at {
+				m.probes.at = 0
+			}
+			m.sendProbes()
+		case tProbeDone:
+			m.probeDone(int(tm.idx))
 		case tStop:
 			if m.checkStop() {
 				m.end = m.now
@@ -337,6 +349,7 @@ func (m *sim) run() {
 		}
 		if m.now <= m.end {
 			m.scheduleTick()
+			m.scheduleProbe()
 		}
 	}
 	// A run cut short ends the steps still active.

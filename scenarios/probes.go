@@ -1,0 +1,189 @@
+package scenarios
+
+import (
+	"errors"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brownout-dev/brownout/evals/probe"
+	"github.com/brownout-dev/brownout/faults"
+	"github.com/brownout-dev/brownout/gateway/policy"
+	"github.com/brownout-dev/brownout/llm"
+)
+
+// simProbes runs the gateway's active probes (its probes section) in
+// virtual time with the same scheduler the gateway uses: each due probe is
+// planned by the target's mock, judged by the probe's checks when its answer
+// would arrive, reported to the scheduler, emitted as a probe.result event
+// and handed to the policy engine (ProbeResult; a breaker trip after
+// `failures` consecutive failures).
+type simProbes struct {
+	sched   *probe.Scheduler
+	def     probe.Definition
+	timeout time.Duration
+	at      int64 // when the next tProbe timer is due (0: none)
+	n       int
+	flight  []*probeFlight // by timer index
+}
+
+type probeFlight struct {
+	target string
+	plan   *faults.Plan
+	prov   provider
+	resp   *llm.Response
+	err    error
+	abort  bool // the probe timed out: the attempt is abandoned
+}
+
+// Probe transport failures as the gateway's client reports them.
+var (
+	errProbeReset   = errors.New("connection reset by peer")
+	errProbeTimeout = errors.New("probe timed out")
+	errProbeClosed  = errors.New("connection closed before the answer ended")
+	errProbeRefused = errors.New("connection refused")
+)
+
+func newSimProbes(s *Scenario, seed uint64) *simProbes {
+	pc := s.env.probes
+	if !pc.Enabled {
+		return nil
+	}
+	sp := &simProbes{sched: probe.NewScheduler(pc.Config, rand.New(rand.NewPCG(seed, seedFor(seed, "probes")))), def: s.env.probeDef}
+	sp.timeout = sp.sched.Config().Timeout.D()
+	var keys []string
+	seen := map[string]bool{}
+	for _, r := range s.env.policy.Routes {
+		for i := range r.Targets {
+			if k := r.Targets[i].Key(); !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys) // the jitter draws follow a fixed order, as in the gateway
+	for _, k := range keys {
+		sp.sched.Add(Epoch, k)
+	}
+	return sp
+}
+
+// scheduleProbe makes sure a tProbe timer is due when the scheduler next
+// has a probe to send.
+func (m *sim) scheduleProbe() {
+	sp := m.probes
+	if sp == nil {
+		return
+	}
+	next, ok := sp.sched.Next()
+	if !ok {
+		return
+	}
+	at := max(int64(next.Sub(Epoch)), m.now)
+	if sp.at > m.now && sp.at <= at {
+		return
+	}
+	sp.at = at
+	m.schedule(at, tProbe, 0, nil)
+}
+
+// probeTarget returns the first configuration of target in the routes.
+func (m *sim) probeTarget(key string) *policy.Target {
+	cfg := m.eng.Config()
+	for i := range cfg.Routes {
+		for j := range cfg.Routes[i].Targets {
+			if t := &cfg.Routes[i].Targets[j]; m.key(t) == key {
+				return t
+			}
+		}
+	}
+	return nil
+}
+
+// sendProbes sends the probes due now.
+func (m *sim) sendProbes() {
+	sp := m.probes
+	now := m.t(m.now)
+	for _, key := range sp.sched.Due(now) {
+		sp.n++
+		f := &probeFlight{target: key}
+		end := m.now + int64(time.Millisecond)
+		prov, _, _ := strings.Cut(key, ":")
+		t := m.probeTarget(key)
+		p := m.provs[prov]
+		switch {
+		case t == nil || p == nil || m.killed[prov]:
+			f.err = errProbeRefused
+		default:
+			req := sp.def.RequestFor(t.Model)
+			req.Stream = false
+			for _, d := range t.DropParams {
+				dropParam(req, d)
+			}
+			if v, ok := t.OverrideParams["max_tokens"]; ok {
+				if n, ok := toInt(v); ok {
+					req.MaxTokens = n
+				}
+			}
+			plan := p.Plan(now, req, "probe-"+strconv.Itoa(sp.n))
+			f.plan, f.prov = plan, p
+			var d time.Duration
+			d, f.resp, f.err = probeAnswer(plan)
+			if sp.timeout > 0 && d > sp.timeout {
+				d, f.resp, f.err, f.abort = sp.timeout, nil, errProbeTimeout, true
+			}
+			end = m.now + int64(d)
+		}
+		sp.flight = append(sp.flight, f)
+		m.schedule(end, tProbeDone, int32(len(sp.flight)-1), nil)
+	}
+}
+
+// probeAnswer is what the gateway's probe client gets from a non-streamed
+// plan, and after how long.
+func probeAnswer(p *faults.Plan) (time.Duration, *llm.Response, error) {
+	switch {
+	case p.Reset:
+		return p.HeaderDelay, nil, errProbeReset
+	case p.HoldFor > 0:
+		return p.HoldFor, nil, errProbeClosed
+	case p.Status < 200 || p.Status > 299:
+		if p.Err != nil {
+			e := *p.Err
+			return p.HeaderDelay, nil, &e
+		}
+		return p.HeaderDelay, nil, &llm.Error{Status: p.Status, Type: llm.TypeForStatus(p.Status)}
+	}
+	d := max(p.End(), p.HeaderDelay)
+	if p.Cuts() || p.StallCloses() || p.Malformed() {
+		return d, nil, errProbeClosed
+	}
+	return d, &p.Response, nil
+}
+
+// probeDone judges a probe whose answer arrived (or timed out) now.
+func (m *sim) probeDone(i int) {
+	sp := m.probes
+	f := sp.flight[i]
+	sp.flight[i] = nil
+	now := m.t(m.now)
+	if f.plan != nil {
+		if f.abort {
+			f.prov.Abandon(now, f.plan, 0)
+		} else {
+			f.prov.Finish(now, f.plan)
+		}
+	}
+	o := sp.def.Evaluate(f.resp, f.err)
+	act := sp.sched.Report(now, f.target, o)
+	m.Emit(probe.Event(now, f.target, o))
+	if !o.RateLimited {
+		// A success only resets the failure count; it never closes a breaker.
+		_ = m.eng.ProbeResult(now, f.target, o.OK)
+	}
+	if act.Kind == probe.ActionOpenBreaker {
+		_ = m.eng.Signal(now, f.target, "probe_failures", policy.Trip)
+	}
+}
