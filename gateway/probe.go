@@ -248,6 +248,7 @@ func (p *prober) probeOne(ctx context.Context, sched *probe.Scheduler, def probe
 	p.poke()
 
 	ev := probe.Event(now, key, o)
+	ev.Name = def.Name
 	if o.RateLimited {
 		ev.Class = probeRateLimited
 	}

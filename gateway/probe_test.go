@@ -312,6 +312,7 @@ func TestProbesCustomDefinition(t *testing.T) {
 		for _, e := range ps {
 			assert.False(t, e.OK)
 			assert.Contains(t, e.Reason, "says banana")
+			assert.Equal(t, "banana", e.Name, "the event names the probe")
 		}
 		assert.Equal(t, "closed>open probe_failures", r.transitions("alpha:gpt-4o")[0])
 	})
