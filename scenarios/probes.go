@@ -38,6 +38,10 @@ type probeFlight struct {
 	abort  bool // the probe timed out: the attempt is abandoned
 }
 
+// probeRateLimited is the Class of a probe.result event for a probe the
+// provider refused for rate, as the gateway writes it: not a failure.
+const probeRateLimited = "rate_limited"
+
 // Probe transport failures as the gateway's client reports them.
 var (
 	errProbeReset   = errors.New("connection reset by peer")
@@ -178,7 +182,12 @@ func (m *sim) probeDone(i int) {
 	}
 	o := sp.def.Evaluate(f.resp, f.err)
 	act := sp.sched.Report(now, f.target, o)
-	m.Emit(probe.Event(now, f.target, o))
+	e := probe.Event(now, f.target, o)
+	e.Name = sp.def.Name
+	if o.RateLimited {
+		e.Class = probeRateLimited
+	}
+	m.Emit(e)
 	if !o.RateLimited {
 		// A success only resets the failure count; it never closes a breaker.
 		_ = m.eng.ProbeResult(now, f.target, o.OK)

@@ -240,6 +240,9 @@ func newScorer(in Input) *scorer {
 		case events.DetectorSignal:
 			s.signals = append(s.signals, transition{t: e.Time, target: e.Target, to: "detector:" + e.Name, kind: e.Kind})
 		case events.ProbeResult:
+			if e.Class == probeRateLimited {
+				break // not a failure, not a success
+			}
 			if e.OK {
 				probeStreak[e.Target] = 0
 			} else {

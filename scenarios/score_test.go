@@ -146,6 +146,12 @@ func TestScoreTTD(t *testing.T) {
 				b.ev(time.Duration(21+i)*time.Second, events.Event{Kind: events.ProbeResult, Target: "a:m"})
 			}
 		}, 3 * time.Second, "probe", true},
+		{"rate-limited probes neither fail nor pass", func(b *logb) {
+			b.ev(21*time.Second, events.Event{Kind: events.ProbeResult, Target: "a:m"})
+			b.ev(22*time.Second, events.Event{Kind: events.ProbeResult, Target: "a:m", Class: "rate_limited"})
+			b.ev(23*time.Second, events.Event{Kind: events.ProbeResult, Target: "a:m"})
+			b.ev(24*time.Second, events.Event{Kind: events.ProbeResult, Target: "a:m"})
+		}, 4 * time.Second, "probe", true},
 		{"other target and before the fault ignored", func(b *logb) {
 			b.ev(10*time.Second, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: "closed", To: "open"})
 			b.ev(15*time.Second, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: "open", To: "half-open"})
