@@ -67,6 +67,9 @@ type exchange struct {
 
 	// Complete answer (non-streamed, or accumulated for the cache).
 	resp *llm.Response
+	// rejected is the last non-streamed answer refused as invalid output,
+	// kept for the detectors.
+	rejected *llm.Response
 	// raw is the upstream's body of resp when it is already in the client's
 	// format: it is sent as is (no re-encoding).
 	raw        []byte
@@ -238,8 +241,15 @@ func (x *exchange) run(ctx context.Context, hint string) {
 			}
 			now := time.Now()
 			att.Observe(now, o)
-			if o.Class == policy.OK {
-				x.detect(now, d.Target)
+			switch {
+			case o.Class == policy.OK:
+				x.detect(now, d.Target, x.resp)
+			case o.Class == policy.InvalidOutput && x.rejected != nil:
+				// Rejected answers are complete upstream answers too: the
+				// detectors must see them (evals/doc.go), or a target whose
+				// JSON broke is only ever caught by passive health.
+				x.detect(now, d.Target, x.rejected)
+				x.rejected = nil
 			}
 		case policy.Wait:
 			wait := time.Until(d.Until)
@@ -598,6 +608,7 @@ func (x *exchange) sendOnce(parent context.Context, d *policy.Decision) policy.O
 	if x.structured && len(r.ToolCalls) == 0 && !json.Valid([]byte(r.Content)) {
 		// A structured answer that does not parse is not served: another
 		// target may produce a valid one.
+		x.rejected = r
 		return policy.Outcome{Class: policy.InvalidOutput, Status: resp.StatusCode, TTFT: ttft,
 			OutputTokens: r.Usage.OutputTokens, Usage: r.Usage, BytesSent: true,
 			Err: &llm.Error{Status: 502, Type: llm.ErrServer, Code: "invalid_output", Message: "the upstream answer is not valid JSON"}}
@@ -874,9 +885,10 @@ func accumulateTool(tcs []llm.ToolCall, d *llm.ToolCallDelta) []llm.ToolCall {
 	return tcs
 }
 
-// detect feeds the served answer to the silent-degradation detectors; a
+// detect feeds a complete upstream answer (served, or rejected as invalid
+// output; resp for a non-streamed one) to the silent-degradation detectors; a
 // signal becomes a detector.signal event and demotes (or trips) the target.
-func (x *exchange) detect(now time.Time, t *policy.Target) {
+func (x *exchange) detect(now time.Time, t *policy.Target, resp *llm.Response) {
 	det := x.rt.detectors
 	if det == nil || t == nil {
 		return
@@ -885,7 +897,7 @@ func (x *exchange) detect(now time.Time, t *policy.Target) {
 	if x.req.Stream {
 		o = evals.ObserveStream(x.partial.String(), x.tools, x.finish, x.usage, 0, x.structured, x.rt.refusals)
 	} else {
-		o = evals.Observe(x.resp, x.structured, x.rt.refusals)
+		o = evals.Observe(resp, x.structured, x.rt.refusals)
 	}
 	o.Target, o.Route, o.MaxTokens = t.Key(), x.req.Model, x.req.MaxTokens
 	if o.InputTokens == 0 {

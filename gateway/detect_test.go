@@ -65,3 +65,29 @@ func TestDetectorsDemoteSilentDegradation(t *testing.T) {
 	assert.Less(t, targets["alpha:gpt-4o"], 12, "the demoted primary stops taking traffic: %v", targets)
 	assert.Positive(t, 12-targets["alpha:gpt-4o"])
 }
+
+// TestDetectorsSeeRejectedAnswers: non-streamed structured answers that do
+// not parse are never served (each fails over), yet the detectors still see
+// them as the target's answers and raise json_invalid on it. Passive health
+// is disabled here so that only the detectors can name the target.
+func TestDetectorsSeeRejectedAnswers(t *testing.T) {
+	m := startMocks(t)
+	// The first line continues the policy section of the harness config.
+	g := startGateway(t, m.config(t, "  health: {failures: 1000}\ndetectors: {min_samples: 5, window: 1m}\n"), gateway.Options{})
+	addFault(t, m.alpha, `{kind: malformed_json_content}`)
+	for range 12 {
+		resp := post(t, g.url, "/v1/chat/completions", structuredBody(false), nil)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		require.Equal(t, 200, resp.StatusCode)
+		require.NotEqual(t, "alpha:gpt-4o", resp.Header.Get(gateway.HeaderTarget), "an invalid answer was served")
+	}
+	var signals []events.Event
+	for _, e := range g.log.Events() {
+		if e.Kind == events.DetectorSignal && e.Target == "alpha:gpt-4o" {
+			signals = append(signals, e)
+		}
+	}
+	require.NotEmpty(t, signals, "the detectors never saw the rejected answers")
+	assert.Equal(t, "json_invalid", signals[0].Name)
+}
