@@ -176,46 +176,46 @@ func emptyArgs(args string) bool {
 
 // findPhrase reports the first phrase found in the first limit bytes of s
 // (limit 0: all of s), ASCII case-insensitively, reading U+2019 as '.
+//
+// It scans s in place (no lowered copy): a byte table of the phrases' first
+// bytes (both cases) finds candidate positions, and only candidates at a word
+// start are compared, folding case and curly apostrophes as they go.
 func findPhrase(s string, phrases []string, limit int) (string, bool) {
 	if len(phrases) == 0 || s == "" {
 		return "", false
 	}
-	var stack [RefusalScan]byte
-	var buf []byte
-	if limit > 0 && limit <= RefusalScan {
-		buf = stack[:0]
-	} else {
-		buf = make([]byte, 0, len(s))
-	}
 	if limit > 0 && len(s) > limit {
 		s = s[:limit]
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		case c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && s[i+2] == 0x99: // ’
-			c = '\''
-			i += 2
-		}
-		buf = append(buf, c)
-	}
-	// Phrases start at a word: try each word start whose first byte begins
-	// some phrase.
 	var first [256]bool
 	for _, p := range phrases {
-		if p != "" {
-			first[lowerASCII(p[0])] = true
+		if p == "" {
+			continue
+		}
+		c := lowerASCII(p[0])
+		first[c] = true
+		if 'a' <= c && c <= 'z' {
+			first[c-'a'+'A'] = true
+		}
+		if c == '\'' {
+			first[0xe2] = true // a curly apostrophe reads as '
 		}
 	}
-	for i := 0; i < len(buf); i++ {
-		c := buf[i]
-		if !first[c] || (i > 0 && isWordByte(buf[i-1]) && isWordByte(c)) {
+	for i := 0; i < len(s); i++ {
+		if !first[s[i]] || insideCurly(s, i) {
+			continue
+		}
+		c := s[i]
+		if isCurly(s, i) {
+			c = '\''
+		} else {
+			c = lowerASCII(c)
+		}
+		if i > 0 && isWordByte(c) && isWordByte(prevFolded(s, i)) {
 			continue
 		}
 		for _, p := range phrases {
-			if p != "" && hasPrefixFold(buf[i:], p) {
+			if p != "" && hasPrefixFold(s[i:], p) {
 				return p, true
 			}
 		}
@@ -223,17 +223,52 @@ func findPhrase(s string, phrases []string, limit int) (string, bool) {
 	return "", false
 }
 
+// isCurly reports whether s[i:] starts with a whole U+2019 (’).
+func isCurly(s string, i int) bool {
+	return s[i] == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && s[i+2] == 0x99
+}
+
+// insideCurly reports whether s[i] is a continuation byte of a whole ’.
+func insideCurly(s string, i int) bool {
+	switch s[i] {
+	case 0x80:
+		return i >= 1 && isCurly(s, i-1)
+	case 0x99:
+		return i >= 2 && isCurly(s, i-2)
+	}
+	return false
+}
+
+// prevFolded is the folded character before position i (i > 0): ' when a
+// whole ’ ends there, else the lowered byte.
+func prevFolded(s string, i int) byte {
+	if i >= 3 && isCurly(s, i-3) {
+		return '\''
+	}
+	return lowerASCII(s[i-1])
+}
+
 func isWordByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c >= 0x80
 }
 
-// hasPrefixFold reports whether lower starts with p compared ASCII-lowercased.
-func hasPrefixFold(lower []byte, p string) bool {
-	if len(p) > len(lower) {
-		return false
-	}
+// hasPrefixFold reports whether s starts with p, comparing ASCII-lowercased
+// and reading a whole ’ in s as '.
+func hasPrefixFold(s string, p string) bool {
+	j := 0
 	for k := 0; k < len(p); k++ {
-		if lower[k] != lowerASCII(p[k]) {
+		if j >= len(s) {
+			return false
+		}
+		c := s[j]
+		if isCurly(s, j) {
+			c = '\''
+			j += 3
+		} else {
+			c = lowerASCII(c)
+			j++
+		}
+		if c != lowerASCII(p[k]) {
 			return false
 		}
 	}
