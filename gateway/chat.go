@@ -534,7 +534,7 @@ func (x *exchange) prepare(ctx context.Context, d *policy.Decision, stream bool)
 	if u == nil {
 		return nil, nil, &policy.Outcome{Class: policy.Auth, Err: &llm.Error{Status: 500, Type: llm.ErrServer, Message: "no provider named " + d.Target.Provider}}
 	}
-	req, err := targetRequest(x.req, d.Target)
+	req, err := d.Target.Request(x.req)
 	if err != nil {
 		return nil, nil, &policy.Outcome{Class: policy.BadRequestParam, Status: 400, Err: llm.BadRequest("", "%v", err)}
 	}

@@ -271,7 +271,7 @@ func (p *prober) send(ctx context.Context, rt *runtime, t *policy.Target, def pr
 	if u == nil {
 		return nil, fmt.Errorf("no provider named %q", t.Provider)
 	}
-	req, err := targetRequest(def.RequestFor(t.Model), t)
+	req, err := t.Request(def.RequestFor(t.Model))
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package gateway
+package policy
 
 import (
 	"encoding/json"
@@ -6,17 +6,18 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/llm"
 )
 
-// targetRequest returns the request to send to t: a shallow copy of req
-// naming t's model, with t's DropParams removed and OverrideParams set.
+// Request returns the request to send to t: a shallow copy of req naming t's
+// model, with t's DropParams removed and OverrideParams set. req itself is
+// never modified (it may be sent to another target next). The gateway and the
+// simulator both call it, so a game day sends what the gateway would.
 // Parameters the normalized model knows by name (temperature, top_p, top_k,
 // max_tokens, seed, stop, user, tools, tool_choice, response_format,
 // parallel_tool_calls, metadata) are set or cleared in place; any other name
 // is an entry of Request.Extra.
-func targetRequest(req *llm.Request, t *policy.Target) (*llm.Request, error) {
+func (t *Target) Request(req *llm.Request) (*llm.Request, error) {
 	out := *req
 	out.Model = t.Model
 	if len(t.DropParams) == 0 && len(t.OverrideParams) == 0 {
