@@ -11,7 +11,7 @@ import (
 )
 
 // fillerWords is the vocabulary of generated answers.
-var fillerWords = []string{
+var fillerWords = [...]string{
 	"the", "system", "gateway", "routes", "each", "request", "to", "a", "healthy",
 	"provider", "and", "falls", "back", "when", "latency", "rises", "tokens", "stream",
 	"steadily", "while", "budgets", "limit", "retries", "under", "load", "so", "users",
@@ -27,36 +27,40 @@ func Filler(r *rand.Rand, n int) string {
 		return ""
 	}
 	want := n * faults.BytesPerToken
-	b := make([]byte, 0, want+16)
+	var sb strings.Builder
+	sb.Grow(want + 16)
 	inSentence, sentence := 0, 8
+	// One uint64 feeds eight draws of six bits' worth each (bits % k, then
+	// bits /= 64).
 	var bits uint64
 	left := 0
-	draw := func(k int) int { // one uint64 feeds several draws
+	for sb.Len() < want {
 		if left == 0 {
 			bits, left = r.Uint64(), 8
 		}
-		v := int(bits % uint64(k))
+		w := fillerWords[bits%uint64(len(fillerWords))]
 		bits /= 64
 		left--
-		return v
-	}
-	for len(b) < want {
-		w := fillerWords[draw(len(fillerWords))]
 		if inSentence == 0 {
-			b = append(b, w[0]-('a'-'A'))
-			b = append(b, w[1:]...)
-			sentence = 8 + draw(8)
+			sb.WriteByte(w[0] - ('a' - 'A'))
+			sb.WriteString(w[1:])
+			if left == 0 {
+				bits, left = r.Uint64(), 8
+			}
+			sentence = 8 + int(bits%8)
+			bits /= 64
+			left--
 		} else {
-			b = append(b, w...)
+			sb.WriteString(w)
 		}
 		inSentence++
 		if inSentence >= sentence {
-			b = append(b, '.')
+			sb.WriteByte('.')
 			inSentence = 0
 		}
-		b = append(b, ' ')
+		sb.WriteByte(' ')
 	}
-	return string(b[:want])
+	return sb.String()[:want]
 }
 
 // match finds the first rule for the request's last user message.
@@ -114,7 +118,7 @@ func (m *Model) content(req *llm.Request, model string, n int) (string, []llm.To
 				b, _ := json.Marshal(args)
 				argText = string(b)
 			} else if t := findTool(req.Tools, name); t != nil {
-				argText = GenerateJSON(t.Parameters, m.rnd)
+				argText = generateJSON(m.schema(t.Parameters), m.rnd)
 			} else {
 				argText = "{}"
 			}
@@ -129,10 +133,29 @@ func (m *Model) content(req *llm.Request, model string, n int) (string, []llm.To
 	}
 	if structured {
 		if req.ResponseFormat.Type == llm.ResponseJSONSchema && len(req.ResponseFormat.Schema) > 0 {
-			return GenerateJSON(req.ResponseFormat.Schema, m.rnd), nil
+			return generateJSON(m.schema(req.ResponseFormat.Schema), m.rnd), nil
 		}
 		b, _ := json.Marshal(map[string]string{"answer": Filler(m.rnd, min(n, 32))})
 		return string(b), nil
 	}
 	return Filler(m.rnd, n), nil
+}
+
+// maxSchemas bounds the decoded-schema cache.
+const maxSchemas = 64
+
+// schema returns the decoded schema, decoding each distinct schema once
+// (callers hold m.mu; decoded schemas are only read).
+func (m *Model) schema(raw []byte) map[string]any {
+	if root, ok := m.schemas[string(raw)]; ok {
+		return root
+	}
+	root := decodeSchema(raw)
+	if len(m.schemas) < maxSchemas {
+		if m.schemas == nil {
+			m.schemas = make(map[string]map[string]any)
+		}
+		m.schemas[string(raw)] = root
+	}
+	return root
 }

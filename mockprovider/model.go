@@ -53,6 +53,9 @@ type Model struct {
 	open map[uint64]*modelState
 	// memo is set by MemoizePrompts.
 	memo *promptMemo
+	// schemas caches decoded JSON schemas (tool parameters, response
+	// formats) by their text; see schema.
+	schemas map[string]map[string]any
 }
 
 type modelState struct {

@@ -28,8 +28,22 @@ import (
 // honoured; a string with a pattern gets a plain word. A schema that is not
 // valid JSON yields {}.
 func GenerateJSON(schema []byte, r *rand.Rand) string {
+	return generateJSON(decodeSchema(schema), r)
+}
+
+// decodeSchema decodes a JSON schema; nil when it is empty or not valid JSON.
+func decodeSchema(schema []byte) map[string]any {
 	var root map[string]any
 	if len(schema) == 0 || json.Unmarshal(schema, &root) != nil {
+		return nil
+	}
+	return root
+}
+
+// generateJSON is GenerateJSON of a decoded schema (nil: {}). It only reads
+// root, so a decoded schema can be reused.
+func generateJSON(root map[string]any, r *rand.Rand) string {
+	if root == nil {
 		return "{}"
 	}
 	g := &gen{root: root, r: r}
