@@ -187,40 +187,68 @@ func findPhrase(s string, phrases []string, limit int) (string, bool) {
 	if limit > 0 && len(s) > limit {
 		s = s[:limit]
 	}
-	var first [256]bool
+	// first and second hold the bytes that can begin the phrases' first and
+	// second characters (both cases; 0xe2 for a curly apostrophe).
+	var first, second [256]bool
+	short := false // a one-byte phrase: no second character to test
 	for _, p := range phrases {
 		if p == "" {
 			continue
 		}
-		c := lowerASCII(p[0])
-		first[c] = true
-		if 'a' <= c && c <= 'z' {
-			first[c-'a'+'A'] = true
-		}
-		if c == '\'' {
-			first[0xe2] = true // a curly apostrophe reads as '
+		markFolded(&first, p[0])
+		if len(p) == 1 {
+			short = true
+		} else {
+			markFolded(&second, p[1])
 		}
 	}
 	for i := 0; i < len(s); i++ {
 		if !first[s[i]] || insideCurly(s, i) {
 			continue
 		}
-		c := s[i]
+		c, next := s[i], i+1
 		if isCurly(s, i) {
-			c = '\''
+			c, next = '\'', i+3
 		} else {
 			c = lowerASCII(c)
+		}
+		if !short && (next >= len(s) || !second[s[next]]) {
+			continue
 		}
 		if i > 0 && isWordByte(c) && isWordByte(prevFolded(s, i)) {
 			continue
 		}
+		c2 := byte(0) // the folded second character; 0 when there is none
+		if next < len(s) {
+			c2 = lowerASCII(s[next])
+			if isCurly(s, next) {
+				c2 = '\''
+			}
+		}
 		for _, p := range phrases {
-			if p != "" && hasPrefixFold(s[i:], p) {
+			// Cheap rejections by the first two characters, then the rest.
+			if p == "" || lowerASCII(p[0]) != c || len(p) > 1 && (next >= len(s) || lowerASCII(p[1]) != c2) {
+				continue
+			}
+			if hasPrefixFold(s[i:], p) {
 				return p, true
 			}
 		}
 	}
 	return "", false
+}
+
+// markFolded marks the content bytes that begin a character folding to c: c
+// lowered, its upper case and, for ', the first byte of a curly apostrophe.
+func markFolded(t *[256]bool, c byte) {
+	c = lowerASCII(c)
+	t[c] = true
+	if 'a' <= c && c <= 'z' {
+		t[c-'a'+'A'] = true
+	}
+	if c == '\'' {
+		t[0xe2] = true
+	}
 }
 
 // isCurly reports whether s[i:] starts with a whole U+2019 (’).
