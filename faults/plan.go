@@ -262,6 +262,15 @@ func resizeTimes(times []time.Duration, n int, ttft time.Duration) []time.Durati
 	if n <= len(times) {
 		return times[:n]
 	}
+	if len(times) == 0 { // no pace to extend: every token at ttft
+		out := make([]time.Duration, n)
+		if ttft != 0 {
+			for i := range out {
+				out[i] = ttft
+			}
+		}
+		return out
+	}
 	gap := time.Duration(0)
 	if len(times) >= 2 {
 		gap = (times[len(times)-1] - times[0]) / time.Duration(len(times)-1)
@@ -291,7 +300,10 @@ func Tokenize(s string, dst []string) []string {
 		dst = make([]string, 0, len(s)/BytesPerToken+1)
 	}
 	for len(s) > 0 {
-		n := tokenLen(s)
+		n := BytesPerToken // the ASCII fast path of tokenLen, inlined
+		if len(s) < BytesPerToken || (s[0]|s[1]|s[2]|s[3]) >= utf8.RuneSelf {
+			n = tokenLen(s)
+		}
 		dst = append(dst, s[:n])
 		s = s[n:]
 	}
