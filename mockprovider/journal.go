@@ -67,28 +67,75 @@ type Stats struct {
 	Faults     int             `json:"active_faults"`
 }
 
-// journal is a bounded log of entries addressed by Seq.
+// journal is a bounded log of entries addressed by Seq. Entries live in
+// fixed-size blocks, so a long log grows without copying what it holds.
 type journal struct {
-	max     int
-	entries []JournalEntry
-	first   uint64 // Seq of entries[0]
+	max    int
+	blocks [][]JournalEntry // every block but the last is full
+	off    int              // index of the oldest entry in blocks[0]
+	n      int              // number of entries
+	first  uint64           // Seq of the oldest entry
 }
 
+// journalBlock is the number of entries per block.
+const journalBlock = 1024
+
 func (j *journal) add(e JournalEntry) {
-	if len(j.entries) == 0 {
+	if j.n == 0 {
 		j.first = e.Seq
 	}
-	if j.max > 0 && len(j.entries) >= j.max {
-		drop := max(len(j.entries)-j.max+1, j.max/10)
-		j.entries = append(j.entries[:0], j.entries[drop:]...)
+	if j.max > 0 && j.n >= j.max {
+		drop := max(j.n-j.max+1, j.max/10)
+		j.dropOldest(drop)
 		j.first += uint64(drop)
 	}
-	j.entries = append(j.entries, e)
+	if k := len(j.blocks); k == 0 || len(j.blocks[k-1]) == journalBlock {
+		j.blocks = append(j.blocks, make([]JournalEntry, 0, journalBlock))
+	}
+	last := &j.blocks[len(j.blocks)-1]
+	*last = append(*last, e)
+	j.n++
+}
+
+// dropOldest forgets the k oldest entries (k <= j.n).
+func (j *journal) dropOldest(k int) {
+	j.n -= k
+	if j.n == 0 {
+		j.reset()
+		return
+	}
+	j.off += k
+	for j.off >= journalBlock {
+		j.blocks[0] = nil
+		j.blocks = j.blocks[1:]
+		j.off -= journalBlock
+	}
+}
+
+// reset forgets every entry.
+func (j *journal) reset() {
+	j.blocks, j.off, j.n = nil, 0, 0
 }
 
 func (j *journal) get(seq uint64) *JournalEntry {
-	if seq < j.first || seq-j.first >= uint64(len(j.entries)) {
+	if seq < j.first || seq-j.first >= uint64(j.n) {
 		return nil
 	}
-	return &j.entries[seq-j.first]
+	i := j.off + int(seq-j.first)
+	return &j.blocks[i/journalBlock][i%journalBlock]
+}
+
+// all returns a copy of the entries, oldest first; nil when there are none.
+func (j *journal) all() []JournalEntry {
+	if j.n == 0 {
+		return nil
+	}
+	out := make([]JournalEntry, 0, j.n)
+	for i, b := range j.blocks {
+		if i == 0 {
+			b = b[j.off:]
+		}
+		out = append(out, b...)
+	}
+	return out
 }

@@ -160,7 +160,7 @@ func (m *Model) Reset() {
 	defer m.mu.Unlock()
 	m.set.Reset()
 	m.headers.Store(false)
-	m.jr.entries = nil
+	m.jr.reset()
 	inflight := m.stats.InFlight
 	m.resetStats()
 	m.stats.InFlight = inflight
@@ -518,7 +518,7 @@ func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
 func (m *Model) Journal() []JournalEntry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]JournalEntry(nil), m.jr.entries...)
+	return m.jr.all()
 }
 
 // Stats returns the provider's counters.
