@@ -130,6 +130,13 @@ type simReq struct {
 	pendingConnect bool
 }
 
+// servedKey names a model, traffic class and prompt served before (what a
+// response cache would hold).
+type servedKey struct {
+	model           string
+	traffic, prompt int
+}
+
 type sim struct {
 	s               *Scenario
 	ctx             context.Context
@@ -148,7 +155,7 @@ type sim struct {
 	detAction       policy.Action    // "" for action none
 	refusals        []string
 	sinksDown       map[string]bool
-	cache           map[string]bool // route + prompt served before
+	cache           map[servedKey]bool // route + prompt served before
 	evalRecs        []EvalRecord
 	nreq            int
 	prompts         [][]string
@@ -203,7 +210,7 @@ func seedFor(seed uint64, name string) uint64 {
 func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 	m := &sim{s: s, ctx: ctx, rnd: rand.New(rand.NewPCG(seed, seedFor(seed, "traffic"))),
 		provs: map[string]provider{}, killed: map[string]bool{}, faultIDs: map[int][]faultRef{},
-		sinksDown: map[string]bool{}, cache: map[string]bool{}, end: int64(s.Duration), keys: map[*policy.Target]string{}}
+		sinksDown: map[string]bool{}, cache: map[servedKey]bool{}, end: int64(s.Duration), keys: map[*policy.Target]string{}}
 	eng, err := policy.New(s.env.policy, policy.Options{Rand: rand.New(rand.NewPCG(seed, seedFor(seed, "policy"))), Events: m})
 	if err != nil {
 		return nil, fmt.Errorf("%w: gateway policy: %w", ErrInvalid, err)
@@ -444,9 +451,8 @@ func (m *sim) next(r *simReq) {
 		// spin the simulation in place.
 		m.schedule(max(int64(d.Until.Sub(Epoch)), m.now+int64(time.Microsecond)), tNext, 0, r)
 	case policy.ServeCached:
-		key := r.req.Model + "\x00" + strconv.Itoa(r.traffic) + "/" + strconv.Itoa(r.prompt)
 		o := policy.Outcome{Class: policy.CacheMiss}
-		if m.cache[key] {
+		if m.cache[servedKey{r.req.Model, r.traffic, r.prompt}] {
 			o = policy.Outcome{Class: policy.OK}
 		}
 		r.att.Observe(now, o)
@@ -783,7 +789,7 @@ func (m *sim) complete(r *simReq, now time.Time, served, corrupted bool) {
 	if !served {
 		return
 	}
-	m.cache[r.req.Model+"\x00"+strconv.Itoa(r.traffic)+"/"+strconv.Itoa(r.prompt)] = true
+	m.cache[servedKey{r.req.Model, r.traffic, r.prompt}] = true
 }
 
 func (m *sim) cancel(r *simReq) {
