@@ -53,6 +53,8 @@ type Model struct {
 	open map[uint64]*modelState
 	// memo is set by MemoizePrompts.
 	memo *promptMemo
+	// scratch is the fault environment of the plan being built.
+	scratch faults.Env
 	// schemas caches decoded JSON schemas (tool parameters, response
 	// formats) by their text; see schema.
 	schemas map[string]map[string]any
@@ -260,8 +262,11 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 	p.Response.Usage.InputTokens = prompt
 	p.Response.Usage.CachedInputTokens = cached
 
-	env := m.env(req, meta, prompt)
-	m.set.Apply(now, p, &env)
+	// The faults see the environment through a pointer; a scratch value held
+	// by the model (under m.mu) spares an allocation per plan.
+	m.scratch = m.env(req, meta, prompt)
+	m.set.Apply(now, p, &m.scratch)
+	m.scratch = faults.Env{}
 	return m.record(p, &entry, ms)
 }
 
@@ -302,7 +307,8 @@ func (m *Model) responseID() string {
 	case llm.FormatGemini:
 		prefix, n = "", 22
 	}
-	b := make([]byte, len(prefix)+n)
+	var buf [40]byte // the longest prefix plus n
+	b := buf[:len(prefix)+n]
 	copy(b, prefix)
 	for i := len(prefix); i < len(b); i++ {
 		b[i] = alphabet[m.rnd.IntN(len(alphabet))]

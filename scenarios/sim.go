@@ -156,6 +156,7 @@ type sim struct {
 	refusals        []string
 	sinksDown       map[string]bool
 	cache           map[servedKey]bool // route + prompt served before
+	req             llm.Request        // scratch request of the attempt being sent
 	evalRecs        []EvalRecord
 	nreq            int
 	prompts         [][]string
@@ -485,7 +486,10 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 		m.schedule(start+int64(time.Millisecond), tObserve, 0, r)
 		return
 	}
-	req := r.req
+	// The attempt's request is built in a scratch value the sim owns: the
+	// provider reads it only during Plan, and a local would escape per attempt.
+	m.req = r.req
+	req := &m.req
 	req.Model = tgt.Model
 	if d.Prefill && r.partial != "" {
 		// Part of the answer reached the client: the target continues it
@@ -494,14 +498,14 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 			llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart(r.partial)}})
 	}
 	for _, p := range tgt.DropParams {
-		dropParam(&req, p)
+		dropParam(req, p)
 	}
 	if v, ok := tgt.OverrideParams["max_tokens"]; ok {
 		if n, ok := toInt(v); ok {
 			req.MaxTokens = n
 		}
 	}
-	plan := p.Plan(m.t(start), &req, r.id)
+	plan := p.Plan(m.t(start), req, r.id)
 	r.plan, r.planProv, r.resp, r.haveOb = plan, p, nil, false
 	end, o := observePlan(plan, d, m.t(start), req.Stream)
 	if o.Class == policy.OK && !req.Stream && req.ResponseFormat != nil {
@@ -515,6 +519,7 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	if o.Class == policy.OK || o.Class == policy.InvalidOutput {
 		r.resp = &plan.Response
 	}
+	m.req = llm.Request{}
 	r.pending = o
 	m.schedule(int64(end.Sub(Epoch)), tObserve, 0, r)
 }
