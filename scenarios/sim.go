@@ -160,6 +160,7 @@ type sim struct {
 	evalRecs        []EvalRecord
 	nreq            int
 	prompts         [][]string
+	msgs            [][][]llm.Message // per traffic and prompt, built on first use; see messages
 	aborted         string
 	stopOK, stopTot []int // per-second success counts for stop_when
 	structSchema    *llm.ResponseFormat
@@ -258,6 +259,7 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 	}
 	m.evs = make([]events.Event, 0, int(min(est, 20e6)))
 	m.prompts = make([][]string, len(s.Traffic))
+	m.msgs = make([][][]llm.Message, len(s.Traffic))
 	for i, t := range s.Traffic {
 		m.prompts[i] = s.prompts[i]
 		if len(m.prompts[i]) == 0 {
@@ -427,7 +429,7 @@ func (m *sim) arrive(i int) {
 	stream := m.rnd.Float64() < t.Stream.F()
 	structured := m.rnd.Float64() < t.Structured.F()
 	r.req = llm.Request{Model: t.Route, Stream: stream, MaxTokens: t.MaxTokens, Temperature: t.Temperature,
-		Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart(m.prompts[i][r.prompt])}}}}
+		Messages: m.messages(i, r.prompt)}
 	if structured {
 		r.req.ResponseFormat = m.structSchema
 	}
@@ -526,6 +528,21 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 
 // dropParam removes a request parameter, as the gateway does for a target's
 // drop_params.
+// messages returns the conversation of prompt k of traffic i, built once:
+// requests share it, and nothing that reads a request writes its messages
+// (a prefill copies them).
+func (m *sim) messages(i, k int) []llm.Message {
+	if m.msgs[i] == nil {
+		m.msgs[i] = make([][]llm.Message, len(m.prompts[i]))
+	}
+	msgs := m.msgs[i][k]
+	if msgs == nil {
+		msgs = []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart(m.prompts[i][k])}}}
+		m.msgs[i][k] = msgs
+	}
+	return msgs
+}
+
 func dropParam(r *llm.Request, name string) {
 	switch name {
 	case "temperature":
