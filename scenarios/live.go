@@ -53,7 +53,7 @@ type liveRun struct {
 	nreq             atomic.Int64
 	inflight         sync.WaitGroup
 	requests, errs   atomic.Int64
-	secOK, secTot    []int // per-second results for stop_when
+	stopWin          stopWindow // per-second user results for stop_when
 	targetCount      map[string]int
 	aborted          string
 	stopOnce         sync.Once
@@ -361,15 +361,9 @@ func (l *liveRun) send(ctx context.Context, t *Traffic, stream, structured bool,
 		l.Emit(e)
 	}
 	l.requests.Add(1)
-	sec := int(end.Sub(l.start) / time.Second)
 	l.mu.Lock()
-	for len(l.secTot) <= sec {
-		l.secTot = append(l.secTot, 0)
-		l.secOK = append(l.secOK, 0)
-	}
-	l.secTot[sec]++
+	l.stopWin.record(end.Sub(l.start), ok)
 	if ok {
-		l.secOK[sec]++
 		l.targetCount[target]++
 	}
 	l.mu.Unlock()
@@ -647,25 +641,13 @@ func (l *liveRun) monitor(ctx context.Context) {
 }
 
 func (l *liveRun) checkStop(elapsed time.Duration) bool {
-	sw := l.s.StopWhen
-	n := max(int(sw.For.D()/time.Second), 1)
-	sec := int(elapsed / time.Second)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if sec < n {
-		return false
+	why, stop := l.stopWin.breached(l.s.StopWhen, elapsed)
+	if stop {
+		l.aborted = why
 	}
-	// The success rate of the requests that ended over the last For.
-	var good, all int
-	for k := max(sec-n, 0); k < min(sec, len(l.secTot)); k++ {
-		good += l.secOK[k]
-		all += l.secTot[k]
-	}
-	if all == 0 || float64(good)/float64(all) >= sw.SuccessRateBelow.F() {
-		return false
-	}
-	l.aborted = fmt.Sprintf("stop_when: success rate below %s for %s", sw.SuccessRateBelow, sw.For)
-	return true
+	return stop
 }
 
 // lookupPlaceholder resolves ${NAME} in a gateway file from the environment,

@@ -123,13 +123,9 @@ func (m *sim) sendProbes() {
 		default:
 			req := sp.def.RequestFor(t.Model)
 			req.Stream = false
-			for _, d := range t.DropParams {
-				dropParam(req, d)
-			}
-			if v, ok := t.OverrideParams["max_tokens"]; ok {
-				if n, ok := toInt(v); ok {
-					req.MaxTokens = n
-				}
+			if err := t.Apply(req); err != nil {
+				f.err = err
+				break
 			}
 			plan := p.Plan(now, req, "probe-"+strconv.Itoa(sp.n))
 			f.plan, f.prov = plan, p

@@ -138,36 +138,36 @@ type servedKey struct {
 }
 
 type sim struct {
-	s               *Scenario
-	ctx             context.Context
-	now             int64
-	q               timerHeap
-	seq             uint64
-	rnd             *rand.Rand
-	eng             *policy.Engine
-	provs           map[string]provider // provider name
-	killed          map[string]bool
-	faultIDs        map[int][]faultRef
-	evs             []events.Event
-	alerts          *alerts.Evaluator
-	alertEvery      time.Duration
-	det             *evals.Detectors // nil when the config disables them
-	detAction       policy.Action    // "" for action none
-	refusals        []string
-	sinksDown       map[string]bool
-	cache           map[servedKey]bool // route + prompt served before
-	req             llm.Request        // scratch request of the attempt being sent
-	evalRecs        []EvalRecord
-	nreq            int
-	prompts         [][]string
-	msgs            [][][]llm.Message // per traffic and prompt, built on first use; see messages
-	aborted         string
-	stopOK, stopTot []int // per-second success counts for stop_when
-	structSchema    *llm.ResponseFormat
-	end             int64
-	keys            map[*policy.Target]string
-	tickAt          int64      // when the next Tick is scheduled (0: none)
-	probes          *simProbes // nil unless the gateway config enables probes
+	s            *Scenario
+	ctx          context.Context
+	now          int64
+	q            timerHeap
+	seq          uint64
+	rnd          *rand.Rand
+	eng          *policy.Engine
+	provs        map[string]provider // provider name
+	killed       map[string]bool
+	faultIDs     map[int][]faultRef
+	evs          []events.Event
+	alerts       *alerts.Evaluator
+	alertEvery   time.Duration
+	det          *evals.Detectors // nil when the config disables them
+	detAction    policy.Action    // "" for action none
+	refusals     []string
+	sinksDown    map[string]bool
+	cache        map[servedKey]bool // route + prompt served before
+	req          llm.Request        // scratch request of the attempt being sent
+	evalRecs     []EvalRecord
+	nreq         int
+	prompts      [][]string
+	msgs         [][][]llm.Message // per traffic and prompt, built on first use; see messages
+	aborted      string
+	stopWin      stopWindow // per-second user results for stop_when
+	structSchema *llm.ResponseFormat
+	end          int64
+	keys         map[*policy.Target]string
+	tickAt       int64      // when the next Tick is scheduled (0: none)
+	probes       *simProbes // nil unless the gateway config enables probes
 }
 
 // key returns t.Key(), cached: the policy's targets live as long as its
@@ -499,13 +499,14 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 		req.Messages = append(append([]llm.Message(nil), req.Messages...),
 			llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart(r.partial)}})
 	}
-	for _, p := range tgt.DropParams {
-		dropParam(req, p)
-	}
-	if v, ok := tgt.OverrideParams["max_tokens"]; ok {
-		if n, ok := toInt(v); ok {
-			req.MaxTokens = n
-		}
+	if err := tgt.Apply(req); err != nil {
+		// As the gateway: a request the target cannot take is a
+		// bad_request_param outcome, and another target may take it.
+		r.pending = policy.Outcome{Class: policy.BadRequestParam, Status: 400, Err: llm.BadRequest("", "%v", err)}
+		r.plan, r.planProv, r.resp = nil, nil, nil
+		m.req = llm.Request{}
+		m.schedule(start+int64(time.Millisecond), tObserve, 0, r)
+		return
 	}
 	plan := p.Plan(m.t(start), req, r.id)
 	r.plan, r.planProv, r.resp, r.haveOb = plan, p, nil, false
@@ -526,8 +527,6 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	m.schedule(int64(end.Sub(Epoch)), tObserve, 0, r)
 }
 
-// dropParam removes a request parameter, as the gateway does for a target's
-// drop_params.
 // messages returns the conversation of prompt k of traffic i, built once:
 // requests share it, and nothing that reads a request writes its messages
 // (a prefill copies them).
@@ -541,37 +540,6 @@ func (m *sim) messages(i, k int) []llm.Message {
 		m.msgs[i][k] = msgs
 	}
 	return msgs
-}
-
-func dropParam(r *llm.Request, name string) {
-	switch name {
-	case "temperature":
-		r.Temperature = nil
-	case "top_p":
-		r.TopP = nil
-	case "top_k":
-		r.TopK = nil
-	case "seed":
-		r.Seed = nil
-	case "stop":
-		r.Stop = nil
-	case "max_tokens":
-		r.MaxTokens = 0
-	}
-}
-
-func toInt(v any) (int, bool) {
-	switch x := v.(type) {
-	case int:
-		return x, true
-	case int64:
-		return int(x), true
-	case float64:
-		return int(x), true
-	case uint64:
-		return int(x), true
-	}
-	return 0, false
 }
 
 // observePlan computes what the gateway observes of an attempt that follows
@@ -841,37 +809,17 @@ func (m *sim) userResult(ok bool) {
 	if m.s.StopWhen == nil {
 		return
 	}
-	sec := int(m.now / int64(time.Second))
-	for len(m.stopTot) <= sec {
-		m.stopTot = append(m.stopTot, 0)
-		m.stopOK = append(m.stopOK, 0)
-	}
-	m.stopTot[sec]++
-	if ok {
-		m.stopOK[sec]++
-	}
+	m.stopWin.record(time.Duration(m.now), ok)
 }
 
 // checkStop reports whether the success rate stayed below the bound over
-// the last For seconds.
+// the last For seconds, and then sets the abort reason.
 func (m *sim) checkStop() bool {
-	sw := m.s.StopWhen
-	n := max(int(sw.For.D()/time.Second), 1)
-	sec := int(m.now / int64(time.Second))
-	if sec < n {
-		return false
+	why, stop := m.stopWin.breached(m.s.StopWhen, time.Duration(m.now))
+	if stop {
+		m.aborted = why
 	}
-	// The success rate of the requests that ended over the last For.
-	var good, all int
-	for k := max(sec-n, 0); k < min(sec, len(m.stopTot)); k++ {
-		good += m.stopOK[k]
-		all += m.stopTot[k]
-	}
-	if all == 0 || float64(good)/float64(all) >= sw.SuccessRateBelow.F() {
-		return false
-	}
-	m.aborted = fmt.Sprintf("stop_when: success rate below %s for %s", sw.SuccessRateBelow, sw.For)
-	return true
+	return stop
 }
 
 func (m *sim) stepStart(i int) {

@@ -9,32 +9,42 @@ import (
 	"github.com/brownout-dev/brownout/llm"
 )
 
-// Request returns the request to send to t: a shallow copy of req naming t's
-// model, with t's DropParams removed and OverrideParams set. req itself is
-// never modified (it may be sent to another target next). The gateway and the
-// simulator both call it, so a game day sends what the gateway would.
+// Request returns the request to send to t: a shallow copy of req with
+// [Target.Apply] done. req itself is never modified (it may be sent to another
+// target next).
+func (t *Target) Request(req *llm.Request) (*llm.Request, error) {
+	out := *req
+	if err := t.Apply(&out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Apply turns r, the caller's own shallow copy of a request, into the request
+// to send to t: t's model, t's DropParams removed and OverrideParams set.
 // Parameters the normalized model knows by name (temperature, top_p, top_k,
 // max_tokens, seed, stop, user, tools, tool_choice, response_format,
 // parallel_tool_calls, metadata) are set or cleared in place; any other name
-// is an entry of Request.Extra.
-func (t *Target) Request(req *llm.Request) (*llm.Request, error) {
-	out := *req
-	out.Model = t.Model
+// is an entry of Request.Extra, which is cloned before it changes so a map
+// shared with the original request is never written. The gateway and the
+// simulator both call it, so a game day sends what the gateway would.
+func (t *Target) Apply(r *llm.Request) error {
+	r.Model = t.Model
 	if len(t.DropParams) == 0 && len(t.OverrideParams) == 0 {
-		return &out, nil
+		return nil
 	}
-	if out.Extra != nil {
-		out.Extra = maps.Clone(out.Extra)
+	if r.Extra != nil {
+		r.Extra = maps.Clone(r.Extra)
 	}
 	for _, p := range t.DropParams {
-		dropParam(&out, p)
+		dropParam(r, p)
 	}
 	for _, k := range slices.Sorted(maps.Keys(t.OverrideParams)) {
-		if err := setParam(&out, k, t.OverrideParams[k]); err != nil {
-			return nil, fmt.Errorf("override_params.%s: %w", k, err)
+		if err := setParam(r, k, t.OverrideParams[k]); err != nil {
+			return fmt.Errorf("override_params.%s: %w", k, err)
 		}
 	}
-	return &out, nil
+	return nil
 }
 
 func dropParam(r *llm.Request, name string) {
