@@ -11,7 +11,7 @@
 // targets that do not exist. Providers come from a providers file (as
 // `brownout mock -c` reads it) or inline; the gateway from a gateway config
 // file, inline routes and policy, or the URL of a running gateway (black
-// box). [Schema] is the JSON Schema of the format, for editors.
+// box). The JSON Schema of the format, for editors, is in package schemas.
 //
 // # Engines
 //

@@ -188,19 +188,8 @@ func (s *Scenario) validate() yamlfile.Errors {
 			env.policy = gc.Config
 			env.rules = gatewayRules(gc)
 			env.alertEvery = gc.Alerts.EvaluateEvery.D()
-			if gc.Detectors.Kind != 0 {
-				if err := gc.Detectors.Decode(&env.detectors); err != nil {
-					add("gateway.config", "%s: detectors: %v", g.Config, err)
-				}
-			}
-			if gc.Probes.Kind != 0 {
-				if err := gc.Probes.Decode(&env.probes); err != nil {
-					add("gateway.config", "%s: probes: %v", g.Config, err)
-				}
-			}
-			if err := env.probes.Config.Validate(); err != nil {
-				add("gateway.config", "%s: probes: %v", g.Config, err)
-			}
+			env.detectors = gc.Detectors
+			env.probes = gc.Probes
 			env.probeDef = probe.Default()
 			if env.probes.Enabled && !reflect.DeepEqual(env.probes.Probe, probe.Spec{}) {
 				// A probe of its own, compiled as the gateway compiles it.
@@ -213,7 +202,9 @@ func (s *Scenario) validate() yamlfile.Errors {
 			if len(s.Alerts.Sinks) == 0 {
 				// Without sinks of its own the game day delivers to the
 				// gateway's (up unless a sink_down step says otherwise).
-				s.Alerts.Sinks = gc.sinks()
+				for _, k := range gc.Alerts.Sinks {
+					s.Alerts.Sinks = append(s.Alerts.Sinks, Sink{Name: k.Name, Kind: k.Kind})
+				}
 			}
 		}
 	case len(g.Routes) > 0:

@@ -1,12 +1,10 @@
 package scenarios
 
 import (
-	"errors"
-
-	"gopkg.in/yaml.v3"
-
 	"fmt"
+	"os"
 
+	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/gateway/alerts"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/mockprovider"
@@ -53,34 +51,18 @@ func (s *Scenario) loadProviders() ([]providerInfo, error) {
 	return out, nil
 }
 
-// gatewayFile is the part of a gateway config file the simulator needs: the
-// decision core's routes and policy, and the alert rules. The other sections
-// belong to the HTTP shell and are accepted as they are (the live engine
-// hands the whole file to package gateway, which validates them).
-type gatewayFile struct {
-	Version     int           `yaml:"version"`
-	Listen      yaml.Node     `yaml:"listen"`
-	Admin       yaml.Node     `yaml:"admin"`
-	Providers   yaml.Node     `yaml:"providers"`
-	Usage       yaml.Node     `yaml:"usage"`
-	Cache       yaml.Node     `yaml:"cache"`
-	Idempotency yaml.Node     `yaml:"idempotency"`
-	Reload      yaml.Node     `yaml:"reload"`
-	Shutdown    yaml.Node     `yaml:"shutdown"`
-	Seed        yaml.Node     `yaml:"seed"`
-	Detectors   yaml.Node     `yaml:"detectors"`
-	Evals       yaml.Node     `yaml:"evals"`
-	Probes      yaml.Node     `yaml:"probes"`
-	Alerts      gatewayAlerts `yaml:"alerts"`
-
-	policy.Config `yaml:",inline"`
-}
-
-type gatewayAlerts struct {
-	EvaluateEvery yamlfile.Duration `yaml:"evaluate_every"`
-	Rules         []alerts.Rule     `yaml:"rules"`
-	Defaults      bool              `yaml:"defaults"`
-	Sinks         yaml.Node         `yaml:"sinks"`
+// loadGatewayConfig loads a gateway config file exactly as `brownout serve`
+// does (same strict decoding, validation and file:line:col errors), so a game
+// day never accepts a file the gateway would refuse. ${NAME} secrets need not
+// be set: the simulator never sends them anywhere, and the live engine
+// reloads the file with the real environment.
+func loadGatewayConfig(path string) (*gateway.Config, error) {
+	return gateway.LoadConfig(path, gateway.LoadOptions{LookupEnv: func(name string) (string, bool) {
+		if v, ok := os.LookupEnv(name); ok {
+			return v, true
+		}
+		return "unset-" + name, true
+	}})
 }
 
 // loadGateway reads a gateway config's routes, policy and alert rules.
@@ -92,59 +74,10 @@ func loadGateway(path string) (policy.Config, []alerts.Rule, error) {
 	return g.Config, gatewayRules(g), nil
 }
 
-func loadGatewayConfig(path string) (*gatewayFile, error) {
-	var g gatewayFile
-	doc, err := yamlfile.ReadFile(path, &g)
-	if err != nil {
-		return nil, err
-	}
-	var es yamlfile.Errors
-	if g.Version != 1 {
-		es = append(es, doc.Errorf("version", "must be 1 (got %d)", g.Version))
-	}
-	if err := g.Config.Validate(); err != nil {
-		var pe policy.Errors
-		if errors.As(err, &pe) {
-			for _, fe := range pe {
-				es = append(es, doc.Errorf(fe.Field, "%s", fe.Msg))
-			}
-		} else {
-			es = append(es, doc.Errorf("routes", "%v", err))
-		}
-	}
-	for i, r := range g.Alerts.Rules {
-		if err := r.Validate(); err != nil {
-			es = append(es, doc.Errorf(fmt.Sprintf("alerts.rules.%d", i), "%v", err))
-		}
-	}
-	if len(es) > 0 {
-		return nil, es
-	}
-	return &g, nil
-}
-
-func gatewayRules(g *gatewayFile) []alerts.Rule {
+func gatewayRules(g *gateway.Config) []alerts.Rule {
 	rules := append([]alerts.Rule(nil), g.Alerts.Rules...)
 	if g.Alerts.Defaults {
 		rules = append(rules, alerts.DefaultRules()...)
 	}
 	return rules
-}
-
-// sinks returns the names and kinds of the gateway's alert sinks.
-func (g *gatewayFile) sinks() []Sink {
-	var raw []struct {
-		Name string `yaml:"name"`
-		Kind string `yaml:"kind"`
-	}
-	if g.Alerts.Sinks.Kind == 0 || g.Alerts.Sinks.Decode(&raw) != nil {
-		return nil
-	}
-	out := make([]Sink, 0, len(raw))
-	for _, k := range raw {
-		if k.Name != "" && (k.Kind == "webhook" || k.Kind == "log") {
-			out = append(out, Sink{Name: k.Name, Kind: k.Kind})
-		}
-	}
-	return out
 }

@@ -300,3 +300,28 @@ func TestResultJSONRoundTrip(t *testing.T) {
 		t.Fatal("result.json does not round-trip byte for byte")
 	}
 }
+
+// TestGatewayFileLoadedAsTheGatewayLoadsIt: a game day reads its gateway file
+// with the gateway's own loader, so a section `brownout serve` refuses (an
+// unknown field) is refused here too, at its file:line:col, and ${NAME}
+// secrets need not be set for a simulated run.
+func TestGatewayFileLoadedAsTheGatewayLoadsIt(t *testing.T) {
+	dir := t.TempDir()
+	gw := "version: 1\nproviders:\n  - name: openai\n    kind: openai\n    api_key: ${BROWNOUT_TEST_UNSET_KEY}\nroutes:\n  - name: chat\n    targets:\n      - {provider: openai, model: gpt-4o}\n"
+	sc := "version: 1\nname: g\nseed: 1\nduration: 10s\nproviders:\n  inline:\n    - {name: openai, format: openai, models: [{name: gpt-4o}]}\ngateway: {config: gw.yaml}\ntraffic:\n  - {route: chat, rate: 1/s}\n"
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("gw.yaml", gw)
+	write("s.yaml", sc)
+	if _, err := Load(filepath.Join(dir, "s.yaml")); err != nil {
+		t.Fatalf("a valid gateway file with an unset secret: %v", err)
+	}
+	write("gw.yaml", gw+"evals: {}\n")
+	_, err := Load(filepath.Join(dir, "s.yaml"))
+	if err == nil || !strings.Contains(err.Error(), "gw.yaml:10:1: evals: unknown field") {
+		t.Fatalf("err = %v, want the gateway's unknown-field error at gw.yaml:10:1", err)
+	}
+}
