@@ -62,10 +62,12 @@ type Reader struct {
 	name string // last event name, reused to avoid allocating per event
 }
 
-// readBufferSize is the reader's buffered window. Events longer than it are
+// readBufferSize is the reader's buffered window. Lines longer than it are
 // assembled in Reader.line, so it bounds memory per open stream (many
-// streams are held at once), not event size.
-const readBufferSize = 4 << 10
+// streams are held at once), not event size. 1 KiB holds a typical
+// provider chunk (a few hundred bytes) and matches the gateway's upstream
+// connection buffers; 4 KiB cost 3 KiB more per held stream.
+const readBufferSize = 1 << 10
 
 // NewReader returns a reader of events from r with the default maximum event
 // size.
