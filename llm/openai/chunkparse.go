@@ -272,23 +272,29 @@ func (p *chunkParser) toolCall(tc *toolCallDelta) bool {
 		case n == 1:
 			return p.optString(&tc.id)
 		case n == 2:
-			if p.null() {
-				return true
-			}
-			var fseen uint32
-			return p.object(func(key string) bool {
-				n, ok := field(key, functionNames, &fseen)
-				switch {
-				case !ok:
-					return false
-				case n == 0:
-					return p.optString(&tc.name)
-				case n == 1:
-					return p.optString(&tc.args)
-				default:
-					return p.skip(0)
-				}
-			})
+			return p.function(&tc.name, &tc.args)
+		default:
+			return p.skip(0)
+		}
+	})
+}
+
+// function reads a tool call's "function" member ({"name", "arguments"} or
+// null), in stream chunks and whole responses alike.
+func (p *chunkParser) function(name, args *string) bool {
+	if p.null() {
+		return true
+	}
+	var seen uint32
+	return p.object(func(key string) bool {
+		n, ok := field(key, functionNames, &seen)
+		switch {
+		case !ok:
+			return false
+		case n == 0:
+			return p.optString(name)
+		case n == 1:
+			return p.optString(args)
 		default:
 			return p.skip(0)
 		}

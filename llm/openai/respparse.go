@@ -157,23 +157,7 @@ func (p *chunkParser) respToolCall(tc *llm.ToolCall) bool {
 			var s string
 			return p.optString(&s)
 		case n == 2:
-			if p.null() {
-				return true
-			}
-			var fseen uint32
-			return p.object(func(key string) bool {
-				n, ok := field(key, functionNames, &fseen)
-				switch {
-				case !ok:
-					return false
-				case n == 0:
-					return p.optString(&tc.Name)
-				case n == 1:
-					return p.optString(&tc.Arguments)
-				default:
-					return p.skip(0)
-				}
-			})
+			return p.function(&tc.Name, &tc.Arguments)
 		default:
 			return p.skip(0)
 		}
