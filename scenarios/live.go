@@ -509,15 +509,12 @@ func (l *liveRun) stepStart(i int) {
 	case "fault":
 		targets, _ := l.s.expandTarget(st.Target)
 		for _, k := range targets {
-			prov, model, _ := strings.Cut(k, ":")
+			prov, _, _ := strings.Cut(k, ":")
 			p := l.provs[prov]
 			if p == nil {
 				continue
 			}
-			spec := *st.Fault
-			spec.Provider, spec.Model = prov, model
-			spec.ID = st.Name + "/" + k
-			id, err := p.Model().AddFault(now, spec)
+			id, err := p.Model().AddFault(now, st.faultFor(k))
 			if err != nil {
 				continue
 			}

@@ -238,6 +238,17 @@ func (s *Step) Kind() string {
 	return ""
 }
 
+// faultFor returns the step's fault narrowed to one faulted target
+// ("provider:model"), with an id naming step and target, as both engines
+// install it on that target's provider.
+func (s *Step) faultFor(target string) faults.Spec {
+	prov, model, _ := strings.Cut(target, ":")
+	spec := *s.Fault
+	spec.Provider, spec.Model = prov, model
+	spec.ID = s.Name + "/" + target
+	return spec
+}
+
 // Alerts configures where the gateway's alerts go.
 type Alerts struct {
 	Sinks []Sink `yaml:"sinks,omitempty"`

@@ -829,15 +829,12 @@ func (m *sim) stepStart(i int) {
 	case "fault":
 		targets, _ := m.s.expandTarget(st.Target)
 		for _, k := range targets {
-			prov, model, _ := strings.Cut(k, ":")
+			prov, _, _ := strings.Cut(k, ":")
 			p := m.provs[prov]
 			if p == nil {
 				continue
 			}
-			spec := *st.Fault
-			spec.Provider, spec.Model = prov, model
-			spec.ID = st.Name + "/" + k
-			id := p.AddFault(now, spec)
+			id := p.AddFault(now, st.faultFor(k))
 			m.faultIDs[i] = append(m.faultIDs[i], faultRef{prov: p, id: id, target: k})
 			m.Emit(events.Event{Time: now, Kind: events.FaultStart, Name: st.Name, Target: k, Reason: string(st.Fault.Kind)})
 		}
