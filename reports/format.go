@@ -100,12 +100,22 @@ func runVerdict(r *scenarios.Result) string {
 // not when NO_COLOR is set (https://no-color.org), TERM is "dumb", or w is not
 // a character device (a pipe or a file).
 func ColorEnabled(w io.Writer) bool {
-	if _, ok := os.LookupEnv("NO_COLOR"); ok {
+	return colorAllowed(os.LookupEnv, isTerminal(w))
+}
+
+// colorAllowed is ColorEnabled's decision given the environment and whether
+// the output is a terminal.
+func colorAllowed(lookupEnv func(string) (string, bool), terminal bool) bool {
+	if _, ok := lookupEnv("NO_COLOR"); ok {
 		return false
 	}
-	if os.Getenv("TERM") == "dumb" {
+	if term, _ := lookupEnv("TERM"); term == "dumb" {
 		return false
 	}
+	return terminal
+}
+
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

@@ -161,8 +161,21 @@ func TestColorEnabled(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	require.False(t, ColorEnabled(f), "a regular file is not a terminal")
-	t.Setenv("NO_COLOR", "")
-	require.False(t, ColorEnabled(os.Stdout))
+
+	env := func(kv ...string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1], true
+				}
+			}
+			return "", false
+		}
+	}
+	require.True(t, colorAllowed(env("TERM", "xterm-256color"), true), "a terminal gets colour")
+	require.False(t, colorAllowed(env("NO_COLOR", ""), true), "NO_COLOR set, even empty, turns colour off")
+	require.False(t, colorAllowed(env("TERM", "dumb"), true), "a dumb terminal gets none")
+	require.False(t, colorAllowed(env(), false), "a pipe gets none")
 }
 
 func TestHTMLSelfContained(t *testing.T) {
