@@ -38,8 +38,9 @@ type Options struct {
 	ConfigPath string
 	// LookupEnv resolves ${NAME} in reloaded files. Default os.LookupEnv.
 	LookupEnv func(string) (string, bool)
-	// Transport replaces the upstream transports (tests). Default: one
-	// NewTransport per protocol.
+	// Transport replaces the upstream transports (tests). Default: per
+	// protocol, a NewTransport, behind the gateway's own HTTP/1.1 transport
+	// for cleartext upstreams (protocols auto and http1).
 	Transport http.RoundTripper
 }
 
@@ -108,7 +109,7 @@ func New(cfg *Config, opts Options) (*Server, error) {
 		if opts.Transport != nil {
 			s.trs[p] = opts.Transport
 		} else {
-			s.trs[p] = NewTransport(p, TransportOptions{})
+			s.trs[p] = upstreamTransport(p, TransportOptions{})
 		}
 	}
 	s.m = newMetrics(func() *policy.Engine {

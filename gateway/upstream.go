@@ -260,6 +260,19 @@ func NewTransport(p Protocol, o TransportOptions) *http.Transport {
 	return tr
 }
 
+// upstreamTransport is the transport of a server's providers of a protocol.
+// Cleartext HTTP/1.1 (http:// with protocols auto and http1) goes through
+// h1Transport, which holds a stream without goroutines of its own; TLS
+// upstreams, proxied requests and h2c keep NewTransport (real providers
+// negotiate HTTP/2 over TLS, where streams share connections).
+func upstreamTransport(p Protocol, o TransportOptions) http.RoundTripper {
+	tr := NewTransport(p, o)
+	if p == ProtocolH2C {
+		return tr
+	}
+	return newH1Transport(o, tr)
+}
+
 type connectTimeoutError struct{ d time.Duration }
 
 func (e *connectTimeoutError) Error() string { return fmt.Sprintf("connect timeout after %s", e.d) }
