@@ -82,7 +82,7 @@ func (a *alertLoop) configure(cfg *Config) {
 	}
 }
 
-func (a *alertLoop) observe(ev events.Event) {
+func (a *alertLoop) observe(ev *events.Event) {
 	switch ev.Kind {
 	case events.RequestStart, events.RequestEnd, events.AttemptStart, events.AttemptEnd, events.BreakerTransition:
 	default:
@@ -93,7 +93,7 @@ func (a *alertLoop) observe(ev events.Event) {
 	}
 	a.mu.Lock()
 	if a.eval != nil {
-		a.eval.Observe(ev)
+		a.eval.Observe(*ev)
 	}
 	a.mu.Unlock()
 }

@@ -107,6 +107,10 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		closeReqBody(req)
+		return nil, err
+	}
 	key := hostPort(req.URL)
 	orig := req
 	for retried := false; ; retried = true {

@@ -491,3 +491,17 @@ func TestUpstreamTransportChoice(t *testing.T) {
 		})
 	}
 }
+
+// TestH1TransportCancelledBeforeSend: a request whose context is already
+// done fails at once without opening a connection.
+func TestH1TransportCancelledBeforeSend(t *testing.T) {
+	srv := newH1Server(t, func(w http.ResponseWriter, r *http.Request) {})
+	_, client := newTestH1(t, TransportOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader("{}"))
+	require.NoError(t, err)
+	_, err = client.Do(req)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, int32(0), srv.conns.Load())
+}

@@ -16,7 +16,7 @@ import (
 var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
 
 // metrics are the gateway's Prometheus metrics, on a private registry. Most
-// are fed by the event log (Emit), the rest by the shell.
+// are fed by the event log (emit), the rest by the shell.
 type metrics struct {
 	reg *prometheus.Registry
 
@@ -126,8 +126,8 @@ func (m *metrics) target(key string) *targetMetrics {
 	return t
 }
 
-// Emit updates the metrics an event carries.
-func (m *metrics) Emit(ev events.Event) {
+// emit updates the metrics an event carries.
+func (m *metrics) emit(ev *events.Event) {
 	switch ev.Kind {
 	case events.AttemptEnd:
 		m.attempts.WithLabelValues(ev.Target, ev.Class).Inc()

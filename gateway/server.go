@@ -218,19 +218,27 @@ func configVersion(cfg *Config) string {
 }
 
 // emit is the one event path: metrics, usage records, alert evaluation,
-// the /admin/events bus and the caller's sink.
-func (s *Server) emit(ev events.Event) {
-	s.m.Emit(ev)
+// the /admin/events bus and the caller's sink. The event is passed on by
+// pointer: it is emitted deep in a request's stack (policy decisions), and
+// a held stream keeps the stack its deepest call needed.
+func (s *Server) emit(ev events.Event) { s.emitEvent(&ev) }
+
+func (s *Server) emitEvent(ev *events.Event) {
+	s.m.emit(ev)
 	if ev.Kind == events.AttemptEnd {
-		if w := s.usage.Load(); w != nil {
-			rec := usage.FromEvent(ev)
-			w.Write(&rec)
-		}
+		s.writeUsage(ev)
 	}
 	s.al.observe(ev)
-	s.bus.Emit(ev)
+	s.bus.Emit(*ev)
 	if s.opts.Events != nil {
-		s.opts.Events.Emit(ev)
+		s.opts.Events.Emit(*ev)
+	}
+}
+
+func (s *Server) writeUsage(ev *events.Event) {
+	if w := s.usage.Load(); w != nil {
+		rec := usage.FromEvent(*ev)
+		w.Write(&rec)
 	}
 }
 
