@@ -429,9 +429,11 @@ func (b *h1Body) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close releases the connection. A body not read to its end keeps the
-// connection only when its end is already buffered (an SSE stream whose
-// reader stopped at its end marker); a read that would wait closes it.
+// Close releases the connection. A body not read to its end (an SSE
+// stream whose reader stopped at its end marker) keeps its connection when
+// the rest of the body is already buffered, or when it arrives within
+// drainWait and drainMax bytes: a short-lived goroutine reads it then, so
+// Close never waits on the network. Otherwise the connection is closed.
 func (b *h1Body) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -446,6 +448,14 @@ func (b *h1Body) Close() error {
 	b.c = nil
 	if !b.stop() || !b.reuse || b.reading {
 		_ = c.nc.Close()
+		return nil
+	}
+	if c.br.Buffered() == 0 {
+		if c.nc.SetReadDeadline(time.Now().Add(drainWait)) != nil {
+			_ = c.nc.Close()
+			return nil
+		}
+		go drain(c, b.rc)
 		return nil
 	}
 	// Consume what is buffered without waiting for the network.
@@ -463,4 +473,21 @@ func (b *h1Body) Close() error {
 		_ = c.nc.Close()
 		return nil
 	}
+}
+
+// Limits on reading the rest of a closed body to keep its connection.
+const (
+	drainWait = 100 * time.Millisecond
+	drainMax  = 16 << 10
+)
+
+// drain reads the rest of a closed body (under the drainWait deadline) and
+// pools the connection when the body ends within drainMax bytes.
+func drain(c *h1Conn, rc io.Reader) {
+	n, err := io.CopyN(io.Discard, rc, drainMax+1)
+	if err == io.EOF && n <= drainMax && c.nc.SetReadDeadline(time.Time{}) == nil {
+		c.t.put(c)
+		return
+	}
+	_ = c.nc.Close()
 }

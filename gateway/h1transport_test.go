@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/brownout-dev/brownout/events"
 )
 
 // h1Server is a loopback HTTP/1.1 server that counts the connections it
@@ -504,4 +507,124 @@ func TestH1TransportCancelledBeforeSend(t *testing.T) {
 	_, err = client.Do(req)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, int32(0), srv.conns.Load())
+}
+
+// waitIdle waits until the transport pools n connections (a drain
+// goroutine pools a closed body's connection when the rest arrives).
+func waitIdle(t *testing.T, tr *h1Transport, n int) {
+	t.Helper()
+	for range 2000 {
+		if tr.idleCount() == n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("%d idle connections, want %d", tr.idleCount(), n)
+}
+
+// TestH1TransportDrainOnClose: a body closed at its SSE end marker, before
+// the chunked terminator arrived, keeps its connection once the terminator
+// comes; one that goes on past drainMax loses it.
+func TestH1TransportDrainOnClose(t *testing.T) {
+	cases := []struct {
+		name  string
+		after int // bytes the server sends after the end marker, once the client closed
+		reuse bool
+	}{
+		{"terminator after close", 0, true},
+		{"more than drainMax after close", drainMax + 4096, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			closed := make(chan struct{})
+			gone := make(chan struct{}, 2)
+			srv := newH1Server(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/next" {
+					_, _ = io.WriteString(w, "ok")
+					return
+				}
+				_, _ = io.WriteString(w, "data: [DONE]\n\n")
+				w.(http.Flusher).Flush()
+				<-closed
+				for sent := 0; sent < c.after; sent += 1024 {
+					if _, err := w.Write(make([]byte, 1024)); err != nil {
+						break
+					}
+					w.(http.Flusher).Flush()
+				}
+				if c.after > 0 {
+					<-r.Context().Done()
+					gone <- struct{}{}
+				}
+			})
+			tr, client := newTestH1(t, TransportOptions{})
+			resp, err := client.Get(srv.URL)
+			require.NoError(t, err)
+			line, err := bufio.NewReader(resp.Body).ReadString('\n')
+			require.NoError(t, err)
+			require.Equal(t, "data: [DONE]\n", line)
+			require.NoError(t, resp.Body.Close())
+			close(closed)
+			if !c.reuse {
+				<-gone // the transport closed the connection
+				assert.Equal(t, 0, tr.idleCount())
+				return
+			}
+			waitIdle(t, tr, 1)
+			resp, err = client.Get(srv.URL + "/next")
+			require.NoError(t, err)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			assert.Equal(t, "ok", string(b))
+			assert.Equal(t, int32(1), srv.conns.Load())
+		})
+	}
+}
+
+// TestGatewayReusesUpstreamConns: streamed and complete answers through the
+// gateway leave the upstream connection pooled for the next request, also
+// when the upstream sends the chunked terminator after its end marker.
+func TestGatewayReusesUpstreamConns(t *testing.T) {
+	up := newH1Server(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		if !strings.Contains(r.Header.Get("Accept"), "event-stream") {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}`+"\n\n")
+		w.(http.Flusher).Flush()
+		_, _ = io.WriteString(w, `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+		w.(http.Flusher).Flush() // the terminator follows in its own write
+	})
+	cfg, err := ParseConfig("reuse.yaml", []byte(`version: 1
+providers:
+  - {name: alpha, kind: openai, base_url: "`+up.URL+`/v1"}
+routes:
+  - name: chat
+    targets: [{provider: alpha, model: gpt-4o}]
+cache: {max_entries: -1}
+`), LoadOptions{})
+	require.NoError(t, err)
+	srv, err := New(cfg, Options{Events: events.Discard, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	gws := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { gws.Close(); _ = srv.Close() })
+	tr := srv.trs[ProtocolAuto].(*h1Transport)
+	for i := range 6 {
+		stream := i%2 == 0
+		resp, err := http.Post(gws.URL+"/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"chat","stream":`+strconv.FormatBool(stream)+`,"messages":[{"role":"user","content":"hi"}]}`))
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, 200, resp.StatusCode, string(b))
+		if stream {
+			assert.Contains(t, string(b), "data: [DONE]")
+		}
+		assert.Contains(t, string(b), "Hi")
+		waitIdle(t, tr, 1)
+	}
+	assert.Equal(t, int32(1), up.conns.Load(), "one upstream connection for every request")
 }
