@@ -81,6 +81,40 @@ func (h *timerHeap) push(t timer) {
 	}
 }
 
+// timerFIFO is a queue of timers due in the order they were scheduled: a
+// traffic class's client deadlines (each request's arrival plus the same
+// timeout), kept out of the heap, which then holds only the few timers of
+// requests in flight.
+type timerFIFO struct {
+	q    []timer
+	head int
+}
+
+func (f *timerFIFO) push(t timer) {
+	if f.head > 0 && f.head == len(f.q) {
+		f.q, f.head = f.q[:0], 0
+	} else if f.head >= 1024 && f.head*2 >= len(f.q) {
+		n := copy(f.q, f.q[f.head:])
+		clear(f.q[n:])
+		f.q, f.head = f.q[:n], 0
+	}
+	f.q = append(f.q, t)
+}
+
+func (f *timerFIFO) peek() *timer {
+	if f.head == len(f.q) {
+		return nil
+	}
+	return &f.q[f.head]
+}
+
+func (f *timerFIFO) pop() timer {
+	t := f.q[f.head]
+	f.q[f.head] = timer{}
+	f.head++
+	return t
+}
+
 func (h *timerHeap) pop() timer {
 	q := *h
 	top := q[0]
@@ -142,6 +176,7 @@ type sim struct {
 	ctx          context.Context
 	now          int64
 	q            timerHeap
+	cancels      []timerFIFO // per traffic class: client deadlines
 	seq          uint64
 	rnd          *rand.Rand
 	eng          *policy.Engine
@@ -201,6 +236,37 @@ func (m *sim) schedule(at int64, kind uint8, idx int32, r *simReq) {
 	m.q.push(timer{at: at, seq: m.seq, kind: kind, idx: idx, req: r})
 }
 
+// scheduleCancel schedules a request's client deadline. Deadlines of a
+// traffic class come in arrival order, so they queue instead of entering
+// the heap; the sequence number orders them with the heap's timers exactly
+// as if they were in it.
+func (m *sim) scheduleCancel(r *simReq) {
+	m.seq++
+	m.cancels[r.traffic].push(timer{at: r.deadline, seq: m.seq, kind: tCancel, req: r})
+}
+
+// pop removes the next timer by (at, seq) from the heap and the deadline
+// queues; ok is false when none is left.
+func (m *sim) pop() (timer, bool) {
+	var best *timer
+	bi := -1
+	if len(m.q) > 0 {
+		best = &m.q[0]
+	}
+	for i := range m.cancels {
+		if c := m.cancels[i].peek(); c != nil && (best == nil || c.at < best.at || (c.at == best.at && c.seq < best.seq)) {
+			best, bi = c, i
+		}
+	}
+	switch {
+	case best == nil:
+		return timer{}, false
+	case bi >= 0:
+		return m.cancels[bi].pop(), true
+	}
+	return m.q.pop(), true
+}
+
 func (m *sim) t(ns int64) time.Time { return Epoch.Add(time.Duration(ns)) }
 
 func seedFor(seed uint64, name string) uint64 {
@@ -258,6 +324,7 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 		est += s.Traffic[i].maxRate() * s.Duration.D().Seconds() * 6
 	}
 	m.evs = make([]events.Event, 0, int(min(est, 20e6)))
+	m.cancels = make([]timerFIFO, len(s.Traffic))
 	m.prompts = make([][]string, len(s.Traffic))
 	m.msgs = make([][][]llm.Message, len(s.Traffic))
 	for i, t := range s.Traffic {
@@ -307,8 +374,11 @@ func (m *sim) run() {
 		m.schedule(int64(time.Second), tStop, 0, nil)
 	}
 	steps := 0
-	for len(m.q) > 0 {
-		tm := m.q.pop()
+	for {
+		tm, ok := m.pop()
+		if !ok {
+			break
+		}
 		if tm.at > m.end && tm.kind != tObserve && tm.kind != tNext && tm.kind != tCancel && tm.kind != tProbeDone {
 			continue
 		}
@@ -436,7 +506,7 @@ func (m *sim) arrive(i int) {
 	r.eng = m.eng
 	r.att = m.eng.Begin(m.t(m.now), policy.Request{ID: r.id, Route: t.Route, PromptTokens: t.PromptTokens,
 		Stream: stream, Structured: structured})
-	m.schedule(r.deadline, tCancel, 0, r)
+	m.scheduleCancel(r)
 	m.next(r)
 }
 
