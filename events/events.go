@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
+	"slices"
 	"sync"
 	"time"
 )
@@ -188,11 +190,16 @@ func (b *Bus) Dropped() uint64 {
 
 // WriteJSONL writes events one JSON object per line. The output is a pure
 // function of the events, so equal logs give byte-identical files.
-func WriteJSONL(w io.Writer, evs []Event) error {
+func WriteJSONL(w io.Writer, evs []Event) error { return writeJSONL(w, slices.All(evs)) }
+
+// WriteJSONL writes the log as WriteJSONL writes a slice of its events.
+func (p *Packed) WriteJSONL(w io.Writer) error { return writeJSONL(w, p.All()) }
+
+func writeJSONL(w io.Writer, evs iter.Seq2[int, Event]) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
-	for i := range evs {
-		if err := enc.Encode(&evs[i]); err != nil {
+	for _, e := range evs {
+		if err := enc.Encode(&e); err != nil {
 			return err
 		}
 	}

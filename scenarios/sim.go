@@ -183,7 +183,7 @@ type sim struct {
 	provs        map[string]provider // provider name
 	killed       map[string]bool
 	faultIDs     map[int][]faultRef
-	evs          []events.Event
+	log          events.Packed
 	alerts       *alerts.Evaluator
 	alertEvery   time.Duration
 	det          *evals.Detectors // nil when the config disables them
@@ -224,8 +224,8 @@ type faultRef struct {
 
 // Emit records an event (events.Sink).
 func (m *sim) Emit(e events.Event) {
-	e.Seq = uint64(len(m.evs)) + 1
-	m.evs = append(m.evs, e)
+	e.Seq = uint64(m.log.Len()) + 1
+	m.log.Append(e)
 	if m.alerts != nil {
 		m.alerts.Observe(e)
 	}
@@ -317,13 +317,6 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 			m.detAction = policy.Trip
 		}
 	}
-	// Size the log for the expected traffic (about six events per request)
-	// so it is not copied as it grows.
-	est := 1024.0
-	for i := range s.Traffic {
-		est += s.Traffic[i].maxRate() * s.Duration.D().Seconds() * 6
-	}
-	m.evs = make([]events.Event, 0, int(min(est, 20e6)))
 	m.cancels = make([]timerFIFO, len(s.Traffic))
 	m.prompts = make([][]string, len(s.Traffic))
 	m.msgs = make([][][]llm.Message, len(s.Traffic))
