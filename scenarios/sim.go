@@ -975,9 +975,19 @@ func (m *sim) evaluateAlerts() {
 }
 
 func (m *sim) journal() []JournalEntry {
-	var out []JournalEntry
+	if len(m.s.env.providers) == 1 {
+		return m.provs[m.s.env.providers[0].name].Journal()
+	}
+	js := make([][]JournalEntry, 0, len(m.s.env.providers))
+	n := 0
 	for _, p := range m.s.env.providers {
-		out = append(out, m.provs[p.name].Journal()...)
+		j := m.provs[p.name].Journal()
+		js = append(js, j)
+		n += len(j)
+	}
+	out := make([]JournalEntry, 0, n)
+	for _, j := range js {
+		out = append(out, j...)
 	}
 	return out
 }
