@@ -162,6 +162,9 @@ type simReq struct {
 	partial string // answer text that already reached the client
 	// pendingConnect: an attempt to a dead provider is in flight.
 	pendingConnect bool
+	// timers counts the timers that refer to the request; a done request
+	// with none left is reused for a later arrival.
+	timers int32
 }
 
 // servedKey names a model, traffic class and prompt served before (what a
@@ -177,6 +180,7 @@ type sim struct {
 	now          int64
 	q            timerHeap
 	cancels      []timerFIFO // per traffic class: client deadlines
+	free         []*simReq   // done requests no timer refers to
 	seq          uint64
 	rnd          *rand.Rand
 	eng          *policy.Engine
@@ -232,6 +236,9 @@ func (m *sim) Emit(e events.Event) {
 }
 
 func (m *sim) schedule(at int64, kind uint8, idx int32, r *simReq) {
+	if r != nil {
+		r.timers++
+	}
 	m.seq++
 	m.q.push(timer{at: at, seq: m.seq, kind: kind, idx: idx, req: r})
 }
@@ -241,6 +248,7 @@ func (m *sim) schedule(at int64, kind uint8, idx int32, r *simReq) {
 // the heap; the sequence number orders them with the heap's timers exactly
 // as if they were in it.
 func (m *sim) scheduleCancel(r *simReq) {
+	r.timers++
 	m.seq++
 	m.cancels[r.traffic].push(timer{at: r.deadline, seq: m.seq, kind: tCancel, req: r})
 }
@@ -373,6 +381,7 @@ func (m *sim) run() {
 			break
 		}
 		if tm.at > m.end && tm.kind != tObserve && tm.kind != tNext && tm.kind != tCancel && tm.kind != tProbeDone {
+			m.release(tm.req)
 			continue
 		}
 		m.now = tm.at
@@ -417,6 +426,7 @@ func (m *sim) run() {
 				m.schedule(m.now+int64(time.Second), tStop, 0, nil)
 			}
 		}
+		m.release(tm.req)
 		if m.aborted != "" && m.end == m.now {
 			break
 		}
@@ -483,11 +493,30 @@ func (m *sim) scheduleArrival(i int, from int64) {
 	}
 }
 
+// release drops a timer's reference to r, and keeps r for reuse when it
+// was the last one of a done request.
+func (m *sim) release(r *simReq) {
+	if r == nil {
+		return
+	}
+	r.timers--
+	if r.done && r.timers == 0 {
+		*r = simReq{}
+		m.free = append(m.free, r)
+	}
+}
+
 func (m *sim) arrive(i int) {
 	m.scheduleArrival(i, m.now)
 	t := &m.s.Traffic[i]
 	m.nreq++
-	r := &simReq{id: "req-" + strconv.Itoa(m.nreq), traffic: i, deadline: m.now + int64(t.ClientTimeout)}
+	var r *simReq
+	if n := len(m.free); n > 0 {
+		r, m.free = m.free[n-1], m.free[:n-1]
+	} else {
+		r = new(simReq)
+	}
+	r.id, r.traffic, r.deadline = "req-"+strconv.Itoa(m.nreq), i, m.now+int64(t.ClientTimeout)
 	r.prompt = m.rnd.IntN(len(m.prompts[i]))
 	stream := m.rnd.Float64() < t.Stream.F()
 	structured := m.rnd.Float64() < t.Structured.F()
