@@ -181,6 +181,8 @@ type sim struct {
 	q            timerHeap
 	cancels      []timerFIFO // per traffic class: client deadlines
 	free         []*simReq   // done requests no timer refers to
+	ids          []string    // the next request IDs from idNext on; see requestID
+	idNext       int
 	seq          uint64
 	rnd          *rand.Rand
 	eng          *policy.Engine
@@ -493,6 +495,30 @@ func (m *sim) scheduleArrival(i int, from int64) {
 	}
 }
 
+// requestID returns "req-n" for the n-th request. IDs are made in batches
+// sharing one string, so a request costs no allocation for its ID.
+func (m *sim) requestID(n int) string {
+	if len(m.ids) == 0 || m.idNext != n {
+		const batch = 4096
+		var b []byte
+		ends := make([]int, 0, batch)
+		for k := n; k < n+batch; k++ {
+			b = strconv.AppendInt(append(b, "req-"...), int64(k), 10)
+			ends = append(ends, len(b))
+		}
+		all := string(b)
+		m.ids = make([]string, batch)
+		start := 0
+		for k, e := range ends {
+			m.ids[k] = all[start:e]
+			start = e
+		}
+	}
+	id := m.ids[0]
+	m.ids, m.idNext = m.ids[1:], n+1
+	return id
+}
+
 // release drops a timer's reference to r, and keeps r for reuse when it
 // was the last one of a done request.
 func (m *sim) release(r *simReq) {
@@ -516,7 +542,7 @@ func (m *sim) arrive(i int) {
 	} else {
 		r = new(simReq)
 	}
-	r.id, r.traffic, r.deadline = "req-"+strconv.Itoa(m.nreq), i, m.now+int64(t.ClientTimeout)
+	r.id, r.traffic, r.deadline = m.requestID(m.nreq), i, m.now+int64(t.ClientTimeout)
 	r.prompt = m.rnd.IntN(len(m.prompts[i]))
 	stream := m.rnd.Float64() < t.Stream.F()
 	structured := m.rnd.Float64() < t.Structured.F()
