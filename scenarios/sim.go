@@ -167,13 +167,6 @@ type simReq struct {
 	timers int32
 }
 
-// servedKey names a model, traffic class and prompt served before (what a
-// response cache would hold).
-type servedKey struct {
-	model           string
-	traffic, prompt int
-}
-
 type sim struct {
 	s            *Scenario
 	ctx          context.Context
@@ -196,8 +189,8 @@ type sim struct {
 	detAction    policy.Action    // "" for action none
 	refusals     []string
 	sinksDown    map[string]bool
-	cache        map[servedKey]bool // route + prompt served before
-	req          llm.Request        // scratch request of the attempt being sent
+	served       [][]bool    // per traffic class and prompt: answered before (what a response cache would hold)
+	req          llm.Request // scratch request of the attempt being sent
 	evalRecs     []EvalRecord
 	nreq         int
 	prompts      [][]string
@@ -288,7 +281,7 @@ func seedFor(seed uint64, name string) uint64 {
 func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 	m := &sim{s: s, ctx: ctx, rnd: rand.New(rand.NewPCG(seed, seedFor(seed, "traffic"))),
 		provs: map[string]provider{}, killed: map[string]bool{}, faultIDs: map[int][]faultRef{},
-		sinksDown: map[string]bool{}, cache: map[servedKey]bool{}, end: int64(s.Duration), keys: map[*policy.Target]string{}}
+		sinksDown: map[string]bool{}, end: int64(s.Duration), keys: map[*policy.Target]string{}}
 	eng, err := policy.New(s.env.policy, policy.Options{Rand: rand.New(rand.NewPCG(seed, seedFor(seed, "policy"))), Events: m})
 	if err != nil {
 		return nil, fmt.Errorf("%w: gateway policy: %w", ErrInvalid, err)
@@ -329,12 +322,14 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 	}
 	m.cancels = make([]timerFIFO, len(s.Traffic))
 	m.prompts = make([][]string, len(s.Traffic))
+	m.served = make([][]bool, len(s.Traffic))
 	m.msgs = make([][][]llm.Message, len(s.Traffic))
 	for i, t := range s.Traffic {
 		m.prompts[i] = s.prompts[i]
 		if len(m.prompts[i]) == 0 {
 			m.prompts[i] = syntheticPrompts(t.PromptTokens, 256)
 		}
+		m.served[i] = make([]bool, len(m.prompts[i]))
 	}
 	m.structSchema = &llm.ResponseFormat{Type: llm.ResponseJSONSchema, Name: "answer", Strict: true,
 		Schema: []byte(`{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"}},"required":["answer","confidence"],"additionalProperties":false}`)}
@@ -573,7 +568,7 @@ func (m *sim) next(r *simReq) {
 		m.schedule(max(int64(d.Until.Sub(Epoch)), m.now+int64(time.Microsecond)), tNext, 0, r)
 	case policy.ServeCached:
 		o := policy.Outcome{Class: policy.CacheMiss}
-		if m.cache[servedKey{r.req.Model, r.traffic, r.prompt}] {
+		if m.served[r.traffic][r.prompt] {
 			o = policy.Outcome{Class: policy.OK}
 		}
 		r.att.Observe(now, o)
@@ -897,7 +892,7 @@ func (m *sim) complete(r *simReq, now time.Time, served, corrupted bool) {
 	if !served {
 		return
 	}
-	m.cache[servedKey{r.req.Model, r.traffic, r.prompt}] = true
+	m.served[r.traffic][r.prompt] = true
 }
 
 func (m *sim) cancel(r *simReq) {
