@@ -27,15 +27,19 @@ type Packed struct {
 	base   time.Time // the first event's time; deltas start from it
 	last   int64     // previous event's time, ns since base
 	strs   []string
-	ids    map[string]uint32
-	// cache holds the last string seen in each string field and its id:
-	// most events repeat their route, target, class and kind.
-	cache [numStrFields]struct {
+	// cache maps recently appended strings to their ids, direct-mapped by a
+	// hash of their ends. A string missing from it is added to strs again:
+	// the log stays correct (equal strings, different ids), and the few
+	// strings most events repeat (kinds, routes, targets, classes) stay
+	// cached, as does a request's id while it is in flight.
+	cache [internSlots]struct {
 		s  string
 		id uint32
 		ok bool
 	}
 }
+
+const internSlots = 4096
 
 // packedBlock is the size of a storage block; an event never spans two.
 const (
@@ -71,24 +75,6 @@ const (
 	fValue
 )
 
-// String fields with an interning cache slot each.
-const (
-	sKind = iota
-	sRequestID
-	sRoute
-	sTarget
-	sTier
-	sClass
-	sOutcome
-	sFrom
-	sTo
-	sReason
-	sName
-	sSeverity
-	sSink
-	numStrFields
-)
-
 // Len returns the number of events appended.
 func (p *Packed) Len() int { return p.n }
 
@@ -112,7 +98,7 @@ func (p *Packed) Append(e Event) {
 
 	b := p.room()
 	b = binary.AppendUvarint(b, mask)
-	b = binary.AppendUvarint(b, uint64(p.intern(sKind, string(e.Kind))))
+	b = binary.AppendUvarint(b, uint64(p.intern(string(e.Kind))))
 	at := int64(e.Time.Sub(p.base))
 	b = binary.AppendVarint(b, at-p.last)
 	p.last = at
@@ -120,16 +106,16 @@ func (p *Packed) Append(e Event) {
 		b = binary.AppendUvarint(b, e.Seq)
 	}
 	if mask&fRequestID != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(sRequestID, e.RequestID)))
+		b = binary.AppendUvarint(b, uint64(p.intern(e.RequestID)))
 	}
 	if mask&fRoute != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(sRoute, e.Route)))
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Route)))
 	}
 	if mask&fTarget != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(sTarget, e.Target)))
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Target)))
 	}
 	if mask&fTier != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(sTier, e.Tier)))
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Tier)))
 	}
 	if mask&fAttempt != 0 {
 		b = binary.AppendVarint(b, int64(e.Attempt))
@@ -138,10 +124,10 @@ func (p *Packed) Append(e Event) {
 		b = binary.AppendVarint(b, int64(e.Status))
 	}
 	if mask&fClass != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(sClass, e.Class)))
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Class)))
 	}
 	if mask&fOutcome != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(sOutcome, e.Outcome)))
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Outcome)))
 	}
 	if mask&fTTFT != 0 {
 		b = binary.AppendVarint(b, int64(e.TTFT))
@@ -171,22 +157,22 @@ func (p *Packed) Append(e Event) {
 // appendRare encodes the fields request events do not use.
 func (p *Packed) appendRare(b []byte, mask uint64, e *Event) []byte {
 	if mask&fFrom != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(sFrom, e.From)))
+		b = binary.AppendUvarint(b, uint64(p.intern(e.From)))
 	}
 	if mask&fTo != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(sTo, e.To)))
+		b = binary.AppendUvarint(b, uint64(p.intern(e.To)))
 	}
 	if mask&fReason != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(sReason, e.Reason)))
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Reason)))
 	}
 	if mask&fName != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(sName, e.Name)))
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Name)))
 	}
 	if mask&fSeverity != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(sSeverity, e.Severity)))
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Severity)))
 	}
 	if mask&fSink != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(sSink, e.Sink)))
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Sink)))
 	}
 	if mask&fValue != 0 {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(e.Value))
@@ -213,22 +199,30 @@ func (p *Packed) room() []byte {
 	return b
 }
 
-func (p *Packed) intern(slot int, s string) uint32 {
-	c := &p.cache[slot]
+func (p *Packed) intern(s string) uint32 {
+	c := &p.cache[internHash(s)%internSlots]
 	if c.ok && c.s == s {
 		return c.id
 	}
-	id, ok := p.ids[s]
-	if !ok {
-		if p.ids == nil {
-			p.ids = make(map[string]uint32, 256)
-		}
-		id = uint32(len(p.strs))
-		p.strs = append(p.strs, s)
-		p.ids[s] = id
-	}
+	id := uint32(len(p.strs))
+	p.strs = append(p.strs, s)
 	c.s, c.id, c.ok = s, id, true
 	return id
+}
+
+// internHash mixes the length and up to eight bytes from each end of s.
+func internHash(s string) uint64 {
+	h := uint64(len(s))
+	n := len(s)
+	for i := 0; i < 8 && i < n; i++ {
+		h = h<<8 | uint64(s[i])
+	}
+	for i := max(n-8, 8); i < n; i++ {
+		h = h*31 + uint64(s[i])
+	}
+	h ^= h >> 29
+	h *= 0x9e3779b97f4a7c15
+	return h >> 32
 }
 
 // All returns the events in the order they were appended, with their
@@ -259,68 +253,115 @@ func (p *Packed) Events() []Event {
 	return out
 }
 
+// decoder reads the fields of one encoded event.
+type decoder struct {
+	b    []byte
+	strs []string
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) str() string { return d.strs[d.uvarint()] }
+
+func (d *decoder) float() float64 {
+	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
+	d.b = d.b[8:]
+	return v
+}
+
 // decode reads the event at position i from b, whose previous event was at
-// ns after base; it returns the rest of b and this event's offset.
+// prev ns after base; it returns the rest of b and this event's offset.
 func (p *Packed) decode(b []byte, prev int64, i int, e *Event) ([]byte, int64) {
-	uv := func() uint64 {
-		v, n := binary.Uvarint(b)
-		b = b[n:]
-		return v
-	}
-	sv := func() int64 {
-		v, n := binary.Varint(b)
-		b = b[n:]
-		return v
-	}
-	mask := uv()
-	e.Kind = Kind(p.strs[uv()])
-	at := prev + sv()
+	d := decoder{b: b, strs: p.strs}
+	mask := d.uvarint()
+	e.Kind = Kind(d.str())
+	at := prev + d.varint()
 	e.Time = p.base.Add(time.Duration(at))
 	e.Seq = uint64(i) + 1
 	if mask&fSeq != 0 {
-		e.Seq = uv()
+		e.Seq = d.uvarint()
 	}
-	str := func(bit uint64, dst *string) {
-		if mask&bit != 0 {
-			*dst = p.strs[uv()]
-		}
+	if mask&fRequestID != 0 {
+		e.RequestID = d.str()
 	}
-	num := func(bit uint64) int64 {
-		if mask&bit != 0 {
-			return sv()
-		}
-		return 0
+	if mask&fRoute != 0 {
+		e.Route = d.str()
 	}
-	float := func(bit uint64) float64 {
-		if mask&bit == 0 {
-			return 0
-		}
-		v := math.Float64frombits(binary.LittleEndian.Uint64(b))
-		b = b[8:]
-		return v
+	if mask&fTarget != 0 {
+		e.Target = d.str()
 	}
-	str(fRequestID, &e.RequestID)
-	str(fRoute, &e.Route)
-	str(fTarget, &e.Target)
-	str(fTier, &e.Tier)
-	e.Attempt = int(num(fAttempt))
+	if mask&fTier != 0 {
+		e.Tier = d.str()
+	}
+	if mask&fAttempt != 0 {
+		e.Attempt = int(d.varint())
+	}
 	e.Stream = mask&fStream != 0
-	e.Status = int(num(fStatus))
-	str(fClass, &e.Class)
-	str(fOutcome, &e.Outcome)
-	e.TTFT = time.Duration(num(fTTFT))
-	e.Duration = time.Duration(num(fDuration))
-	e.InputTokens = int(num(fInputTokens))
-	e.OutputTokens = int(num(fOutputTokens))
-	e.CachedTokens = int(num(fCachedTokens))
-	e.Cost = float(fCost)
-	str(fFrom, &e.From)
-	str(fTo, &e.To)
-	str(fReason, &e.Reason)
-	str(fName, &e.Name)
-	str(fSeverity, &e.Severity)
-	str(fSink, &e.Sink)
+	if mask&fStatus != 0 {
+		e.Status = int(d.varint())
+	}
+	if mask&fClass != 0 {
+		e.Class = d.str()
+	}
+	if mask&fOutcome != 0 {
+		e.Outcome = d.str()
+	}
+	if mask&fTTFT != 0 {
+		e.TTFT = time.Duration(d.varint())
+	}
+	if mask&fDuration != 0 {
+		e.Duration = time.Duration(d.varint())
+	}
+	if mask&fInputTokens != 0 {
+		e.InputTokens = int(d.varint())
+	}
+	if mask&fOutputTokens != 0 {
+		e.OutputTokens = int(d.varint())
+	}
+	if mask&fCachedTokens != 0 {
+		e.CachedTokens = int(d.varint())
+	}
+	if mask&fCost != 0 {
+		e.Cost = d.float()
+	}
+	if mask&(fFrom|fTo|fReason|fName|fSeverity|fSink|fValue) != 0 {
+		decodeRare(&d, mask, e)
+	}
 	e.OK = mask&fOK != 0
-	e.Value = float(fValue)
-	return b, at
+	return d.b, at
+}
+
+// decodeRare reads the fields appendRare writes.
+func decodeRare(d *decoder, mask uint64, e *Event) {
+	if mask&fFrom != 0 {
+		e.From = d.str()
+	}
+	if mask&fTo != 0 {
+		e.To = d.str()
+	}
+	if mask&fReason != 0 {
+		e.Reason = d.str()
+	}
+	if mask&fName != 0 {
+		e.Name = d.str()
+	}
+	if mask&fSeverity != 0 {
+		e.Severity = d.str()
+	}
+	if mask&fSink != 0 {
+		e.Sink = d.str()
+	}
+	if mask&fValue != 0 {
+		e.Value = d.float()
+	}
 }
