@@ -196,10 +196,17 @@ func WriteJSONL(w io.Writer, evs []Event) error { return writeJSONL(w, slices.Al
 func (p *Packed) WriteJSONL(w io.Writer) error { return writeJSONL(w, p.All()) }
 
 func writeJSONL(w io.Writer, evs iter.Seq2[int, Event]) error {
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var line []byte
+	var ev Event // one escaping copy, not one per event
 	for _, e := range evs {
-		if err := enc.Encode(&e); err != nil {
+		ev = e
+		var err error
+		if line, err = appendJSON(line[:0], &ev); err != nil {
+			return err
+		}
+		line = append(line, '\n')
+		if _, err := bw.Write(line); err != nil {
 			return err
 		}
 	}
