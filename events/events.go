@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
+	"slices"
 	"sync"
 	"time"
 )
@@ -188,11 +190,23 @@ func (b *Bus) Dropped() uint64 {
 
 // WriteJSONL writes events one JSON object per line. The output is a pure
 // function of the events, so equal logs give byte-identical files.
-func WriteJSONL(w io.Writer, evs []Event) error {
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	for i := range evs {
-		if err := enc.Encode(&evs[i]); err != nil {
+func WriteJSONL(w io.Writer, evs []Event) error { return writeJSONL(w, slices.All(evs)) }
+
+// WriteJSONL writes the log as WriteJSONL writes a slice of its events.
+func (p *Packed) WriteJSONL(w io.Writer) error { return writeJSONL(w, p.All()) }
+
+func writeJSONL(w io.Writer, evs iter.Seq2[int, Event]) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var line []byte
+	var ev Event // one escaping copy, not one per event
+	for _, e := range evs {
+		ev = e
+		var err error
+		if line, err = appendJSON(line[:0], &ev); err != nil {
+			return err
+		}
+		line = append(line, '\n')
+		if _, err := bw.Write(line); err != nil {
 			return err
 		}
 	}

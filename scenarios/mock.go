@@ -58,8 +58,16 @@ func (a *mockModel) Journal() []JournalEntry { return convertJournal(a.m.Journal
 
 func convertJournal(js []mockprovider.JournalEntry) []JournalEntry {
 	out := make([]JournalEntry, len(js))
+	// A journal names a handful of targets: build each key once.
+	type pm struct{ provider, model string }
+	keys := map[pm]string{}
 	for i, j := range js {
-		out[i] = JournalEntry{Time: j.Time, RequestID: j.RequestID, Target: j.Provider + ":" + j.Model,
+		k, ok := keys[pm{j.Provider, j.Model}]
+		if !ok {
+			k = j.Provider + ":" + j.Model
+			keys[pm{j.Provider, j.Model}] = k
+		}
+		out[i] = JournalEntry{Time: j.Time, RequestID: j.RequestID, Target: k,
 			Fault: j.Fault, Outcome: string(j.Outcome), OutputTokens: j.TokensSent, Corrupted: j.Corrupted}
 	}
 	return out

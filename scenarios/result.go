@@ -59,6 +59,7 @@ type Result struct {
 	Events       EventSummary `json:"events"`
 
 	log     []events.Event
+	packed  *events.Packed // the simulator's log; Log unpacks it
 	journal []JournalEntry
 	// Series is the run over time, for charts.
 	Series Series `json:"series"`

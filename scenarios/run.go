@@ -46,7 +46,7 @@ func runSim(ctx context.Context, s *Scenario, seed uint64) (*Result, error) {
 	}
 	m.run()
 	end := Epoch.Add(time.Duration(m.end))
-	in := Input{Events: m.evs, Journal: m.journal(), Evals: m.evalRecs, Start: Epoch, End: end,
+	in := Input{Packed: &m.log, Journal: m.journal(), Evals: m.evalRecs, Start: Epoch, End: end,
 		SLO: SLO{SuccessRate: s.SLO.SuccessRate.F(), Window: s.SLO.Window.D()}, Primary: s.env.primary, Prices: s.env.prices}
 	res := finish(s, in, ModeSim, seed, m.aborted)
 	res.Start = Epoch
@@ -66,7 +66,7 @@ func finish(s *Scenario, in Input, mode Mode, seed uint64, aborted string) *Resu
 	res.Duration = s.Duration.D()
 	res.Aborted = aborted != ""
 	res.AbortReason = aborted
-	res.log = in.Events
+	res.log, res.packed = in.Events, in.Packed
 	res.journal = in.Journal
 	res.Expectations = s.judge(res)
 	res.Pass = !res.Aborted
@@ -87,7 +87,12 @@ func brownoutVersion() string {
 }
 
 // Log returns the run's event log.
-func (r *Result) Log() []events.Event { return r.log }
+func (r *Result) Log() []events.Event {
+	if r.log == nil && r.packed != nil {
+		r.log = r.packed.Events()
+	}
+	return r.log
+}
 
 // Journal returns the mocks' journals as scored.
 func (r *Result) Journal() []JournalEntry { return r.journal }
@@ -110,7 +115,11 @@ func (r *Result) WriteDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := events.WriteJSONL(f, r.log); err != nil {
+	write := func() error { return events.WriteJSONL(f, r.log) }
+	if r.log == nil && r.packed != nil {
+		write = func() error { return r.packed.WriteJSONL(f) }
+	}
+	if err := write(); err != nil {
 		f.Close()
 		return err
 	}

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"cmp"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -48,7 +49,10 @@ func (p Price) Cost(in, cached, out int) float64 {
 // the client-side eval records, plus the few facts of the scenario that the
 // log does not carry.
 type Input struct {
-	Events  []events.Event
+	Events []events.Event
+	// Packed, when set, is the log scored instead of Events (the
+	// simulator records its millions of events packed).
+	Packed  *events.Packed
 	Journal []JournalEntry
 	Evals   []EvalRecord
 	// Start and End bound the run.
@@ -63,6 +67,14 @@ type Input struct {
 	// BlackBox forces traffic-shift detection from the journal. It is also
 	// chosen automatically when the log has no attempt events.
 	BlackBox bool
+}
+
+// all returns the events of the log, Packed or Events.
+func (in *Input) all() iter.Seq2[int, events.Event] {
+	if in.Packed != nil {
+		return in.Packed.All()
+	}
+	return slices.All(in.Events)
 }
 
 // Scoring constants (documented in the scoring README).
@@ -168,11 +180,17 @@ func newScorer(in Input) *scorer {
 	}
 	s.summary = EventSummary{ByKind: map[string]int{}}
 	// Infer bounds when not given.
-	if s.start.IsZero() && len(in.Events) > 0 {
-		s.start = in.Events[0].Time
-	}
-	if s.end.IsZero() && len(in.Events) > 0 {
-		s.end = in.Events[len(in.Events)-1].Time
+	if s.start.IsZero() || s.end.IsZero() {
+		first := true
+		for _, e := range in.all() {
+			if first && s.start.IsZero() {
+				s.start = e.Time
+			}
+			first = false
+			if in.End.IsZero() {
+				s.end = e.Time
+			}
+		}
 	}
 	s.nbins = int(s.end.Sub(s.start)/bin) + 1
 	if s.nbins < 1 {
@@ -181,8 +199,8 @@ func newScorer(in Input) *scorer {
 	openAtt := make(map[string]*attRec, 64) // request id -> the attempt in flight
 	probeStreak := map[string]int{}
 	targets := map[string]bool{}
-	for i := range in.Events {
-		e := &in.Events[i]
+	for _, ev := range in.all() {
+		e := &ev
 		s.summary.Total++
 		s.summary.ByKind[string(e.Kind)]++
 		if e.Target != "" && e.Kind != events.FaultStart && e.Kind != events.FaultEnd {

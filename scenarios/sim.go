@@ -81,6 +81,40 @@ func (h *timerHeap) push(t timer) {
 	}
 }
 
+// timerFIFO is a queue of timers due in the order they were scheduled: a
+// traffic class's client deadlines (each request's arrival plus the same
+// timeout), kept out of the heap, which then holds only the few timers of
+// requests in flight.
+type timerFIFO struct {
+	q    []timer
+	head int
+}
+
+func (f *timerFIFO) push(t timer) {
+	if f.head > 0 && f.head == len(f.q) {
+		f.q, f.head = f.q[:0], 0
+	} else if f.head >= 1024 && f.head*2 >= len(f.q) {
+		n := copy(f.q, f.q[f.head:])
+		clear(f.q[n:])
+		f.q, f.head = f.q[:n], 0
+	}
+	f.q = append(f.q, t)
+}
+
+func (f *timerFIFO) peek() *timer {
+	if f.head == len(f.q) {
+		return nil
+	}
+	return &f.q[f.head]
+}
+
+func (f *timerFIFO) pop() timer {
+	t := f.q[f.head]
+	f.q[f.head] = timer{}
+	f.head++
+	return t
+}
+
 func (h *timerHeap) pop() timer {
 	q := *h
 	top := q[0]
@@ -128,13 +162,9 @@ type simReq struct {
 	partial string // answer text that already reached the client
 	// pendingConnect: an attempt to a dead provider is in flight.
 	pendingConnect bool
-}
-
-// servedKey names a model, traffic class and prompt served before (what a
-// response cache would hold).
-type servedKey struct {
-	model           string
-	traffic, prompt int
+	// timers counts the timers that refer to the request; a done request
+	// with none left is reused for a later arrival.
+	timers int32
 }
 
 type sim struct {
@@ -142,21 +172,25 @@ type sim struct {
 	ctx          context.Context
 	now          int64
 	q            timerHeap
+	cancels      []timerFIFO // per traffic class: client deadlines
+	free         []*simReq   // done requests no timer refers to
+	ids          []string    // the next request IDs from idNext on; see requestID
+	idNext       int
 	seq          uint64
 	rnd          *rand.Rand
 	eng          *policy.Engine
 	provs        map[string]provider // provider name
 	killed       map[string]bool
 	faultIDs     map[int][]faultRef
-	evs          []events.Event
+	log          events.Packed
 	alerts       *alerts.Evaluator
 	alertEvery   time.Duration
 	det          *evals.Detectors // nil when the config disables them
 	detAction    policy.Action    // "" for action none
 	refusals     []string
 	sinksDown    map[string]bool
-	cache        map[servedKey]bool // route + prompt served before
-	req          llm.Request        // scratch request of the attempt being sent
+	served       [][]bool    // per traffic class and prompt: answered before (what a response cache would hold)
+	req          llm.Request // scratch request of the attempt being sent
 	evalRecs     []EvalRecord
 	nreq         int
 	prompts      [][]string
@@ -189,16 +223,51 @@ type faultRef struct {
 
 // Emit records an event (events.Sink).
 func (m *sim) Emit(e events.Event) {
-	e.Seq = uint64(len(m.evs)) + 1
-	m.evs = append(m.evs, e)
+	e.Seq = uint64(m.log.Len()) + 1
+	m.log.Append(e)
 	if m.alerts != nil {
 		m.alerts.Observe(e)
 	}
 }
 
 func (m *sim) schedule(at int64, kind uint8, idx int32, r *simReq) {
+	if r != nil {
+		r.timers++
+	}
 	m.seq++
 	m.q.push(timer{at: at, seq: m.seq, kind: kind, idx: idx, req: r})
+}
+
+// scheduleCancel schedules a request's client deadline. Deadlines of a
+// traffic class come in arrival order, so they queue instead of entering
+// the heap; the sequence number orders them with the heap's timers exactly
+// as if they were in it.
+func (m *sim) scheduleCancel(r *simReq) {
+	r.timers++
+	m.seq++
+	m.cancels[r.traffic].push(timer{at: r.deadline, seq: m.seq, kind: tCancel, req: r})
+}
+
+// pop removes the next timer by (at, seq) from the heap and the deadline
+// queues; ok is false when none is left.
+func (m *sim) pop() (timer, bool) {
+	var best *timer
+	bi := -1
+	if len(m.q) > 0 {
+		best = &m.q[0]
+	}
+	for i := range m.cancels {
+		if c := m.cancels[i].peek(); c != nil && (best == nil || c.at < best.at || (c.at == best.at && c.seq < best.seq)) {
+			best, bi = c, i
+		}
+	}
+	switch {
+	case best == nil:
+		return timer{}, false
+	case bi >= 0:
+		return m.cancels[bi].pop(), true
+	}
+	return m.q.pop(), true
 }
 
 func (m *sim) t(ns int64) time.Time { return Epoch.Add(time.Duration(ns)) }
@@ -212,7 +281,7 @@ func seedFor(seed uint64, name string) uint64 {
 func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 	m := &sim{s: s, ctx: ctx, rnd: rand.New(rand.NewPCG(seed, seedFor(seed, "traffic"))),
 		provs: map[string]provider{}, killed: map[string]bool{}, faultIDs: map[int][]faultRef{},
-		sinksDown: map[string]bool{}, cache: map[servedKey]bool{}, end: int64(s.Duration), keys: map[*policy.Target]string{}}
+		sinksDown: map[string]bool{}, end: int64(s.Duration), keys: map[*policy.Target]string{}}
 	eng, err := policy.New(s.env.policy, policy.Options{Rand: rand.New(rand.NewPCG(seed, seedFor(seed, "policy"))), Events: m})
 	if err != nil {
 		return nil, fmt.Errorf("%w: gateway policy: %w", ErrInvalid, err)
@@ -251,20 +320,16 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 			m.detAction = policy.Trip
 		}
 	}
-	// Size the log for the expected traffic (about six events per request)
-	// so it is not copied as it grows.
-	est := 1024.0
-	for i := range s.Traffic {
-		est += s.Traffic[i].maxRate() * s.Duration.D().Seconds() * 6
-	}
-	m.evs = make([]events.Event, 0, int(min(est, 20e6)))
+	m.cancels = make([]timerFIFO, len(s.Traffic))
 	m.prompts = make([][]string, len(s.Traffic))
+	m.served = make([][]bool, len(s.Traffic))
 	m.msgs = make([][][]llm.Message, len(s.Traffic))
 	for i, t := range s.Traffic {
 		m.prompts[i] = s.prompts[i]
 		if len(m.prompts[i]) == 0 {
 			m.prompts[i] = syntheticPrompts(t.PromptTokens, 256)
 		}
+		m.served[i] = make([]bool, len(m.prompts[i]))
 	}
 	m.structSchema = &llm.ResponseFormat{Type: llm.ResponseJSONSchema, Name: "answer", Strict: true,
 		Schema: []byte(`{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"}},"required":["answer","confidence"],"additionalProperties":false}`)}
@@ -307,9 +372,13 @@ func (m *sim) run() {
 		m.schedule(int64(time.Second), tStop, 0, nil)
 	}
 	steps := 0
-	for len(m.q) > 0 {
-		tm := m.q.pop()
+	for {
+		tm, ok := m.pop()
+		if !ok {
+			break
+		}
 		if tm.at > m.end && tm.kind != tObserve && tm.kind != tNext && tm.kind != tCancel && tm.kind != tProbeDone {
+			m.release(tm.req)
 			continue
 		}
 		m.now = tm.at
@@ -354,6 +423,7 @@ func (m *sim) run() {
 				m.schedule(m.now+int64(time.Second), tStop, 0, nil)
 			}
 		}
+		m.release(tm.req)
 		if m.aborted != "" && m.end == m.now {
 			break
 		}
@@ -420,11 +490,54 @@ func (m *sim) scheduleArrival(i int, from int64) {
 	}
 }
 
+// requestID returns "req-n" for the n-th request. IDs are made in batches
+// sharing one string, so a request costs no allocation for its ID.
+func (m *sim) requestID(n int) string {
+	if len(m.ids) == 0 || m.idNext != n {
+		const batch = 4096
+		var b []byte
+		ends := make([]int, 0, batch)
+		for k := n; k < n+batch; k++ {
+			b = strconv.AppendInt(append(b, "req-"...), int64(k), 10)
+			ends = append(ends, len(b))
+		}
+		all := string(b)
+		m.ids = make([]string, batch)
+		start := 0
+		for k, e := range ends {
+			m.ids[k] = all[start:e]
+			start = e
+		}
+	}
+	id := m.ids[0]
+	m.ids, m.idNext = m.ids[1:], n+1
+	return id
+}
+
+// release drops a timer's reference to r, and keeps r for reuse when it
+// was the last one of a done request.
+func (m *sim) release(r *simReq) {
+	if r == nil {
+		return
+	}
+	r.timers--
+	if r.done && r.timers == 0 {
+		*r = simReq{}
+		m.free = append(m.free, r)
+	}
+}
+
 func (m *sim) arrive(i int) {
 	m.scheduleArrival(i, m.now)
 	t := &m.s.Traffic[i]
 	m.nreq++
-	r := &simReq{id: "req-" + strconv.Itoa(m.nreq), traffic: i, deadline: m.now + int64(t.ClientTimeout)}
+	var r *simReq
+	if n := len(m.free); n > 0 {
+		r, m.free = m.free[n-1], m.free[:n-1]
+	} else {
+		r = new(simReq)
+	}
+	r.id, r.traffic, r.deadline = m.requestID(m.nreq), i, m.now+int64(t.ClientTimeout)
 	r.prompt = m.rnd.IntN(len(m.prompts[i]))
 	stream := m.rnd.Float64() < t.Stream.F()
 	structured := m.rnd.Float64() < t.Structured.F()
@@ -436,7 +549,7 @@ func (m *sim) arrive(i int) {
 	r.eng = m.eng
 	r.att = m.eng.Begin(m.t(m.now), policy.Request{ID: r.id, Route: t.Route, PromptTokens: t.PromptTokens,
 		Stream: stream, Structured: structured})
-	m.schedule(r.deadline, tCancel, 0, r)
+	m.scheduleCancel(r)
 	m.next(r)
 }
 
@@ -455,7 +568,7 @@ func (m *sim) next(r *simReq) {
 		m.schedule(max(int64(d.Until.Sub(Epoch)), m.now+int64(time.Microsecond)), tNext, 0, r)
 	case policy.ServeCached:
 		o := policy.Outcome{Class: policy.CacheMiss}
-		if m.cache[servedKey{r.req.Model, r.traffic, r.prompt}] {
+		if m.served[r.traffic][r.prompt] {
 			o = policy.Outcome{Class: policy.OK}
 		}
 		r.att.Observe(now, o)
@@ -779,7 +892,7 @@ func (m *sim) complete(r *simReq, now time.Time, served, corrupted bool) {
 	if !served {
 		return
 	}
-	m.cache[servedKey{r.req.Model, r.traffic, r.prompt}] = true
+	m.served[r.traffic][r.prompt] = true
 }
 
 func (m *sim) cancel(r *simReq) {
@@ -912,9 +1025,19 @@ func (m *sim) evaluateAlerts() {
 }
 
 func (m *sim) journal() []JournalEntry {
-	var out []JournalEntry
+	if len(m.s.env.providers) == 1 {
+		return m.provs[m.s.env.providers[0].name].Journal()
+	}
+	js := make([][]JournalEntry, 0, len(m.s.env.providers))
+	n := 0
 	for _, p := range m.s.env.providers {
-		out = append(out, m.provs[p.name].Journal()...)
+		j := m.provs[p.name].Journal()
+		js = append(js, j)
+		n += len(j)
+	}
+	out := make([]JournalEntry, 0, n)
+	for _, j := range js {
+		out = append(out, j...)
 	}
 	return out
 }

@@ -170,7 +170,7 @@ func (s *scorer) timeseries() Series {
 		}
 		return int(a.From - b.From)
 	})
-	for _, e := range s.in.Events {
+	for _, e := range s.in.all() {
 		switch e.Kind {
 		case events.RequestStart, events.RequestEnd, events.AttemptStart, events.AttemptEnd:
 			continue

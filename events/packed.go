@@ -1,0 +1,367 @@
+package events
+
+import (
+	"encoding/binary"
+	"iter"
+	"math"
+	"time"
+)
+
+// Packed is an append-only event log stored compactly: each event is a few
+// varint-encoded bytes (only the fields that are set, times as deltas, every
+// string interned), about 20 bytes for a typical request event instead of
+// the 328 of an Event value, and the storage holds no pointers for the
+// garbage collector to scan. The simulator records millions of events per
+// game day in one; a plain []Event of that size costs more in fresh memory
+// than the simulation itself.
+//
+// Events come back equal to those appended, with one exception: times are
+// returned in the location of the first event's time (a log whose events
+// share one location, as every log written by one process does, is
+// unaffected). Strings come back as the interned copy of the first equal
+// string appended. The zero value is ready to use; a Packed is not safe
+// for concurrent use.
+type Packed struct {
+	blocks [][]byte
+	n      int
+	base   time.Time // the first event's time; deltas start from it
+	last   int64     // previous event's time, ns since base
+	strs   []string
+	// cache maps recently appended strings to their ids, direct-mapped by a
+	// hash of their ends. A string missing from it is added to strs again:
+	// the log stays correct (equal strings, different ids), and the few
+	// strings most events repeat (kinds, routes, targets, classes) stay
+	// cached, as does a request's id while it is in flight.
+	cache [internSlots]struct {
+		s  string
+		id uint32
+		ok bool
+	}
+}
+
+const internSlots = 4096
+
+// packedBlock is the size of a storage block; an event never spans two.
+const (
+	packedBlock  = 256 << 10
+	maxPackedLen = 4 + 5 + 10 + 24*10 // mask, kind, time, every field as a 10-byte varint
+)
+
+// Field bits of the presence mask, in encoding order.
+const (
+	fSeq = 1 << iota // set when Seq is not the event's position + 1
+	fRequestID
+	fRoute
+	fTarget
+	fTier
+	fAttempt
+	fStream
+	fStatus
+	fClass
+	fOutcome
+	fTTFT
+	fDuration
+	fInputTokens
+	fOutputTokens
+	fCachedTokens
+	fCost
+	fFrom
+	fTo
+	fReason
+	fName
+	fSeverity
+	fSink
+	fOK
+	fValue
+)
+
+// Len returns the number of events appended.
+func (p *Packed) Len() int { return p.n }
+
+// Append adds an event to the log.
+func (p *Packed) Append(e Event) {
+	if p.n == 0 {
+		p.base = e.Time
+	}
+	var mask uint64
+	if e.Seq != uint64(p.n)+1 {
+		mask |= fSeq
+	}
+	mask |= bit(e.RequestID != "", fRequestID) | bit(e.Route != "", fRoute) | bit(e.Target != "", fTarget) |
+		bit(e.Tier != "", fTier) | bit(e.Attempt != 0, fAttempt) | bit(e.Stream, fStream) |
+		bit(e.Status != 0, fStatus) | bit(e.Class != "", fClass) | bit(e.Outcome != "", fOutcome) |
+		bit(e.TTFT != 0, fTTFT) | bit(e.Duration != 0, fDuration) | bit(e.InputTokens != 0, fInputTokens) |
+		bit(e.OutputTokens != 0, fOutputTokens) | bit(e.CachedTokens != 0, fCachedTokens) |
+		bit(e.Cost != 0, fCost) | bit(e.From != "", fFrom) | bit(e.To != "", fTo) | bit(e.Reason != "", fReason) |
+		bit(e.Name != "", fName) | bit(e.Severity != "", fSeverity) | bit(e.Sink != "", fSink) |
+		bit(e.OK, fOK) | bit(e.Value != 0, fValue)
+
+	b := p.room()
+	b = binary.AppendUvarint(b, mask)
+	b = binary.AppendUvarint(b, uint64(p.intern(string(e.Kind))))
+	at := int64(e.Time.Sub(p.base))
+	b = binary.AppendVarint(b, at-p.last)
+	p.last = at
+	if mask&fSeq != 0 {
+		b = binary.AppendUvarint(b, e.Seq)
+	}
+	if mask&fRequestID != 0 {
+		b = binary.AppendUvarint(b, uint64(p.intern(e.RequestID)))
+	}
+	if mask&fRoute != 0 {
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Route)))
+	}
+	if mask&fTarget != 0 {
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Target)))
+	}
+	if mask&fTier != 0 {
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Tier)))
+	}
+	if mask&fAttempt != 0 {
+		b = binary.AppendVarint(b, int64(e.Attempt))
+	}
+	if mask&fStatus != 0 {
+		b = binary.AppendVarint(b, int64(e.Status))
+	}
+	if mask&fClass != 0 {
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Class)))
+	}
+	if mask&fOutcome != 0 {
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Outcome)))
+	}
+	if mask&fTTFT != 0 {
+		b = binary.AppendVarint(b, int64(e.TTFT))
+	}
+	if mask&fDuration != 0 {
+		b = binary.AppendVarint(b, int64(e.Duration))
+	}
+	if mask&fInputTokens != 0 {
+		b = binary.AppendVarint(b, int64(e.InputTokens))
+	}
+	if mask&fOutputTokens != 0 {
+		b = binary.AppendVarint(b, int64(e.OutputTokens))
+	}
+	if mask&fCachedTokens != 0 {
+		b = binary.AppendVarint(b, int64(e.CachedTokens))
+	}
+	if mask&fCost != 0 {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(e.Cost))
+	}
+	if mask&(fFrom|fTo|fReason|fName|fSeverity|fSink|fValue) != 0 {
+		b = p.appendRare(b, mask, &e)
+	}
+	p.blocks[len(p.blocks)-1] = b
+	p.n++
+}
+
+// appendRare encodes the fields request events do not use.
+func (p *Packed) appendRare(b []byte, mask uint64, e *Event) []byte {
+	if mask&fFrom != 0 {
+		b = binary.AppendUvarint(b, uint64(p.intern(e.From)))
+	}
+	if mask&fTo != 0 {
+		b = binary.AppendUvarint(b, uint64(p.intern(e.To)))
+	}
+	if mask&fReason != 0 {
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Reason)))
+	}
+	if mask&fName != 0 {
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Name)))
+	}
+	if mask&fSeverity != 0 {
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Severity)))
+	}
+	if mask&fSink != 0 {
+		b = binary.AppendUvarint(b, uint64(p.intern(e.Sink)))
+	}
+	if mask&fValue != 0 {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(e.Value))
+	}
+	return b
+}
+
+func bit(ok bool, b uint64) uint64 {
+	if ok {
+		return b
+	}
+	return 0
+}
+
+// room returns the current block with space for one more event.
+func (p *Packed) room() []byte {
+	if k := len(p.blocks); k > 0 {
+		if b := p.blocks[k-1]; cap(b)-len(b) >= maxPackedLen {
+			return b
+		}
+	}
+	b := make([]byte, 0, packedBlock)
+	p.blocks = append(p.blocks, b)
+	return b
+}
+
+func (p *Packed) intern(s string) uint32 {
+	c := &p.cache[internHash(s)%internSlots]
+	if c.ok && c.s == s {
+		return c.id
+	}
+	id := uint32(len(p.strs))
+	p.strs = append(p.strs, s)
+	c.s, c.id, c.ok = s, id, true
+	return id
+}
+
+// internHash mixes the length and up to eight bytes from each end of s.
+func internHash(s string) uint64 {
+	h := uint64(len(s))
+	n := len(s)
+	for i := 0; i < 8 && i < n; i++ {
+		h = h<<8 | uint64(s[i])
+	}
+	for i := max(n-8, 8); i < n; i++ {
+		h = h*31 + uint64(s[i])
+	}
+	h ^= h >> 29
+	h *= 0x9e3779b97f4a7c15
+	return h >> 32
+}
+
+// All returns the events in the order they were appended, with their
+// positions.
+func (p *Packed) All() iter.Seq2[int, Event] {
+	return func(yield func(int, Event) bool) {
+		var at int64
+		i := 0
+		for _, blk := range p.blocks {
+			for len(blk) > 0 {
+				var e Event
+				blk, at = p.decode(blk, at, i, &e)
+				if !yield(i, e) {
+					return
+				}
+				i++
+			}
+		}
+	}
+}
+
+// Events returns the log as a slice.
+func (p *Packed) Events() []Event {
+	out := make([]Event, 0, p.n)
+	for _, e := range p.All() {
+		out = append(out, e)
+	}
+	return out
+}
+
+// decoder reads the fields of one encoded event.
+type decoder struct {
+	b    []byte
+	strs []string
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) str() string { return d.strs[d.uvarint()] }
+
+func (d *decoder) float() float64 {
+	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
+	d.b = d.b[8:]
+	return v
+}
+
+// decode reads the event at position i from b, whose previous event was at
+// prev ns after base; it returns the rest of b and this event's offset.
+func (p *Packed) decode(b []byte, prev int64, i int, e *Event) ([]byte, int64) {
+	d := decoder{b: b, strs: p.strs}
+	mask := d.uvarint()
+	e.Kind = Kind(d.str())
+	at := prev + d.varint()
+	e.Time = p.base.Add(time.Duration(at))
+	e.Seq = uint64(i) + 1
+	if mask&fSeq != 0 {
+		e.Seq = d.uvarint()
+	}
+	if mask&fRequestID != 0 {
+		e.RequestID = d.str()
+	}
+	if mask&fRoute != 0 {
+		e.Route = d.str()
+	}
+	if mask&fTarget != 0 {
+		e.Target = d.str()
+	}
+	if mask&fTier != 0 {
+		e.Tier = d.str()
+	}
+	if mask&fAttempt != 0 {
+		e.Attempt = int(d.varint())
+	}
+	e.Stream = mask&fStream != 0
+	if mask&fStatus != 0 {
+		e.Status = int(d.varint())
+	}
+	if mask&fClass != 0 {
+		e.Class = d.str()
+	}
+	if mask&fOutcome != 0 {
+		e.Outcome = d.str()
+	}
+	if mask&fTTFT != 0 {
+		e.TTFT = time.Duration(d.varint())
+	}
+	if mask&fDuration != 0 {
+		e.Duration = time.Duration(d.varint())
+	}
+	if mask&fInputTokens != 0 {
+		e.InputTokens = int(d.varint())
+	}
+	if mask&fOutputTokens != 0 {
+		e.OutputTokens = int(d.varint())
+	}
+	if mask&fCachedTokens != 0 {
+		e.CachedTokens = int(d.varint())
+	}
+	if mask&fCost != 0 {
+		e.Cost = d.float()
+	}
+	if mask&(fFrom|fTo|fReason|fName|fSeverity|fSink|fValue) != 0 {
+		decodeRare(&d, mask, e)
+	}
+	e.OK = mask&fOK != 0
+	return d.b, at
+}
+
+// decodeRare reads the fields appendRare writes.
+func decodeRare(d *decoder, mask uint64, e *Event) {
+	if mask&fFrom != 0 {
+		e.From = d.str()
+	}
+	if mask&fTo != 0 {
+		e.To = d.str()
+	}
+	if mask&fReason != 0 {
+		e.Reason = d.str()
+	}
+	if mask&fName != 0 {
+		e.Name = d.str()
+	}
+	if mask&fSeverity != 0 {
+		e.Severity = d.str()
+	}
+	if mask&fSink != 0 {
+		e.Sink = d.str()
+	}
+	if mask&fValue != 0 {
+		e.Value = d.float()
+	}
+}
