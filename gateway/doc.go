@@ -25,6 +25,13 @@
 // token, idle gap, token-rate floor, total), and a connect timeout reaches
 // the dialer through the request context.
 //
+// Upstreams over TLS are reached with net/http's Transport (HTTP/2 when the
+// provider negotiates it, as real providers do); cleartext http:// upstreams
+// use the gateway's own HTTP/1.1 keep-alive pool, which writes the request
+// and reads the answer on the request's goroutine, so a held stream costs no
+// goroutine of its own (NewTransport stays the transport for h2c and for
+// requests sent through a proxy).
+//
 // Served answers feed the silent-degradation detectors (package evals):
 // a rising rate of invalid JSON, refusals, empty tool arguments or answers
 // cut at a token wall becomes a detector.signal event and demotes (or trips)

@@ -628,3 +628,38 @@ cache: {max_entries: -1}
 	}
 	assert.Equal(t, int32(1), up.conns.Load(), "one upstream connection for every request")
 }
+
+// TestH1TransportIdleTimeout: a connection idle for IdleConnTimeout is
+// closed and leaves the pool; the next request dials a new one.
+func TestH1TransportIdleTimeout(t *testing.T) {
+	var closed atomic.Int32
+	srv := &h1Server{Server: httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	}))}
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			srv.conns.Add(1)
+		case http.StateClosed:
+			closed.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	tr, client := newTestH1(t, TransportOptions{IdleConnTimeout: 5 * time.Millisecond})
+	get := func() {
+		t.Helper()
+		resp, err := client.Get(srv.URL)
+		require.NoError(t, err)
+		_, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	get()
+	waitIdle(t, tr, 0)
+	for i := 0; closed.Load() == 0 && i < 2000; i++ {
+		time.Sleep(time.Millisecond)
+	}
+	assert.Equal(t, int32(1), closed.Load(), "the server saw the idle connection closed")
+	get()
+	assert.Equal(t, int32(2), srv.conns.Load())
+}
