@@ -186,30 +186,18 @@ func estimateTokens(req *llm.Request) int {
 }
 
 // run drives the request through the decision core until it is answered.
+//
+// A streaming request's goroutine keeps, while the stream is held, the
+// stack its deepest call needed (the runtime shrinks a stack only when a
+// quarter of it is in use): run and the steps it calls keep their frames
+// small, and the cold paths are methods of their own (go:noinline), so the
+// decision core's calls stay within a small stack.
 func (x *exchange) run(ctx context.Context, hint string) {
-	x.promptTokens = estimateTokens(x.req)
 	cacheable := x.rt.cacheable[x.req.Model]
-	if cacheable {
-		x.hash = requestHash(x.req)
-		if x.rt.cfg.Cache.Exact {
-			if e, age, fresh, ok := x.s.cache.get(time.Now(), x.req.Model, x.hash); ok && fresh {
-				x.raw = nil
-				x.s.m.cacheLookups.WithLabelValues("hit").Inc()
-				x.resp, x.cacheAge = e.resp, age
-				x.w.Header()[HeaderCache] = []string{"hit"}
-				x.writeAnswer(e.target, 0, "cache")
-				return
-			}
-		}
+	if x.serveExact(cacheable) {
+		return
 	}
-	x.structured = x.req.ResponseFormat != nil && x.req.ResponseFormat.Type != llm.ResponseText && x.req.ResponseFormat.Type != ""
-	if rc := x.rt.routeCfg(x.req.Model); rc != nil && rc.Structured {
-		x.structured = true
-	}
-	att := x.rt.engine.Begin(time.Now(), policy.Request{
-		ID: x.id, Route: x.req.Model, PromptTokens: x.promptTokens,
-		Stream: x.req.Stream, Structured: x.structured, Tools: len(x.req.Tools) > 0, Hint: hint,
-	})
+	att := x.begin(hint)
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -220,36 +208,8 @@ func (x *exchange) run(ctx context.Context, hint string) {
 		d := att.Next(time.Now())
 		switch d.Kind {
 		case policy.Send:
-			key := d.Target.Key()
-			if x.committed && (!d.Prefill || x.toolDeltas) {
-				// The answer cannot be continued on this target: end the
-				// stream with the failure that interrupted it.
-				x.streamError(x.midErr)
-				x.s.emit(events.Event{Time: time.Now(), Kind: events.RequestEnd, RequestID: x.id, Route: x.req.Model,
-					Outcome: events.OutcomeFailed, Status: x.midErr.Status, Attempt: att.Attempts(), Duration: time.Since(x.start), Stream: true})
+			if !x.attempt(ctx, att, &d) {
 				return
-			}
-			if x.lastTarget != "" && x.lastTarget != key {
-				x.s.m.fallbacks.WithLabelValues(x.req.Model, x.lastTarget, key).Inc()
-			}
-			x.lastTarget = key
-			var o policy.Outcome
-			if x.req.Stream {
-				o = x.sendStream(ctx, &d)
-			} else {
-				o = x.sendOnce(ctx, &d)
-			}
-			now := time.Now()
-			att.Observe(now, o)
-			switch {
-			case o.Class == policy.OK:
-				x.detect(now, d.Target, x.resp)
-			case o.Class == policy.InvalidOutput && x.rejected != nil:
-				// Rejected answers are complete upstream answers too: the
-				// detectors must see them (evals/doc.go), or a target whose
-				// JSON broke is only ever caught by passive health.
-				x.detect(now, d.Target, x.rejected)
-				x.rejected = nil
 			}
 		case policy.Wait:
 			wait := time.Until(d.Until)
@@ -267,48 +227,161 @@ func (x *exchange) run(ctx context.Context, hint string) {
 				}
 			}
 		case policy.ServeCached:
-			if x.serveCachedLookup() {
-				att.Observe(time.Now(), policy.Outcome{Class: policy.OK})
-			} else {
-				att.Observe(time.Now(), policy.Outcome{Class: policy.CacheMiss})
-			}
+			x.observeCached(att)
 		case policy.Fail:
-			if x.committed {
-				// Never a clean end after a truncated answer; and never let a
-				// fall-back's own error (it may reject the prefill) mask the
-				// failure that cut the stream.
-				x.streamError(x.midErr)
-				return
-			}
-			writeLLMError(x.w, x.in, d.Err)
+			x.fail(&d)
 			return
 		case policy.Done:
-			target := ""
-			if d.Target != nil {
-				target = d.Target.Key()
-			}
-			if d.Tier == policy.TierCached {
-				x.w.Header()[HeaderCache] = []string{"stale"}
-				target = x.lastTarget
-			}
-			if x.req.Stream && x.committed {
-				_ = x.enc.Close()
-				_ = x.rc.Flush()
-				if cacheable && d.Tier != policy.TierCached && x.resp != nil {
-					x.s.cache.put(time.Now(), x.req.Model, target, x.hash, x.resp)
-				}
-				return
-			}
-			if cacheable && d.Tier != policy.TierCached && x.resp != nil {
-				x.s.cache.put(time.Now(), x.req.Model, target, x.hash, x.resp)
-			}
-			x.writeAnswer(target, att.Attempts(), d.Tier)
+			x.done(att, &d, cacheable)
 			return
 		default:
-			writeLLMError(x.w, x.in, &llm.Error{Status: 500, Type: llm.ErrServer, Message: "gateway: unknown decision " + d.Kind.String()})
+			x.unknown(&d)
 			return
 		}
 	}
+}
+
+// serveExact answers from the exact-match cache (routes with cache.exact).
+//
+//go:noinline
+func (x *exchange) serveExact(cacheable bool) bool {
+	x.promptTokens = estimateTokens(x.req)
+	if !cacheable {
+		return false
+	}
+	x.hash = requestHash(x.req)
+	if !x.rt.cfg.Cache.Exact {
+		return false
+	}
+	e, age, fresh, ok := x.s.cache.get(time.Now(), x.req.Model, x.hash)
+	if !ok || !fresh {
+		return false
+	}
+	x.raw = nil
+	x.s.m.cacheLookups.WithLabelValues("hit").Inc()
+	x.resp, x.cacheAge = e.resp, age
+	x.w.Header()[HeaderCache] = []string{"hit"}
+	x.writeAnswer(e.target, 0, "cache")
+	return true
+}
+
+// begin starts the request's attempt in the decision core.
+//
+//go:noinline
+func (x *exchange) begin(hint string) *policy.Attempt {
+	x.structured = x.req.ResponseFormat != nil && x.req.ResponseFormat.Type != llm.ResponseText && x.req.ResponseFormat.Type != ""
+	if rc := x.rt.routeCfg(x.req.Model); rc != nil && rc.Structured {
+		x.structured = true
+	}
+	return x.rt.engine.Begin(time.Now(), policy.Request{
+		ID: x.id, Route: x.req.Model, PromptTokens: x.promptTokens,
+		Stream: x.req.Stream, Structured: x.structured, Tools: len(x.req.Tools) > 0, Hint: hint,
+	})
+}
+
+// attempt carries out a Send decision and reports its outcome; false when
+// the request ended (a cut stream that cannot continue on this target).
+//
+//go:noinline
+func (x *exchange) attempt(ctx context.Context, att *policy.Attempt, d *policy.Decision) bool {
+	key := d.Target.Key()
+	if x.committed && (!d.Prefill || x.toolDeltas) {
+		// The answer cannot be continued on this target: end the stream
+		// with the failure that interrupted it.
+		x.endCut(att)
+		return false
+	}
+	if x.lastTarget != "" && x.lastTarget != key {
+		x.s.m.fallbacks.WithLabelValues(x.req.Model, x.lastTarget, key).Inc()
+	}
+	x.lastTarget = key
+	var o policy.Outcome
+	if x.req.Stream {
+		o = x.sendStream(ctx, d)
+	} else {
+		o = x.sendOnce(ctx, d)
+	}
+	now := time.Now()
+	att.Observe(now, o)
+	switch {
+	case o.Class == policy.OK:
+		x.detect(now, d.Target, x.resp)
+	case o.Class == policy.InvalidOutput && x.rejected != nil:
+		// Rejected answers are complete upstream answers too: the
+		// detectors must see them (evals/doc.go), or a target whose JSON
+		// broke is only ever caught by passive health.
+		x.detect(now, d.Target, x.rejected)
+		x.rejected = nil
+	}
+	return true
+}
+
+// endCut ends a committed stream that no target can continue.
+//
+//go:noinline
+func (x *exchange) endCut(att *policy.Attempt) {
+	x.streamError(x.midErr)
+	x.s.emit(events.Event{Time: time.Now(), Kind: events.RequestEnd, RequestID: x.id, Route: x.req.Model,
+		Outcome: events.OutcomeFailed, Status: x.midErr.Status, Attempt: att.Attempts(), Duration: time.Since(x.start), Stream: true})
+}
+
+// observeCached carries out a ServeCached decision.
+//
+//go:noinline
+func (x *exchange) observeCached(att *policy.Attempt) {
+	if x.serveCachedLookup() {
+		att.Observe(time.Now(), policy.Outcome{Class: policy.OK})
+	} else {
+		att.Observe(time.Now(), policy.Outcome{Class: policy.CacheMiss})
+	}
+}
+
+// fail carries out a Fail decision.
+//
+//go:noinline
+func (x *exchange) fail(d *policy.Decision) {
+	if x.committed {
+		// Never a clean end after a truncated answer; and never let a
+		// fall-back's own error (it may reject the prefill) mask the
+		// failure that cut the stream.
+		x.streamError(x.midErr)
+		return
+	}
+	writeLLMError(x.w, x.in, d.Err)
+}
+
+// done carries out a Done decision: the answer is complete.
+//
+//go:noinline
+func (x *exchange) done(att *policy.Attempt, d *policy.Decision, cacheable bool) {
+	target := ""
+	if d.Target != nil {
+		target = d.Target.Key()
+	}
+	if d.Tier == policy.TierCached {
+		x.w.Header()[HeaderCache] = []string{"stale"}
+		target = x.lastTarget
+	}
+	put := cacheable && d.Tier != policy.TierCached && x.resp != nil
+	if x.req.Stream && x.committed {
+		_ = x.enc.Close()
+		_ = x.rc.Flush()
+		if put {
+			x.s.cache.put(time.Now(), x.req.Model, target, x.hash, x.resp)
+		}
+		return
+	}
+	if put {
+		x.s.cache.put(time.Now(), x.req.Model, target, x.hash, x.resp)
+	}
+	x.writeAnswer(target, att.Attempts(), d.Tier)
+}
+
+// unknown answers a decision this shell does not know.
+//
+//go:noinline
+func (x *exchange) unknown(d *policy.Decision) {
+	writeLLMError(x.w, x.in, &llm.Error{Status: 500, Type: llm.ErrServer, Message: "gateway: unknown decision " + d.Kind.String()})
 }
 
 // serveCachedLookup finds a cached answer for the cached tier.
@@ -750,6 +823,9 @@ func (x *exchange) sendStream(parent context.Context, d *policy.Decision) policy
 			}
 			if !emit(ev) {
 				outcome = policy.Outcome{Class: policy.ClientCanceled, Status: 200}
+			} else if tokens == 1 && !continuing {
+				lf.pending = false
+				x.flushHeaders()
 			}
 		case llm.EventFinish:
 			finish = ev.FinishReason
@@ -822,6 +898,22 @@ func (x *exchange) sendStream(parent context.Context, d *policy.Decision) policy
 		}
 	}
 	return outcome
+}
+
+// flushHeaders flushes the start of a stream: its headers, the start event
+// and the first token, in one write. net/http writes a response's headers
+// with a deep stack (chunkWriter.writeHeader), and a goroutine keeps the
+// stack its deepest call needed for as long as it holds the stream, so the
+// first flush runs on a goroutine of its own while this one waits.
+//
+//go:noinline
+func (x *exchange) flushHeaders() {
+	done := make(chan struct{})
+	go func() {
+		_ = x.rc.Flush()
+		close(done)
+	}()
+	<-done
 }
 
 // lazyFlush reads an upstream body and flushes what was written to the

@@ -178,7 +178,7 @@ func (s *Server) build(cfg *Config, old *runtime) (*runtime, error) {
 		}
 		po := policy.Options{
 			Rand:   mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-			Events: events.SinkFunc(s.emit),
+			Events: (*serverSink)(s),
 		}
 		var eng *policy.Engine
 		var err error
@@ -223,22 +223,38 @@ func configVersion(cfg *Config) string {
 // a held stream keeps the stack its deepest call needed.
 func (s *Server) emit(ev events.Event) { s.emitEvent(&ev) }
 
+// serverSink is the decision core's sink: the server's event path in one
+// frame (events.SinkFunc(s.emit) takes two, each with a copy of the event).
+type serverSink Server
+
+func (s *serverSink) Emit(ev events.Event) { (*Server)(s).emitEvent(&ev) }
+
 func (s *Server) emitEvent(ev *events.Event) {
 	s.m.emit(ev)
 	if ev.Kind == events.AttemptEnd {
 		s.writeUsage(ev)
 	}
 	s.al.observe(ev)
-	s.bus.Emit(*ev)
-	if s.opts.Events != nil {
-		s.opts.Events.Emit(*ev)
-	}
+	s.publish(ev)
 }
 
+// writeUsage writes the usage record of an attempt.end event.
+//
+//go:noinline
 func (s *Server) writeUsage(ev *events.Event) {
 	if w := s.usage.Load(); w != nil {
 		rec := usage.FromEvent(*ev)
 		w.Write(&rec)
+	}
+}
+
+// publish hands an event to the /admin/events bus and the caller's sink.
+//
+//go:noinline
+func (s *Server) publish(ev *events.Event) {
+	s.bus.Emit(*ev)
+	if s.opts.Events != nil {
+		s.opts.Events.Emit(*ev)
 	}
 }
 
