@@ -735,12 +735,20 @@ func (x *exchange) sendStream(parent context.Context, d *policy.Decision) policy
 		o.TTFT = time.Since(start)
 		return o
 	}
+	return x.relay(parent, ctx, d, u, resp.Body, w)
+}
 
+// relay forwards the events of an attempt's answer (body) to the client.
+// It is apart from sendStream so that the calls sendStream makes before the
+// answer (encoding, sending) run on a shallow stack (see run).
+//
+//go:noinline
+func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *upstream, body io.Reader, w *watch) policy.Outcome {
 	continuing := x.committed // a continuation of a partial answer
 	// Events are flushed to the client before the attempt waits for more
 	// upstream input, not one by one: events that arrived together leave
 	// in one write, and nothing that arrived waits on the network.
-	lf := &lazyFlush{r: resp.Body, flush: func() { _ = x.rc.Flush() }}
+	lf := &lazyFlush{r: body, flush: func() { _ = x.rc.Flush() }}
 	defer lf.now()
 	dec := u.codec.NewStreamDecoder(lf)
 	var (
