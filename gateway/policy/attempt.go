@@ -153,8 +153,8 @@ type Attempt struct {
 // an Attempt whose first decision is Fail (404).
 func (e *Engine) Begin(now time.Time, req Request) *Attempt {
 	a := &Attempt{e: e, req: req, start: now, cur: -1}
-	e.emit(events.Event{Time: now, Kind: events.RequestStart, RequestID: req.ID, Route: req.Route, Stream: req.Stream})
-	a.r = e.routes[req.Route]
+	e.sink.Emit(events.Event{Time: now, Kind: events.RequestStart, RequestID: req.ID, Route: req.Route, Stream: req.Stream})
+	a.r = e.route(req.Route)
 	if a.r == nil {
 		a.fail(now, &llm.Error{Status: 404, Type: llm.ErrNotFound, Code: "model_not_found",
 			Message: fmt.Sprintf("no route named %q", req.Route), Param: "model"})
@@ -184,16 +184,16 @@ func (a *Attempt) Next(now time.Time) Decision {
 	switch a.phase {
 	case phaseWaiting:
 		if now.Before(a.d.Until) {
-			return a.d
+			break
 		}
-		if d, ok := a.send(now, a.cur); ok {
-			return d
+		if a.send(now, a.cur) {
+			break
 		}
 		a.exclude(a.cur) // its breaker opened meanwhile
 		a.phase = phasePick
-		return a.pick(now)
+		a.pick(now)
 	case phasePick:
-		return a.pick(now)
+		a.pick(now)
 	}
 	return a.d
 }
@@ -202,11 +202,12 @@ func (a *Attempt) exclude(i int) { a.excluded |= 1 << uint(i) }
 
 func (a *Attempt) excludedAt(i int) bool { return a.excluded&(1<<uint(i)) != 0 }
 
-// pick chooses the next step: a target, the cached tier, or the honest error.
-func (a *Attempt) pick(now time.Time) Decision {
+// pick chooses the next step, a.d: a target, the cached tier, or the honest
+// error.
+func (a *Attempt) pick(now time.Time) {
 	if !a.end.IsZero() && !now.Before(a.end) {
 		a.fail(now, a.honest(now, "request timeout"))
-		return a.d
+		return
 	}
 	for {
 		i, key, soonest := -1, 0, time.Time{}
@@ -221,7 +222,7 @@ func (a *Attempt) pick(now time.Time) Decision {
 			if i < 0 || ck < key {
 				a.phase = phaseCaching
 				a.d = Decision{Kind: ServeCached, Tier: TierCached}
-				return a.d
+				return
 			}
 		}
 		if i < 0 {
@@ -240,10 +241,10 @@ func (a *Attempt) pick(now time.Time) Decision {
 				}
 			}
 			a.fail(now, err)
-			return a.d
+			return
 		}
-		if d, ok := a.send(now, i); ok {
-			return d
+		if a.send(now, i) {
+			return
 		}
 		a.exclude(i)
 	}
@@ -287,15 +288,18 @@ func (a *Attempt) choose(now time.Time) (best, bestKey int, soonest time.Time) {
 			continue
 		}
 		ts := r.states[i]
-		ts.mu.Lock()
-		ts.advance(now, &p)
-		ok := ts.usable(now)
-		share := ts.share(now)
-		if !ok && ts.state == Open && (soonest.IsZero() || ts.openUntil.Before(soonest)) {
-			soonest = ts.openUntil
+		ok, share := true, 1.0 // a calm target: closed and healthy
+		if !ts.calm.Load() {
+			ts.mu.Lock()
+			ts.advance(now, &p)
+			ok = ts.usable(now)
+			share = ts.share(now)
+			if !ok && ts.state == Open && (soonest.IsZero() || ts.openUntil.Before(soonest)) {
+				soonest = ts.openUntil
+			}
+			ts.mu.Unlock()
+			p.flush(a.e.sink)
 		}
-		ts.mu.Unlock()
-		p.flush(a.e.sink)
 		if !ok {
 			continue
 		}
@@ -351,8 +355,9 @@ func (a *Attempt) draw() float64 {
 	return f
 }
 
-// send admits an attempt to target i through its breaker.
-func (a *Attempt) send(now time.Time, i int) (Decision, bool) {
+// send admits an attempt to target i through its breaker: it sets a.d to
+// the Send, or reports false when the breaker refuses.
+func (a *Attempt) send(now time.Time, i int) bool {
 	ts := a.r.states[i]
 	var p pending
 	ts.mu.Lock()
@@ -360,7 +365,7 @@ func (a *Attempt) send(now time.Time, i int) (Decision, bool) {
 	if !ts.usable(now) {
 		ts.mu.Unlock()
 		p.flush(a.e.sink)
-		return Decision{}, false
+		return false
 	}
 	gen, trial := ts.admit()
 	ts.mu.Unlock()
@@ -392,9 +397,9 @@ func (a *Attempt) send(now time.Time, i int) (Decision, bool) {
 		Prefill:  a.partial,
 		Tier:     t.Tier,
 	}
-	a.e.emit(events.Event{Time: now, Kind: events.AttemptStart, RequestID: a.req.ID, Route: a.req.Route,
+	a.e.sink.Emit(events.Event{Time: now, Kind: events.AttemptStart, RequestID: a.req.ID, Route: a.req.Route,
 		Target: ts.key, Tier: t.Tier, Attempt: a.attempts, Stream: a.req.Stream})
-	return a.d, true
+	return true
 }
 
 func minTime(x, y time.Time) time.Time {
@@ -428,7 +433,7 @@ func (a *Attempt) Observe(now time.Time, o Outcome) {
 	if tokens == 0 {
 		tokens = o.Usage.OutputTokens
 	}
-	a.e.emit(events.Event{Time: now, Kind: events.AttemptEnd, RequestID: a.req.ID, Route: a.req.Route,
+	a.e.sink.Emit(events.Event{Time: now, Kind: events.AttemptEnd, RequestID: a.req.ID, Route: a.req.Route,
 		Target: ts.key, Tier: t.Tier, Attempt: a.attempts, Stream: a.req.Stream,
 		Status: o.Status, Class: string(o.Class), TTFT: o.TTFT, Duration: dur,
 		InputTokens: o.Usage.InputTokens, OutputTokens: tokens, CachedTokens: o.Usage.CachedInputTokens,
@@ -483,7 +488,7 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 				a.d = Decision{Kind: Wait, Target: t, Until: until, Tier: t.Tier}
 				return
 			}
-			a.e.emit(events.Event{Time: now, Kind: events.BudgetExhausted, RequestID: a.req.ID, Route: a.req.Route, Target: a.r.states[i].key})
+			a.e.sink.Emit(events.Event{Time: now, Kind: events.BudgetExhausted, RequestID: a.req.ID, Route: a.req.Route, Target: a.r.states[i].key})
 			if a.e.set.RetryBudget.OnExhausted == OnExhaustedFailFast {
 				a.fail(now, a.lastErr)
 				return
@@ -613,7 +618,7 @@ func (a *Attempt) fail(now time.Time, err *llm.Error) {
 	a.phase = phaseFinal
 	a.d = Decision{Kind: Fail, Err: err}
 	class := string(a.last)
-	a.e.emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
+	a.e.sink.Emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
 		Outcome: events.OutcomeFailed, Status: err.Status, Class: class, Attempt: a.attempts,
 		Duration: now.Sub(a.start), Stream: a.req.Stream})
 }
@@ -628,9 +633,9 @@ func (a *Attempt) done(now time.Time, t *Target, tier string) {
 	}
 	if len(a.r.tiers) > 0 && tier != a.r.tiers[0] {
 		outcome = events.OutcomeDegraded
-		a.e.emit(events.Event{Time: now, Kind: events.TierServed, RequestID: a.req.ID, Route: a.req.Route, Target: key, Tier: tier})
+		a.e.sink.Emit(events.Event{Time: now, Kind: events.TierServed, RequestID: a.req.ID, Route: a.req.Route, Target: key, Tier: tier})
 	}
-	a.e.emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
+	a.e.sink.Emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
 		Target: key, Tier: tier, Outcome: outcome, Class: string(OK), Attempt: a.attempts,
 		Duration: now.Sub(a.start), Stream: a.req.Stream})
 }
