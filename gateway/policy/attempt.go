@@ -130,23 +130,50 @@ type Attempt struct {
 	start time.Time
 	end   time.Time // request deadline, zero if none
 
-	phase phase
-	d     Decision
+	d Decision
 
 	excluded  uint64 // targets that may not be sent to any more
 	cur       int    // current target, -1 none
 	curTries  int    // tries on cur
 	curGen    uint64
-	curTrial  bool
 	curStart  time.Time
 	attempts  int
 	retries   int
+	phase     phase
+	curTrial  bool
 	partial   bool
 	bytesSent bool
 	failed    bool // some attempt failed (StrictFallbacks)
 	cacheDone bool
+	hasFail   bool  // an attempt failed: lastError is its error
 	last      Class // class of the last attempt
-	lastErr   *llm.Error
+	// The last failed attempt: the provider's error (copied when it came
+	// with one, else built by lastError on first use) or what builds it.
+	lastErr        *llm.Error
+	failStatus     int
+	failClass      Class
+	failRetryAfter time.Duration
+}
+
+// setFailure records the outcome of a failed attempt for lastError. The
+// error the request would end with is only built when it does.
+func (a *Attempt) setFailure(o Outcome) {
+	a.hasFail = true
+	a.lastErr = nil
+	if o.Err != nil {
+		a.lastErr = providerError(o) // copy it now: the caller owns o.Err
+		return
+	}
+	a.failStatus, a.failClass, a.failRetryAfter = o.Status, o.Class, o.RetryAfter
+}
+
+// lastError is the error to return when the request stops after the last
+// failed attempt (providerError of its outcome), nil when none failed.
+func (a *Attempt) lastError() *llm.Error {
+	if a.hasFail && a.lastErr == nil {
+		a.lastErr = providerError(Outcome{Status: a.failStatus, Class: a.failClass, RetryAfter: a.failRetryAfter})
+	}
+	return a.lastErr
 }
 
 // Begin starts a request and emits request.start. An unknown route gives
@@ -233,8 +260,10 @@ func (a *Attempt) pick(now time.Time) {
 			// A request the providers reject (bad parameter, context length,
 			// content filter) gets the provider's error; a request the
 			// targets failed gets the honest 503.
-			err := a.lastErr
-			if err == nil || !a.last.info().ignore || a.attempts >= a.e.set.MaxAttempts {
+			var err *llm.Error
+			if a.hasFail && a.last.info().ignore && a.attempts < a.e.set.MaxAttempts {
+				err = a.lastError()
+			} else {
 				err = a.honest(now, reason)
 				if !soonest.IsZero() && soonest.After(now) {
 					err.RetryAfter = ceilSecond(soonest.Sub(now))
@@ -451,7 +480,7 @@ func (a *Attempt) Observe(now time.Time, o Outcome) {
 		a.done(now, t, t.Tier)
 		return
 	}
-	a.lastErr = providerError(o)
+	a.setFailure(o)
 	a.afterFailure(now, i, o)
 }
 
@@ -465,7 +494,7 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 		return
 	}
 	if a.req.NonRetryable && a.bytesSent {
-		a.fail(now, a.lastErr)
+		a.fail(now, a.lastError())
 		return
 	}
 	governed := ci.byStatus || o.Class == Auth
@@ -490,7 +519,7 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 			}
 			a.e.sink.Emit(events.Event{Time: now, Kind: events.BudgetExhausted, RequestID: a.req.ID, Route: a.req.Route, Target: a.r.states[i].key})
 			if a.e.set.RetryBudget.OnExhausted == OnExhaustedFailFast {
-				a.fail(now, a.lastErr)
+				a.fail(now, a.lastError())
 				return
 			}
 		}
@@ -500,7 +529,7 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 		failover = false
 	}
 	if !failover {
-		a.fail(now, a.lastErr)
+		a.fail(now, a.lastError())
 		return
 	}
 	a.exclude(i)
