@@ -130,29 +130,89 @@ type Attempt struct {
 	start time.Time
 	end   time.Time // request deadline, zero if none
 
-	d Decision
+	d step // the current decision
 
-	excluded  uint64 // targets that may not be sent to any more
-	cur       int    // current target, -1 none
-	curTries  int    // tries on cur
-	curGen    uint64
-	curStart  time.Time
-	attempts  int
-	retries   int
-	phase     phase
-	curTrial  bool
-	partial   bool
-	bytesSent bool
-	failed    bool // some attempt failed (StrictFallbacks)
-	cacheDone bool
-	hasFail   bool  // an attempt failed: lastError is its error
-	last      Class // class of the last attempt
+	excluded uint64 // targets that may not be sent to any more
+	cur      int    // current target, -1 none
+	curGen   uint64
+	curStart time.Time
+	attempts int
+	curTries int32 // tries on cur
+	// failStatus, with failRetryAfter and a.last, builds lastError.
+	failStatus int32
+	phase      phase
+	curTrial   bool
+	partial    bool
+	bytesSent  bool
+	failed     bool // some attempt failed (StrictFallbacks)
+	cacheDone  bool
+	hasFail    bool  // an attempt failed: lastError is its error
+	last       Class // class of the last attempt
 	// The last failed attempt: the provider's error (copied when it came
 	// with one, else built by lastError on first use) or what builds it.
 	lastErr        *llm.Error
-	failStatus     int
-	failClass      Class
 	failRetryAfter time.Duration
+}
+
+// step is the current Decision as the Attempt keeps it. A Send's deadlines,
+// timeouts and try number follow from the Attempt (curStart, end,
+// attempts) and the target, so decision computes them; a smaller Attempt
+// with fewer pointers is less to allocate and to write per request. Fields
+// a kind does not use may hold stale values.
+type step struct {
+	kind    Kind
+	prefill bool       // Send
+	target  *Target    // Send, Wait, Done (nil: served from the cache)
+	err     *llm.Error // Fail
+	until   time.Time  // Wait
+}
+
+// set makes kind the current decision.
+func (s *step) set(kind Kind, target *Target, err *llm.Error) {
+	s.kind, s.target, s.err = kind, target, err
+}
+
+// tier is the decision's Tier: its target's, or the cached tier for an
+// answer from the cache.
+func (s *step) tier() string {
+	switch {
+	case s.target != nil:
+		return s.target.Tier
+	case s.kind == ServeCached || s.kind == Done:
+		return TierCached
+	}
+	return ""
+}
+
+// decision returns the current Decision.
+func (a *Attempt) decision() Decision {
+	s := &a.d
+	d := Decision{Kind: s.kind}
+	switch s.kind {
+	case Send:
+		now, to := a.curStart, &s.target.Timeouts
+		total := now.Add(to.Total.D())
+		if !a.end.IsZero() && a.end.Before(total) {
+			total = a.end
+		}
+		d.Target, d.Tier, d.Prefill = s.target, s.target.Tier, s.prefill
+		d.Try = a.attempts // counts the sends: this one is the last
+		d.Deadlines = Deadlines{
+			Connect:    minTime(now.Add(to.Connect.D()), total),
+			FirstToken: minTime(now.Add(to.FirstToken.D()), total),
+			Total:      total,
+		}
+		d.Timeouts = *to
+	case Wait:
+		d.Target, d.Tier, d.Until = s.target, s.target.Tier, s.until
+	case ServeCached:
+		d.Tier = TierCached
+	case Done:
+		d.Target, d.Tier = s.target, s.tier()
+	case Fail:
+		d.Err = s.err
+	}
+	return d
 }
 
 // setFailure records the outcome of a failed attempt for lastError. The
@@ -164,14 +224,16 @@ func (a *Attempt) setFailure(o Outcome) {
 		a.lastErr = providerError(o) // copy it now: the caller owns o.Err
 		return
 	}
-	a.failStatus, a.failClass, a.failRetryAfter = o.Status, o.Class, o.RetryAfter
+	// Its class stays in a.last: only another attempt's outcome changes it,
+	// and that calls setFailure again or ends the request.
+	a.failStatus, a.failRetryAfter = int32(o.Status), o.RetryAfter
 }
 
 // lastError is the error to return when the request stops after the last
 // failed attempt (providerError of its outcome), nil when none failed.
 func (a *Attempt) lastError() *llm.Error {
 	if a.hasFail && a.lastErr == nil {
-		a.lastErr = providerError(Outcome{Status: a.failStatus, Class: a.failClass, RetryAfter: a.failRetryAfter})
+		a.lastErr = providerError(Outcome{Status: int(a.failStatus), Class: a.last, RetryAfter: a.failRetryAfter})
 	}
 	return a.lastErr
 }
@@ -179,7 +241,8 @@ func (a *Attempt) lastError() *llm.Error {
 // Begin starts a request and emits request.start. An unknown route gives
 // an Attempt whose first decision is Fail (404).
 func (e *Engine) Begin(now time.Time, req Request) *Attempt {
-	a := &Attempt{e: e, req: req, start: now, cur: -1}
+	a := new(Attempt) // fields set one by one: no copy of a whole Attempt
+	a.e, a.req, a.start, a.cur = e, req, now, -1
 	e.sink.Emit(events.Event{Time: now, Kind: events.RequestStart, RequestID: req.ID, Route: req.Route, Stream: req.Stream})
 	a.r = e.route(req.Route)
 	if a.r == nil {
@@ -210,7 +273,7 @@ func (a *Attempt) Attempts() int { return a.attempts }
 func (a *Attempt) Next(now time.Time) Decision {
 	switch a.phase {
 	case phaseWaiting:
-		if now.Before(a.d.Until) {
+		if now.Before(a.d.until) {
 			break
 		}
 		if a.send(now, a.cur) {
@@ -222,14 +285,14 @@ func (a *Attempt) Next(now time.Time) Decision {
 	case phasePick:
 		a.pick(now)
 	}
-	return a.d
+	return a.decision()
 }
 
 func (a *Attempt) exclude(i int) { a.excluded |= 1 << uint(i) }
 
 func (a *Attempt) excludedAt(i int) bool { return a.excluded&(1<<uint(i)) != 0 }
 
-// pick chooses the next step, a.d: a target, the cached tier, or the honest
+// pick chooses the next step (a.d): a target, the cached tier, or the honest
 // error.
 func (a *Attempt) pick(now time.Time) {
 	if !a.end.IsZero() && !now.Before(a.end) {
@@ -248,7 +311,7 @@ func (a *Attempt) pick(now time.Time) {
 			}
 			if i < 0 || ck < key {
 				a.phase = phaseCaching
-				a.d = Decision{Kind: ServeCached, Tier: TierCached}
+				a.d.set(ServeCached, nil, nil)
 				return
 			}
 		}
@@ -384,8 +447,8 @@ func (a *Attempt) draw() float64 {
 	return f
 }
 
-// send admits an attempt to target i through its breaker: it sets a.d to
-// the Send, or reports false when the breaker refuses.
+// send admits an attempt to target i through its breaker: it makes the
+// Send the current decision, or reports false when the breaker refuses.
 func (a *Attempt) send(now time.Time, i int) bool {
 	ts := a.r.states[i]
 	var p pending
@@ -407,25 +470,9 @@ func (a *Attempt) send(now time.Time, i int) bool {
 	a.curGen, a.curTrial, a.curStart = gen, trial, now
 	a.attempts++
 	t := &a.r.targets[i]
-	to := t.Timeouts
-	total := now.Add(to.Total.D())
-	if !a.end.IsZero() && a.end.Before(total) {
-		total = a.end
-	}
 	a.phase = phaseSending
-	a.d = Decision{
-		Kind:   Send,
-		Target: t,
-		Try:    a.attempts,
-		Deadlines: Deadlines{
-			Connect:    minTime(now.Add(to.Connect.D()), total),
-			FirstToken: minTime(now.Add(to.FirstToken.D()), total),
-			Total:      total,
-		},
-		Timeouts: to,
-		Prefill:  a.partial,
-		Tier:     t.Tier,
-	}
+	a.d.set(Send, t, nil)
+	a.d.prefill = a.partial
 	a.e.sink.Emit(events.Event{Time: now, Kind: events.AttemptStart, RequestID: a.req.ID, Route: a.req.Route,
 		Target: ts.key, Tier: t.Tier, Attempt: a.attempts, Stream: a.req.Stream})
 	return true
@@ -502,19 +549,19 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 	if a.partial && !t.Capabilities.Prefill {
 		retry = false
 	}
-	if retry && a.curTries < t.Retry.Attempts && a.attempts < a.e.set.MaxAttempts && o.RetryAfter <= t.Retry.RetryAfterCap.D() {
+	if retry && int(a.curTries) < t.Retry.Attempts && a.attempts < a.e.set.MaxAttempts && o.RetryAfter <= t.Retry.RetryAfterCap.D() {
 		wait := o.RetryAfter
 		if wait == 0 {
 			a.r.mu.Lock()
-			wait = Backoff(a.curTries-1, t.Retry.Base.D(), t.Retry.Cap.D(), a.r.rnd.Float64())
+			wait = Backoff(int(a.curTries)-1, t.Retry.Base.D(), t.Retry.Cap.D(), a.r.rnd.Float64())
 			a.r.mu.Unlock()
 		}
 		until := now.Add(wait)
 		if a.end.IsZero() || until.Before(a.end) {
 			if a.withdraw(now) {
-				a.retries++
 				a.phase = phaseWaiting
-				a.d = Decision{Kind: Wait, Target: t, Until: until, Tier: t.Tier}
+				a.d.set(Wait, t, nil)
+				a.d.until = until
 				return
 			}
 			a.e.sink.Emit(events.Event{Time: now, Kind: events.BudgetExhausted, RequestID: a.req.ID, Route: a.req.Route, Target: a.r.states[i].key})
@@ -645,7 +692,7 @@ func (a *Attempt) honest(now time.Time, reason string) *llm.Error {
 
 func (a *Attempt) fail(now time.Time, err *llm.Error) {
 	a.phase = phaseFinal
-	a.d = Decision{Kind: Fail, Err: err}
+	a.d.set(Fail, nil, err)
 	class := string(a.last)
 	a.e.sink.Emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
 		Outcome: events.OutcomeFailed, Status: err.Status, Class: class, Attempt: a.attempts,
@@ -654,7 +701,7 @@ func (a *Attempt) fail(now time.Time, err *llm.Error) {
 
 func (a *Attempt) done(now time.Time, t *Target, tier string) {
 	a.phase = phaseFinal
-	a.d = Decision{Kind: Done, Target: t, Tier: tier}
+	a.d.set(Done, t, nil)
 	outcome := events.OutcomeServed
 	key := ""
 	if t != nil {
