@@ -184,10 +184,10 @@ func (s *step) tier() string {
 	return ""
 }
 
-// decision returns the current Decision.
-func (a *Attempt) decision() Decision {
+// decision fills d, a zero Decision, with the current decision.
+func (a *Attempt) decision(d *Decision) {
 	s := &a.d
-	d := Decision{Kind: s.kind}
+	d.Kind = s.kind
 	switch s.kind {
 	case Send:
 		now, to := a.curStart, &s.target.Timeouts
@@ -212,7 +212,6 @@ func (a *Attempt) decision() Decision {
 	case Fail:
 		d.Err = s.err
 	}
-	return d
 }
 
 // setFailure records the outcome of a failed attempt for lastError. The
@@ -270,7 +269,7 @@ func (a *Attempt) Attempts() int { return a.attempts }
 
 // Next returns what to do at now. It returns the same decision until the
 // caller observes the outcome (Send, ServeCached) or until Wait's Until.
-func (a *Attempt) Next(now time.Time) Decision {
+func (a *Attempt) Next(now time.Time) (d Decision) {
 	switch a.phase {
 	case phaseWaiting:
 		if now.Before(a.d.until) {
@@ -285,7 +284,8 @@ func (a *Attempt) Next(now time.Time) Decision {
 	case phasePick:
 		a.pick(now)
 	}
-	return a.decision()
+	a.decision(&d) // in place: a Decision is 200 bytes
+	return d
 }
 
 func (a *Attempt) exclude(i int) { a.excluded |= 1 << uint(i) }
