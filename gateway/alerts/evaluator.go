@@ -202,6 +202,9 @@ type Evaluator struct {
 	all  *series
 	last routeInfo
 	free []*reqState
+	// The data only some rule kinds read is kept only when a rule of that
+	// kind exists: TTFT histograms, last successes, breaker openings.
+	useTTFT, useLastOK, useOpenings bool
 }
 
 // NewEvaluator returns an evaluator of rules. Rules are assumed valid (see
@@ -217,6 +220,14 @@ func NewEvaluator(rules []Rule) *Evaluator {
 		active:   map[alertKey]*Alert{},
 	}
 	for _, r := range rules {
+		switch r.Kind {
+		case TTFTPenalty:
+			e.useTTFT = true
+		case FallbackUnexercised:
+			e.useLastOK = true
+		case BreakerFlapping:
+			e.useOpenings = true
+		}
 		ret := r.Window.D()
 		if r.Kind == TTFTPenalty && r.Baseline == 0 {
 			ret += r.baselineWindow()
@@ -338,7 +349,7 @@ func (e *Evaluator) Observe(ev events.Event) {
 		}
 		fallback := ev.Target != e.primaryOf(ri, rs)
 		hist := -1 // the TTFT bucket of a successful attempt
-		if ev.Class == "ok" && ev.TTFT > 0 {
+		if e.useTTFT && ev.Class == "ok" && ev.TTFT > 0 {
 			hist = histIndex(ev.TTFT)
 		}
 		s := e.allSeries()
@@ -361,7 +372,9 @@ func (e *Evaluator) Observe(ev events.Event) {
 			s = ri.s
 		}
 		if ev.Class == "ok" {
-			e.lastOK[ev.Target] = ev.Time
+			if e.useLastOK {
+				e.lastOK[ev.Target] = ev.Time
+			}
 			if rs != nil {
 				rs.servedBy = ev.Target
 			}
@@ -397,7 +410,7 @@ func (e *Evaluator) Observe(ev events.Event) {
 			s = ri.s
 		}
 	case events.BreakerTransition:
-		if ev.To == "open" {
+		if e.useOpenings && ev.To == "open" {
 			e.openings[ev.Target] = append(e.openings[ev.Target], ev.Time)
 		}
 	}

@@ -267,3 +267,27 @@ func TestEventsAttributedFromTheRequest(t *testing.T) {
 	require.Equal(t, []string{"alert.fired fb chat", "alert.fired share chat"}, want)
 	assert.Equal(t, want, feed(true))
 }
+
+// Data only one rule kind reads is kept only when such a rule exists.
+func TestEvaluatorKeepsOnlyWhatRulesRead(t *testing.T) {
+	feed := func(e *Evaluator) {
+		request(e, t0, "1", "chat", 300*time.Millisecond, 0.1, events.OutcomeServed, primary, fallback)
+		e.Observe(events.Event{Time: t0, Kind: events.BreakerTransition, Target: primary, From: "closed", To: "open"})
+	}
+	min := yamlfile.Duration(time.Minute)
+	e := NewEvaluator([]Rule{{Name: "fb", Kind: FallbackRate, Severity: Warn, Window: min, Threshold: 0.5}})
+	feed(e)
+	assert.Empty(t, e.lastOK)
+	assert.Empty(t, e.openings)
+	assert.Nil(t, e.series["chat"].buckets[0].ttft)
+
+	e = NewEvaluator([]Rule{
+		{Name: "ttft", Kind: TTFTPenalty, Severity: Warn, Window: min, Threshold: 2},
+		{Name: "idle", Kind: FallbackUnexercised, Severity: Warn, Window: min},
+		{Name: "flap", Kind: BreakerFlapping, Severity: Warn, Window: min, Threshold: 3},
+	})
+	feed(e)
+	assert.Equal(t, map[string]time.Time{fallback: t0}, e.lastOK)
+	assert.Len(t, e.openings[primary], 1)
+	assert.Equal(t, uint32(1), e.series["chat"].buckets[0].ttftN)
+}
