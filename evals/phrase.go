@@ -44,7 +44,7 @@ func findPhrase(s string, phrases []string, limit int) (string, bool) {
 		if f0&(fAnyPrev|end)|f1&(fAnyPrev|f0>>2&fStart)|f2&(fAnyPrev|f1>>2&fStart)|f3&(fAnyPrev|f2>>2&fStart) != 0 {
 			for j := i; j < i+4; j++ {
 				f := tab[s[j]]
-				if f&(fAnyPrev|end) != 0 {
+				if f&(fAnyPrev|end) != 0 && ps.maybe(s, j) {
 					if p, ok := ps.at(s, j); ok {
 						return p, true
 					}
@@ -125,6 +125,17 @@ func compilePhrases(phrases []string) *phraseSet {
 		ps.tab[b] = f
 	}
 	return ps
+}
+
+// maybe is a quick test of candidate position i: false when no phrase
+// begins with its two characters, as at would find (when neither starts a
+// ’ and there are two).
+func (ps *phraseSet) maybe(s string, i int) bool {
+	if i+1 >= len(s) {
+		return true
+	}
+	c, c2 := s[i], s[i+1]
+	return c == 0xe2 || c2 == 0xe2 || ps.first[lowerASCII(c)]&ps.second[lowerASCII(c2)] != 0
 }
 
 // at reports the first phrase (in list order) that matches s at the
