@@ -138,7 +138,8 @@ type Attempt struct {
 	curStart time.Time
 	attempts int
 	curTries int32 // tries on cur
-	// failStatus, with failRetryAfter and a.last, builds lastError.
+	// failStatus (an HTTP status), with failRetryAfter and a.last, builds
+	// lastError.
 	failStatus int32
 	phase      phase
 	curTrial   bool
