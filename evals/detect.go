@@ -470,7 +470,7 @@ func (d *Detectors) evaluate(st *targetState, now time.Time, o Observation) []Si
 		if walled(&o) {
 			v = int32(min(o.OutputTokens, math.MaxInt32))
 		}
-		if f := st.fire[1]; f.on {
+		if f := &st.fire[1]; f.on {
 			v = f.value
 		}
 		if v > 0 {
@@ -534,8 +534,8 @@ func (d *Detectors) evaluate(st *targetState, now time.Time, o Observation) []Si
 	}
 
 	any := false
-	for _, f := range st.fire {
-		any = any || f.on
+	for i := range st.fire { // by index: ranging over the array would copy it
+		any = any || st.fire[i].on
 	}
 	if !any {
 		st.since = time.Time{}

@@ -23,15 +23,24 @@ type jsonScan struct {
 }
 
 func (p *jsonScan) space() {
-	for p.i < len(p.s) {
-		switch p.s[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
+	s, i := p.s, p.i
+	for i < len(s) && jsonSpace[s[i]] {
+		i++
 	}
+	p.i = i
 }
+
+// jsonSpace marks JSON white space; jsonPlain the bytes a string holds as
+// they are (not a quote, a backslash or a control character).
+var jsonSpace, jsonPlain = func() (sp, plain [256]bool) {
+	for _, c := range []byte{' ', '\t', '\n', '\r'} {
+		sp[c] = true
+	}
+	for c := 0x20; c < 256; c++ {
+		plain[c] = c != '"' && c != '\\'
+	}
+	return sp, plain
+}()
 
 func (p *jsonScan) value(depth int) bool {
 	if p.i >= len(p.s) {
@@ -141,6 +150,12 @@ func (p *jsonScan) str() bool {
 	s := p.s
 	i := p.i + 1 // opening quote
 	for i < len(s) {
+		for i < len(s) && jsonPlain[s[i]] {
+			i++
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		switch {
 		case c == '"':

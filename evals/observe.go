@@ -174,13 +174,15 @@ func emptyArgs(args string) bool {
 	return !validJSON(args)
 }
 
-// findPhrase reports the first phrase found in the first limit bytes of s
+// findPhraseLinear is findPhrase without a compiled phrase set, for lists
+// of more than 64 phrases (and the reference the tests compare findPhrase
+// with). It reports the first phrase found in the first limit bytes of s
 // (limit 0: all of s), ASCII case-insensitively, reading U+2019 as '.
 //
 // It scans s in place (no lowered copy): a byte table of the phrases' first
 // bytes (both cases) finds candidate positions, and only candidates at a word
 // start are compared, folding case and curly apostrophes as they go.
-func findPhrase(s string, phrases []string, limit int) (string, bool) {
+func findPhraseLinear(s string, phrases []string, limit int) (string, bool) {
 	if len(phrases) == 0 || s == "" {
 		return "", false
 	}

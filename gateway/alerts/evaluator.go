@@ -15,13 +15,47 @@ const bucketWidth = 5 * time.Second
 // histBuckets log-spaced TTFT buckets: upper bound of bucket i is 2^(i/4) ms.
 const histBuckets = 72
 
-func histIndex(d time.Duration) int {
+// histIndexLog is the histogram bucket of d: ceil(4·log2(ms)), clamped.
+func histIndexLog(d time.Duration) int {
 	ms := float64(d) / float64(time.Millisecond)
 	if ms <= 1 {
 		return 0
 	}
 	i := int(math.Ceil(4 * math.Log2(ms)))
 	return min(i, histBuckets-1)
+}
+
+// histFrom[i] is the shortest duration histIndexLog puts in bucket i or
+// later (histIndexLog never decreases as d grows), so histIndex can compare
+// instead of taking a logarithm per sample and still agree exactly.
+var histFrom = func() (t [histBuckets]time.Duration) {
+	for i := 1; i < histBuckets; i++ {
+		lo, hi := t[i-1], time.Duration(math.MaxInt64)
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			if histIndexLog(mid) >= i {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		t[i] = lo
+	}
+	return t
+}()
+
+// histIndex is histIndexLog(d), by binary search in histFrom.
+func histIndex(d time.Duration) int {
+	lo, hi := 0, histBuckets-1 // the answer is in [lo, hi]
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if histFrom[mid] <= d {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
 }
 
 func histBound(i int) time.Duration {
@@ -120,6 +154,13 @@ func quantile(hist *[histBuckets]uint32, n uint32, q float64) time.Duration {
 	return histBound(histBuckets - 1)
 }
 
+// routeInfo caches what AttemptEnd and RequestEnd look up by route name.
+type routeInfo struct {
+	name    string
+	s       *series // e.series[name]
+	targets []string
+}
+
 type reqState struct {
 	route    string
 	start    time.Time
@@ -154,6 +195,16 @@ type Evaluator struct {
 	started   time.Time
 	retention time.Duration
 	active    map[alertKey]*Alert
+
+	// all is e.series[""] once it exists; last is the route of the last
+	// request event seen (zero name: none). free holds ended requests'
+	// states for reuse.
+	all  *series
+	last routeInfo
+	free []*reqState
+	// The data only some rule kinds read is kept only when a rule of that
+	// kind exists: TTFT histograms, last successes, breaker openings.
+	useTTFT, useLastOK, useOpenings bool
 }
 
 // NewEvaluator returns an evaluator of rules. Rules are assumed valid (see
@@ -169,6 +220,14 @@ func NewEvaluator(rules []Rule) *Evaluator {
 		active:   map[alertKey]*Alert{},
 	}
 	for _, r := range rules {
+		switch r.Kind {
+		case TTFTPenalty:
+			e.useTTFT = true
+		case FallbackUnexercised:
+			e.useLastOK = true
+		case BreakerFlapping:
+			e.useOpenings = true
+		}
 		ret := r.Window.D()
 		if r.Kind == TTFTPenalty && r.Baseline == 0 {
 			ret += r.baselineWindow()
@@ -184,6 +243,7 @@ func NewEvaluator(rules []Rule) *Evaluator {
 // primary first. Without it the primary of a request is the first target it
 // tried, and fallback_unexercised has no fallbacks to watch.
 func (e *Evaluator) SetRoutes(routes map[string][]string) {
+	e.last = routeInfo{}
 	e.routes = make(map[string][]string, len(routes))
 	for k, v := range routes {
 		e.routes[k] = slices.Clone(v)
@@ -199,6 +259,23 @@ func (e *Evaluator) seriesFor(route string) *series {
 	return s
 }
 
+// route returns the series of a non-empty route and its configured
+// targets, creating the series like seriesFor.
+func (e *Evaluator) route(name string) *routeInfo {
+	if e.last.s == nil || e.last.name != name {
+		e.last = routeInfo{name: name, s: e.seriesFor(name), targets: e.routes[name]}
+	}
+	return &e.last
+}
+
+// allSeries is seriesFor("").
+func (e *Evaluator) allSeries() *series {
+	if e.all == nil {
+		e.all = e.seriesFor("")
+	}
+	return e.all
+}
+
 func (e *Evaluator) primary(route string, rs *reqState) string {
 	if ts := e.routes[route]; len(ts) > 0 {
 		return ts[0]
@@ -209,6 +286,36 @@ func (e *Evaluator) primary(route string, rs *reqState) string {
 	return ""
 }
 
+// primaryOf is primary for a route looked up with route (ri nil for "").
+func (e *Evaluator) primaryOf(ri *routeInfo, rs *reqState) string {
+	if ri == nil {
+		return e.primary("", rs)
+	}
+	if len(ri.targets) > 0 {
+		return ri.targets[0]
+	}
+	if rs != nil {
+		return rs.first
+	}
+	return ""
+}
+
+func (e *Evaluator) newReq() *reqState {
+	if n := len(e.free); n > 0 {
+		rs := e.free[n-1]
+		e.free = e.free[:n-1]
+		return rs
+	}
+	return new(reqState)
+}
+
+// endReq forgets a request.
+func (e *Evaluator) endReq(id string, rs *reqState) {
+	delete(e.reqs, id)
+	*rs = reqState{}
+	e.free = append(e.free, rs)
+}
+
 // Observe feeds one event. Events of kinds no rule uses are ignored.
 func (e *Evaluator) Observe(ev events.Event) {
 	if e.started.IsZero() || ev.Time.Before(e.started) {
@@ -216,7 +323,12 @@ func (e *Evaluator) Observe(ev events.Event) {
 	}
 	switch ev.Kind {
 	case events.RequestStart:
-		e.reqs[ev.RequestID] = &reqState{route: ev.Route, start: ev.Time}
+		rs := e.newReq()
+		*rs = reqState{route: ev.Route, start: ev.Time}
+		if old := e.reqs[ev.RequestID]; old != nil {
+			e.endReq(ev.RequestID, old) // an id used again
+		}
+		e.reqs[ev.RequestID] = rs
 	case events.AttemptStart:
 		rs := e.reqs[ev.RequestID]
 		if rs != nil && rs.first == "" {
@@ -231,33 +343,44 @@ func (e *Evaluator) Observe(ev events.Event) {
 		if rs != nil && rs.first == "" {
 			rs.first = ev.Target
 		}
-		fallback := ev.Target != e.primary(route, rs)
-		for _, key := range [2]string{"", route} {
-			b := e.seriesFor(key).at(ev.Time)
+		var ri *routeInfo
+		if route != "" {
+			ri = e.route(route)
+		}
+		fallback := ev.Target != e.primaryOf(ri, rs)
+		hist := -1 // the TTFT bucket of a successful attempt
+		if e.useTTFT && ev.Class == "ok" && ev.TTFT > 0 {
+			hist = histIndex(ev.TTFT)
+		}
+		s := e.allSeries()
+		for {
+			b := s.at(ev.Time)
 			b.cost += ev.Cost
 			if fallback {
 				b.fbCost += ev.Cost
 			}
-			if ev.Class == "ok" && ev.TTFT > 0 {
+			if hist >= 0 {
 				if b.ttft == nil {
 					b.ttft = new([histBuckets]uint32)
 				}
-				b.ttft[histIndex(ev.TTFT)]++
+				b.ttft[hist]++
 				b.ttftN++
 			}
-			if route == "" {
+			if ri == nil || s == ri.s {
 				break
 			}
+			s = ri.s
 		}
 		if ev.Class == "ok" {
-			e.lastOK[ev.Target] = ev.Time
+			if e.useLastOK {
+				e.lastOK[ev.Target] = ev.Time
+			}
 			if rs != nil {
 				rs.servedBy = ev.Target
 			}
 		}
 	case events.RequestEnd:
 		rs := e.reqs[ev.RequestID]
-		delete(e.reqs, ev.RequestID)
 		route := ev.Route
 		if route == "" && rs != nil {
 			route = rs.route
@@ -266,19 +389,28 @@ func (e *Evaluator) Observe(ev events.Event) {
 		if served == "" && rs != nil {
 			served = rs.servedBy
 		}
-		fallback := ev.Outcome != events.OutcomeServed || served == "" || served != e.primary(route, rs)
-		for _, key := range [2]string{"", route} {
-			b := e.seriesFor(key).at(ev.Time)
+		var ri *routeInfo
+		if route != "" {
+			ri = e.route(route)
+		}
+		fallback := ev.Outcome != events.OutcomeServed || served == "" || served != e.primaryOf(ri, rs)
+		if rs != nil {
+			e.endReq(ev.RequestID, rs)
+		}
+		s := e.allSeries()
+		for {
+			b := s.at(ev.Time)
 			b.requests++
 			if fallback {
 				b.fallbacks++
 			}
-			if route == "" {
+			if ri == nil || s == ri.s {
 				break
 			}
+			s = ri.s
 		}
 	case events.BreakerTransition:
-		if ev.To == "open" {
+		if e.useOpenings && ev.To == "open" {
 			e.openings[ev.Target] = append(e.openings[ev.Target], ev.Time)
 		}
 	}
@@ -521,7 +653,7 @@ func (e *Evaluator) prune(now time.Time) {
 	// Requests that never ended (a lost request.end) must not leak.
 	for id, rs := range e.reqs {
 		if now.Sub(rs.start) > time.Hour {
-			delete(e.reqs, id)
+			e.endReq(id, rs)
 		}
 	}
 }

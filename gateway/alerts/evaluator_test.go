@@ -221,3 +221,73 @@ func TestThresholdYAML(t *testing.T) {
 	_, err = yamlfile.Decode("t.yaml", []byte("a: lots\n"), &v)
 	assert.ErrorContains(t, err, "t.yaml:1:4")
 }
+
+// End events that carry neither route nor target are attributed from the
+// request's start and attempts (no SetRoutes: the primary is the first
+// target tried), interleaved and with request ids used again: the alerts
+// are those of the same traffic with complete events.
+func TestEventsAttributedFromTheRequest(t *testing.T) {
+	rules := []Rule{
+		{Name: "fb", Kind: FallbackRate, Severity: Warn, Window: yamlfile.Duration(time.Minute), Threshold: 0.2},
+		{Name: "share", Kind: FallbackSpendShare, Severity: Warn, Route: "chat", Window: yamlfile.Duration(time.Minute), Threshold: 0.3},
+	}
+	feed := func(bare bool) []string {
+		e := NewEvaluator(rules)
+		for i := range 60 {
+			at := t0.Add(time.Duration(i) * time.Second)
+			for j, route := range []string{"chat", "batch"} {
+				id := fmt.Sprint("r", (i*2+j)%7) // ids come back
+				targets := []string{primary}
+				if route == "chat" && i%2 == 0 || route == "batch" && i%10 == 0 {
+					targets = append(targets, fallback)
+				}
+				e.Observe(events.Event{Time: at, Kind: events.RequestStart, RequestID: id, Route: route})
+				for k, tg := range targets {
+					class := "ok"
+					if k < len(targets)-1 {
+						class = "server_error"
+					}
+					e.Observe(events.Event{Time: at, Kind: events.AttemptStart, RequestID: id, Route: route, Target: tg})
+					end := events.Event{Time: at, Kind: events.AttemptEnd, RequestID: id, Route: route, Target: tg, Class: class, Cost: 0.01}
+					if bare {
+						end.Route = ""
+					}
+					e.Observe(end)
+				}
+				end := events.Event{Time: at, Kind: events.RequestEnd, RequestID: id, Route: route, Target: targets[len(targets)-1], Outcome: events.OutcomeServed}
+				if bare {
+					end.Route, end.Target = "", ""
+				}
+				e.Observe(end)
+			}
+		}
+		return kinds(e.Evaluate(t0.Add(time.Minute)))
+	}
+	want := feed(false)
+	require.Equal(t, []string{"alert.fired fb chat", "alert.fired share chat"}, want)
+	assert.Equal(t, want, feed(true))
+}
+
+// Data only one rule kind reads is kept only when such a rule exists.
+func TestEvaluatorKeepsOnlyWhatRulesRead(t *testing.T) {
+	feed := func(e *Evaluator) {
+		request(e, t0, "1", "chat", 300*time.Millisecond, 0.1, events.OutcomeServed, primary, fallback)
+		e.Observe(events.Event{Time: t0, Kind: events.BreakerTransition, Target: primary, From: "closed", To: "open"})
+	}
+	min := yamlfile.Duration(time.Minute)
+	e := NewEvaluator([]Rule{{Name: "fb", Kind: FallbackRate, Severity: Warn, Window: min, Threshold: 0.5}})
+	feed(e)
+	assert.Empty(t, e.lastOK)
+	assert.Empty(t, e.openings)
+	assert.Nil(t, e.series["chat"].buckets[0].ttft)
+
+	e = NewEvaluator([]Rule{
+		{Name: "ttft", Kind: TTFTPenalty, Severity: Warn, Window: min, Threshold: 2},
+		{Name: "idle", Kind: FallbackUnexercised, Severity: Warn, Window: min},
+		{Name: "flap", Kind: BreakerFlapping, Severity: Warn, Window: min, Threshold: 3},
+	})
+	feed(e)
+	assert.Equal(t, map[string]time.Time{fallback: t0}, e.lastOK)
+	assert.Len(t, e.openings[primary], 1)
+	assert.Equal(t, uint32(1), e.series["chat"].buckets[0].ttftN)
+}

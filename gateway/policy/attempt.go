@@ -130,31 +130,121 @@ type Attempt struct {
 	start time.Time
 	end   time.Time // request deadline, zero if none
 
-	phase phase
-	d     Decision
+	d step // the current decision
 
-	excluded  uint64 // targets that may not be sent to any more
-	cur       int    // current target, -1 none
-	curTries  int    // tries on cur
-	curGen    uint64
-	curTrial  bool
-	curStart  time.Time
-	attempts  int
-	retries   int
-	partial   bool
-	bytesSent bool
-	failed    bool // some attempt failed (StrictFallbacks)
-	cacheDone bool
-	last      Class // class of the last attempt
-	lastErr   *llm.Error
+	excluded uint64 // targets that may not be sent to any more
+	cur      int    // current target, -1 none
+	curGen   uint64
+	curStart time.Time
+	attempts int
+	curTries int32 // tries on cur
+	// failStatus (an HTTP status), with failRetryAfter and a.last, builds
+	// lastError.
+	failStatus int32
+	phase      phase
+	curTrial   bool
+	partial    bool
+	bytesSent  bool
+	failed     bool // some attempt failed (StrictFallbacks)
+	cacheDone  bool
+	hasFail    bool  // an attempt failed: lastError is its error
+	last       Class // class of the last attempt
+	// The last failed attempt: the provider's error (copied when it came
+	// with one, else built by lastError on first use) or what builds it.
+	lastErr        *llm.Error
+	failRetryAfter time.Duration
+}
+
+// step is the current Decision as the Attempt keeps it. A Send's deadlines,
+// timeouts and try number follow from the Attempt (curStart, end,
+// attempts) and the target, so decision computes them; a smaller Attempt
+// with fewer pointers is less to allocate and to write per request. Fields
+// a kind does not use may hold stale values.
+type step struct {
+	kind    Kind
+	prefill bool       // Send
+	target  *Target    // Send, Wait, Done (nil: served from the cache)
+	err     *llm.Error // Fail
+	until   time.Time  // Wait
+}
+
+// set makes kind the current decision.
+func (s *step) set(kind Kind, target *Target, err *llm.Error) {
+	s.kind, s.target, s.err = kind, target, err
+}
+
+// tier is the decision's Tier: its target's, or the cached tier for an
+// answer from the cache.
+func (s *step) tier() string {
+	switch {
+	case s.target != nil:
+		return s.target.Tier
+	case s.kind == ServeCached || s.kind == Done:
+		return TierCached
+	}
+	return ""
+}
+
+// decision fills d, a zero Decision, with the current decision.
+func (a *Attempt) decision(d *Decision) {
+	s := &a.d
+	d.Kind = s.kind
+	switch s.kind {
+	case Send:
+		now, to := a.curStart, &s.target.Timeouts
+		total := now.Add(to.Total.D())
+		if !a.end.IsZero() && a.end.Before(total) {
+			total = a.end
+		}
+		d.Target, d.Tier, d.Prefill = s.target, s.target.Tier, s.prefill
+		d.Try = a.attempts // counts the sends: this one is the last
+		d.Deadlines = Deadlines{
+			Connect:    minTime(now.Add(to.Connect.D()), total),
+			FirstToken: minTime(now.Add(to.FirstToken.D()), total),
+			Total:      total,
+		}
+		d.Timeouts = *to
+	case Wait:
+		d.Target, d.Tier, d.Until = s.target, s.target.Tier, s.until
+	case ServeCached:
+		d.Tier = TierCached
+	case Done:
+		d.Target, d.Tier = s.target, s.tier()
+	case Fail:
+		d.Err = s.err
+	}
+}
+
+// setFailure records the outcome of a failed attempt for lastError. The
+// error the request would end with is only built when it does.
+func (a *Attempt) setFailure(o Outcome) {
+	a.hasFail = true
+	a.lastErr = nil
+	if o.Err != nil {
+		a.lastErr = providerError(o) // copy it now: the caller owns o.Err
+		return
+	}
+	// Its class stays in a.last: only another attempt's outcome changes it,
+	// and that calls setFailure again or ends the request.
+	a.failStatus, a.failRetryAfter = int32(o.Status), o.RetryAfter
+}
+
+// lastError is the error to return when the request stops after the last
+// failed attempt (providerError of its outcome), nil when none failed.
+func (a *Attempt) lastError() *llm.Error {
+	if a.hasFail && a.lastErr == nil {
+		a.lastErr = providerError(Outcome{Status: int(a.failStatus), Class: a.last, RetryAfter: a.failRetryAfter})
+	}
+	return a.lastErr
 }
 
 // Begin starts a request and emits request.start. An unknown route gives
 // an Attempt whose first decision is Fail (404).
 func (e *Engine) Begin(now time.Time, req Request) *Attempt {
-	a := &Attempt{e: e, req: req, start: now, cur: -1}
-	e.emit(events.Event{Time: now, Kind: events.RequestStart, RequestID: req.ID, Route: req.Route, Stream: req.Stream})
-	a.r = e.routes[req.Route]
+	a := new(Attempt) // fields set one by one: no copy of a whole Attempt
+	a.e, a.req, a.start, a.cur = e, req, now, -1
+	e.sink.Emit(events.Event{Time: now, Kind: events.RequestStart, RequestID: req.ID, Route: req.Route, Stream: req.Stream})
+	a.r = e.route(req.Route)
 	if a.r == nil {
 		a.fail(now, &llm.Error{Status: 404, Type: llm.ErrNotFound, Code: "model_not_found",
 			Message: fmt.Sprintf("no route named %q", req.Route), Param: "model"})
@@ -180,33 +270,35 @@ func (a *Attempt) Attempts() int { return a.attempts }
 
 // Next returns what to do at now. It returns the same decision until the
 // caller observes the outcome (Send, ServeCached) or until Wait's Until.
-func (a *Attempt) Next(now time.Time) Decision {
+func (a *Attempt) Next(now time.Time) (d Decision) {
 	switch a.phase {
 	case phaseWaiting:
-		if now.Before(a.d.Until) {
-			return a.d
+		if now.Before(a.d.until) {
+			break
 		}
-		if d, ok := a.send(now, a.cur); ok {
-			return d
+		if a.send(now, a.cur) {
+			break
 		}
 		a.exclude(a.cur) // its breaker opened meanwhile
 		a.phase = phasePick
-		return a.pick(now)
+		a.pick(now)
 	case phasePick:
-		return a.pick(now)
+		a.pick(now)
 	}
-	return a.d
+	a.decision(&d) // in place: a Decision is 200 bytes
+	return d
 }
 
 func (a *Attempt) exclude(i int) { a.excluded |= 1 << uint(i) }
 
 func (a *Attempt) excludedAt(i int) bool { return a.excluded&(1<<uint(i)) != 0 }
 
-// pick chooses the next step: a target, the cached tier, or the honest error.
-func (a *Attempt) pick(now time.Time) Decision {
+// pick chooses the next step (a.d): a target, the cached tier, or the honest
+// error.
+func (a *Attempt) pick(now time.Time) {
 	if !a.end.IsZero() && !now.Before(a.end) {
 		a.fail(now, a.honest(now, "request timeout"))
-		return a.d
+		return
 	}
 	for {
 		i, key, soonest := -1, 0, time.Time{}
@@ -220,8 +312,8 @@ func (a *Attempt) pick(now time.Time) Decision {
 			}
 			if i < 0 || ck < key {
 				a.phase = phaseCaching
-				a.d = Decision{Kind: ServeCached, Tier: TierCached}
-				return a.d
+				a.d.set(ServeCached, nil, nil)
+				return
 			}
 		}
 		if i < 0 {
@@ -232,18 +324,20 @@ func (a *Attempt) pick(now time.Time) Decision {
 			// A request the providers reject (bad parameter, context length,
 			// content filter) gets the provider's error; a request the
 			// targets failed gets the honest 503.
-			err := a.lastErr
-			if err == nil || !a.last.info().ignore || a.attempts >= a.e.set.MaxAttempts {
+			var err *llm.Error
+			if a.hasFail && a.last.info().ignore && a.attempts < a.e.set.MaxAttempts {
+				err = a.lastError()
+			} else {
 				err = a.honest(now, reason)
 				if !soonest.IsZero() && soonest.After(now) {
 					err.RetryAfter = ceilSecond(soonest.Sub(now))
 				}
 			}
 			a.fail(now, err)
-			return a.d
+			return
 		}
-		if d, ok := a.send(now, i); ok {
-			return d
+		if a.send(now, i) {
+			return
 		}
 		a.exclude(i)
 	}
@@ -287,15 +381,18 @@ func (a *Attempt) choose(now time.Time) (best, bestKey int, soonest time.Time) {
 			continue
 		}
 		ts := r.states[i]
-		ts.mu.Lock()
-		ts.advance(now, &p)
-		ok := ts.usable(now)
-		share := ts.share(now)
-		if !ok && ts.state == Open && (soonest.IsZero() || ts.openUntil.Before(soonest)) {
-			soonest = ts.openUntil
+		ok, share := true, 1.0 // a calm target: closed and healthy
+		if !ts.calm.Load() {
+			ts.mu.Lock()
+			ts.advance(now, &p)
+			ok = ts.usable(now)
+			share = ts.share(now)
+			if !ok && ts.state == Open && (soonest.IsZero() || ts.openUntil.Before(soonest)) {
+				soonest = ts.openUntil
+			}
+			ts.mu.Unlock()
+			p.flush(a.e.sink)
 		}
-		ts.mu.Unlock()
-		p.flush(a.e.sink)
 		if !ok {
 			continue
 		}
@@ -351,8 +448,9 @@ func (a *Attempt) draw() float64 {
 	return f
 }
 
-// send admits an attempt to target i through its breaker.
-func (a *Attempt) send(now time.Time, i int) (Decision, bool) {
+// send admits an attempt to target i through its breaker: it makes the
+// Send the current decision, or reports false when the breaker refuses.
+func (a *Attempt) send(now time.Time, i int) bool {
 	ts := a.r.states[i]
 	var p pending
 	ts.mu.Lock()
@@ -360,7 +458,7 @@ func (a *Attempt) send(now time.Time, i int) (Decision, bool) {
 	if !ts.usable(now) {
 		ts.mu.Unlock()
 		p.flush(a.e.sink)
-		return Decision{}, false
+		return false
 	}
 	gen, trial := ts.admit()
 	ts.mu.Unlock()
@@ -373,28 +471,12 @@ func (a *Attempt) send(now time.Time, i int) (Decision, bool) {
 	a.curGen, a.curTrial, a.curStart = gen, trial, now
 	a.attempts++
 	t := &a.r.targets[i]
-	to := t.Timeouts
-	total := now.Add(to.Total.D())
-	if !a.end.IsZero() && a.end.Before(total) {
-		total = a.end
-	}
 	a.phase = phaseSending
-	a.d = Decision{
-		Kind:   Send,
-		Target: t,
-		Try:    a.attempts,
-		Deadlines: Deadlines{
-			Connect:    minTime(now.Add(to.Connect.D()), total),
-			FirstToken: minTime(now.Add(to.FirstToken.D()), total),
-			Total:      total,
-		},
-		Timeouts: to,
-		Prefill:  a.partial,
-		Tier:     t.Tier,
-	}
-	a.e.emit(events.Event{Time: now, Kind: events.AttemptStart, RequestID: a.req.ID, Route: a.req.Route,
+	a.d.set(Send, t, nil)
+	a.d.prefill = a.partial
+	a.e.sink.Emit(events.Event{Time: now, Kind: events.AttemptStart, RequestID: a.req.ID, Route: a.req.Route,
 		Target: ts.key, Tier: t.Tier, Attempt: a.attempts, Stream: a.req.Stream})
-	return a.d, true
+	return true
 }
 
 func minTime(x, y time.Time) time.Time {
@@ -428,7 +510,7 @@ func (a *Attempt) Observe(now time.Time, o Outcome) {
 	if tokens == 0 {
 		tokens = o.Usage.OutputTokens
 	}
-	a.e.emit(events.Event{Time: now, Kind: events.AttemptEnd, RequestID: a.req.ID, Route: a.req.Route,
+	a.e.sink.Emit(events.Event{Time: now, Kind: events.AttemptEnd, RequestID: a.req.ID, Route: a.req.Route,
 		Target: ts.key, Tier: t.Tier, Attempt: a.attempts, Stream: a.req.Stream,
 		Status: o.Status, Class: string(o.Class), TTFT: o.TTFT, Duration: dur,
 		InputTokens: o.Usage.InputTokens, OutputTokens: tokens, CachedTokens: o.Usage.CachedInputTokens,
@@ -446,7 +528,7 @@ func (a *Attempt) Observe(now time.Time, o Outcome) {
 		a.done(now, t, t.Tier)
 		return
 	}
-	a.lastErr = providerError(o)
+	a.setFailure(o)
 	a.afterFailure(now, i, o)
 }
 
@@ -460,7 +542,7 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 		return
 	}
 	if a.req.NonRetryable && a.bytesSent {
-		a.fail(now, a.lastErr)
+		a.fail(now, a.lastError())
 		return
 	}
 	governed := ci.byStatus || o.Class == Auth
@@ -468,24 +550,24 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 	if a.partial && !t.Capabilities.Prefill {
 		retry = false
 	}
-	if retry && a.curTries < t.Retry.Attempts && a.attempts < a.e.set.MaxAttempts && o.RetryAfter <= t.Retry.RetryAfterCap.D() {
+	if retry && int(a.curTries) < t.Retry.Attempts && a.attempts < a.e.set.MaxAttempts && o.RetryAfter <= t.Retry.RetryAfterCap.D() {
 		wait := o.RetryAfter
 		if wait == 0 {
 			a.r.mu.Lock()
-			wait = Backoff(a.curTries-1, t.Retry.Base.D(), t.Retry.Cap.D(), a.r.rnd.Float64())
+			wait = Backoff(int(a.curTries)-1, t.Retry.Base.D(), t.Retry.Cap.D(), a.r.rnd.Float64())
 			a.r.mu.Unlock()
 		}
 		until := now.Add(wait)
 		if a.end.IsZero() || until.Before(a.end) {
 			if a.withdraw(now) {
-				a.retries++
 				a.phase = phaseWaiting
-				a.d = Decision{Kind: Wait, Target: t, Until: until, Tier: t.Tier}
+				a.d.set(Wait, t, nil)
+				a.d.until = until
 				return
 			}
-			a.e.emit(events.Event{Time: now, Kind: events.BudgetExhausted, RequestID: a.req.ID, Route: a.req.Route, Target: a.r.states[i].key})
+			a.e.sink.Emit(events.Event{Time: now, Kind: events.BudgetExhausted, RequestID: a.req.ID, Route: a.req.Route, Target: a.r.states[i].key})
 			if a.e.set.RetryBudget.OnExhausted == OnExhaustedFailFast {
-				a.fail(now, a.lastErr)
+				a.fail(now, a.lastError())
 				return
 			}
 		}
@@ -495,7 +577,7 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 		failover = false
 	}
 	if !failover {
-		a.fail(now, a.lastErr)
+		a.fail(now, a.lastError())
 		return
 	}
 	a.exclude(i)
@@ -611,16 +693,16 @@ func (a *Attempt) honest(now time.Time, reason string) *llm.Error {
 
 func (a *Attempt) fail(now time.Time, err *llm.Error) {
 	a.phase = phaseFinal
-	a.d = Decision{Kind: Fail, Err: err}
+	a.d.set(Fail, nil, err)
 	class := string(a.last)
-	a.e.emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
+	a.e.sink.Emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
 		Outcome: events.OutcomeFailed, Status: err.Status, Class: class, Attempt: a.attempts,
 		Duration: now.Sub(a.start), Stream: a.req.Stream})
 }
 
 func (a *Attempt) done(now time.Time, t *Target, tier string) {
 	a.phase = phaseFinal
-	a.d = Decision{Kind: Done, Target: t, Tier: tier}
+	a.d.set(Done, t, nil)
 	outcome := events.OutcomeServed
 	key := ""
 	if t != nil {
@@ -628,9 +710,9 @@ func (a *Attempt) done(now time.Time, t *Target, tier string) {
 	}
 	if len(a.r.tiers) > 0 && tier != a.r.tiers[0] {
 		outcome = events.OutcomeDegraded
-		a.e.emit(events.Event{Time: now, Kind: events.TierServed, RequestID: a.req.ID, Route: a.req.Route, Target: key, Tier: tier})
+		a.e.sink.Emit(events.Event{Time: now, Kind: events.TierServed, RequestID: a.req.ID, Route: a.req.Route, Target: key, Tier: tier})
 	}
-	a.e.emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
+	a.e.sink.Emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
 		Target: key, Tier: tier, Outcome: outcome, Class: string(OK), Attempt: a.attempts,
 		Duration: now.Sub(a.start), Stream: a.req.Stream})
 }

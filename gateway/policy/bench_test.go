@@ -87,3 +87,40 @@ func BenchmarkParallel(b *testing.B) {
 		}
 	})
 }
+
+var rateLimited = Outcome{Class: RateLimited, Status: 429, BytesSent: true}
+
+// BenchmarkRequestFailover is one request whose primary answers 429 (no
+// retry on it) and whose fallback serves: Begin, Next (Send), Observe (429),
+// Next (Send to the fallback), Observe, Next (Done), into an events sink.
+// The breaker and passive health are set so that the primary never leaves
+// the line.
+func BenchmarkRequestFailover(b *testing.B) {
+	cfg := oneRoute(tgt("openai:gpt-4o", attempts(1)), tgt("anthropic:claude-sonnet", prio(1)))
+	cfg.Policy.Breaker.MinSamples = 1 << 30
+	cfg.Policy.Health.Window = dur("1ns")
+	var sink countSink
+	e, err := New(cfg, Options{Events: &sink})
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := t0
+	req := Request{ID: "r1", Route: "chat", Stream: true}
+	b.ReportAllocs()
+	for b.Loop() {
+		a := e.Begin(now, req)
+		if d := a.Next(now); d.Kind != Send || d.Target.Provider != "openai" {
+			b.Fatal(d.Kind)
+		}
+		now = now.Add(time.Millisecond)
+		a.Observe(now, rateLimited)
+		if d := a.Next(now); d.Kind != Send || d.Target.Provider != "anthropic" {
+			b.Fatal(d.Kind)
+		}
+		now = now.Add(time.Millisecond)
+		a.Observe(now, okOutcome)
+		if d := a.Next(now); d.Kind != Done {
+			b.Fatal(d.Kind)
+		}
+	}
+}

@@ -35,7 +35,23 @@ type Engine struct {
 	sink    events.Sink
 	routes  map[string]*route
 	targets map[string]*targetState
-	keys    []string // sorted target keys
+	keys    []string       // sorted target keys
+	order   []*targetState // targets[keys[i]]
+	rlist   []*route       // routes in configuration order
+}
+
+// route returns the named route, nil if none. A few routes are compared by
+// name (cheaper than hashing it); route names are unique.
+func (e *Engine) route(name string) *route {
+	if len(e.rlist) <= 8 {
+		for _, r := range e.rlist {
+			if r.name == name {
+				return r
+			}
+		}
+		return nil
+	}
+	return e.routes[name]
 }
 
 // route is a route's resolved configuration and its mutable state.
@@ -99,9 +115,19 @@ func New(cfg Config, opts Options) (*Engine, error) {
 			r.last = max(r.last, idx)
 		}
 		e.routes[rc.Name] = r
+		e.rlist = append(e.rlist, r)
 	}
 	slices.Sort(e.keys)
+	e.index()
 	return e, nil
+}
+
+// index builds order from keys and targets.
+func (e *Engine) index() {
+	e.order = make([]*targetState, len(e.keys))
+	for i, k := range e.keys {
+		e.order[i] = e.targets[k]
+	}
 }
 
 // Config returns the configuration the engine was built with.
@@ -135,8 +161,10 @@ func (e *Engine) Targets(route string) []Target {
 // request looks at the target — but it makes the events timely.
 func (e *Engine) Tick(now time.Time) {
 	var p pending
-	for _, k := range e.keys {
-		t := e.targets[k]
+	for _, t := range e.order {
+		if t.calm.Load() {
+			continue // nothing timed
+		}
 		t.mu.Lock()
 		t.advance(now, &p)
 		t.mu.Unlock()
@@ -148,8 +176,10 @@ func (e *Engine) Tick(now time.Time) {
 // scheduled. A simulator advances its clock to it.
 func (e *Engine) NextTick() time.Time {
 	var next time.Time
-	for _, k := range e.keys {
-		t := e.targets[k]
+	for _, t := range e.order {
+		if t.calm.Load() {
+			continue // nothing timed
+		}
 		t.mu.Lock()
 		x := t.nextTick()
 		t.mu.Unlock()
@@ -294,9 +324,6 @@ func (e *Engine) allowed(req float64) int {
 	return max(b.MinRetries, int(b.Ratio.F()*req))
 }
 
-// emit sends one event.
-func (e *Engine) emit(ev events.Event) { e.sink.Emit(ev) }
-
 // Reload builds an engine for a new configuration that keeps the breaker
 // and health state of every provider:model both configurations use, so a
 // config reload neither closes open breakers nor forgets unhealthy targets.
@@ -324,6 +351,7 @@ func (e *Engine) Reload(cfg Config, opts Options) (*Engine, error) {
 		nt.state, nt.gen, nt.openUntil, nt.openings, nt.streak, nt.closedAt = old.state, old.gen, old.openUntil, old.openings, old.streak, old.closedAt
 		nt.probeFails = old.probeFails
 		nt.health, nt.reason, nt.downUntil, nt.upAt = old.health, old.reason, old.downUntil, old.upAt
+		nt.setCalm()
 		old.mu.Unlock()
 	}
 	for _, r := range n.routes {
@@ -331,5 +359,6 @@ func (e *Engine) Reload(cfg Config, opts Options) (*Engine, error) {
 			r.states[i] = n.targets[r.states[i].key]
 		}
 	}
+	n.index()
 	return n, nil
 }

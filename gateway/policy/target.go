@@ -2,6 +2,7 @@ package policy
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
@@ -48,6 +49,12 @@ type targetState struct {
 	hs  *Health
 	sla SLA // resolved
 
+	// calm is state == Closed && health == Healthy, kept under mu and read
+	// without it: a calm target has no timed work and no ramp, so a request
+	// choosing among targets (and Tick, NextTick) need not lock it. A stale
+	// read is a read from just before the change, as with the lock.
+	calm atomic.Bool
+
 	mu sync.Mutex
 	// breaker
 	state      BreakerState
@@ -82,27 +89,39 @@ func newTargetState(key string, s *Settings, sla SLA) *targetState {
 		ttft:   newWindow(sla.Window.D()),
 		tpot:   newWindow(sla.Window.D()),
 	}
+	ts.calm.Store(true)
 	return ts
 }
 
-// pending events are collected under the lock and emitted after it.
-type pending struct {
-	evs [4]events.Event
-	n   int
+// setCalm updates calm after a change of state or health. Caller holds mu.
+func (t *targetState) setCalm() {
+	t.calm.Store(t.state == Closed && t.health == Healthy)
 }
 
+// pending events are collected under the lock and emitted after it. One
+// lock section makes at most maxPending of them. The buffer is allocated on
+// the first event: most sections make none, and a pending is declared on
+// every request's path, so it must be cheap to declare.
+type pending struct {
+	evs []events.Event
+}
+
+const maxPending = 4
+
 func (p *pending) add(e events.Event) {
-	if p.n < len(p.evs) {
-		p.evs[p.n] = e
-		p.n++
+	if len(p.evs) < maxPending {
+		if p.evs == nil {
+			p.evs = make([]events.Event, 0, maxPending)
+		}
+		p.evs = append(p.evs, e)
 	}
 }
 
 func (p *pending) flush(s events.Sink) {
-	for i := 0; i < p.n; i++ {
+	for i := range p.evs {
 		s.Emit(p.evs[i])
 	}
-	p.n = 0
+	p.evs = p.evs[:0]
 }
 
 // advance performs the transitions that are due at now. Caller holds mu.
@@ -134,12 +153,14 @@ func (t *targetState) setHealth(now time.Time, to HealthState, reason string, p 
 	p.add(events.Event{Time: now, Kind: events.HealthChange, Target: t.key, From: string(t.health), To: string(to), Reason: reason})
 	t.health = to
 	t.reason = reason
+	t.setCalm()
 }
 
 // transition moves the breaker to state to, starting a new generation.
 func (t *targetState) transition(now time.Time, to BreakerState, reason string, p *pending) {
 	from := t.state
 	t.state = to
+	t.setCalm()
 	t.gen++
 	t.trials, t.trialOK = 0, 0
 	switch to {

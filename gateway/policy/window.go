@@ -1,6 +1,9 @@
 package policy
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // nBuckets is the resolution of every rolling window.
 const nBuckets = 20
@@ -11,8 +14,13 @@ const nBuckets = 20
 type window struct {
 	width int64 // bucket width, ns
 	cur   int64 // index of the newest bucket
-	a, b  [nBuckets]float64
-	idx   [nBuckets]int64
+	// hi is where the newest bucket ends (ns, exclusive) and cs its slot,
+	// when cur >= 0; 0 otherwise. A time in [0, hi) lands in slot cs
+	// without a division.
+	hi   int64
+	cs   int
+	a, b [nBuckets]float64
+	idx  [nBuckets]int64
 }
 
 func newWindow(d time.Duration) window {
@@ -24,7 +32,11 @@ func newWindow(d time.Duration) window {
 }
 
 func (w *window) slot(now time.Time) int {
-	i := now.UnixNano() / w.width
+	ns := now.UnixNano()
+	if ns >= 0 && ns < w.hi {
+		return w.cs // ns/width <= cur: the newest bucket
+	}
+	i := ns / w.width
 	if i < w.cur {
 		i = w.cur
 	}
@@ -35,6 +47,10 @@ func (w *window) slot(now time.Time) int {
 	}
 	if w.idx[s] != i {
 		w.idx[s], w.a[s], w.b[s] = i, 0, 0
+	}
+	w.hi, w.cs = 0, 0
+	if i >= 0 && i < math.MaxInt64/w.width-1 {
+		w.hi, w.cs = (i+1)*w.width, s
 	}
 	return s
 }
@@ -62,6 +78,7 @@ func (w *window) sums(now time.Time) (a, b float64) {
 }
 
 func (w *window) reset() {
+	w.hi, w.cs = 0, 0
 	w.a, w.b, w.idx = [nBuckets]float64{}, [nBuckets]float64{}, [nBuckets]int64{}
 	for s := range w.idx {
 		w.idx[s] = -1 << 62
