@@ -320,6 +320,13 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 			m.detAction = policy.Trip
 		}
 	}
+	// Size the eval records for the expected traffic, so they are not
+	// copied as they grow (a long game day serves hundreds of thousands).
+	est := 1024.0
+	for i := range s.Traffic {
+		est += s.Traffic[i].maxRate() * s.Duration.D().Seconds()
+	}
+	m.evalRecs = make([]EvalRecord, 0, int(min(est, 1<<21)))
 	m.cancels = make([]timerFIFO, len(s.Traffic))
 	m.prompts = make([][]string, len(s.Traffic))
 	m.served = make([][]bool, len(s.Traffic))
