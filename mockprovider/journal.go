@@ -125,6 +125,18 @@ func (j *journal) get(seq uint64) *JournalEntry {
 	return &j.blocks[i/journalBlock][i%journalBlock]
 }
 
+// each calls fn for every entry, oldest first.
+func (j *journal) each(fn func(*JournalEntry)) {
+	for i, b := range j.blocks {
+		if i == 0 {
+			b = b[j.off:]
+		}
+		for k := range b {
+			fn(&b[k])
+		}
+	}
+}
+
 // all returns a copy of the entries, oldest first; nil when there are none.
 func (j *journal) all() []JournalEntry {
 	if j.n == 0 {

@@ -520,6 +520,22 @@ func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
 	}
 }
 
+// JournalLen returns the number of journal entries.
+func (m *Model) JournalLen() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.jr.n
+}
+
+// EachJournal calls fn for every journal entry, oldest first, without
+// copying the journal (the simulator reads hundreds of thousands). fn must
+// not keep the entry nor call the model.
+func (m *Model) EachJournal(fn func(*JournalEntry)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.jr.each(fn)
+}
+
 // Journal returns a copy of the journal, oldest first.
 func (m *Model) Journal() []JournalEntry {
 	m.mu.Lock()

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/brownout-dev/brownout/faults"
@@ -54,21 +55,43 @@ func (a *mockModel) Abandon(now time.Time, p *faults.Plan, sent int) {
 	a.m.FinishSent(now, p, mockprovider.OutcomeClientGone, sent)
 }
 
-func (a *mockModel) Journal() []JournalEntry { return convertJournal(a.m.Journal()) }
+// AppendJournal appends the journal, converted, to dst.
+func (a *mockModel) AppendJournal(dst []JournalEntry) []JournalEntry {
+	dst = slices.Grow(dst, a.m.JournalLen())
+	var keys targetKeys
+	a.m.EachJournal(func(j *mockprovider.JournalEntry) { dst = append(dst, journalEntry(j, &keys)) })
+	return dst
+}
+
+// JournalLen returns the number of journal entries.
+func (a *mockModel) JournalLen() int { return a.m.JournalLen() }
 
 func convertJournal(js []mockprovider.JournalEntry) []JournalEntry {
 	out := make([]JournalEntry, len(js))
-	// A journal names a handful of targets: build each key once.
-	type pm struct{ provider, model string }
-	keys := map[pm]string{}
-	for i, j := range js {
-		k, ok := keys[pm{j.Provider, j.Model}]
-		if !ok {
-			k = j.Provider + ":" + j.Model
-			keys[pm{j.Provider, j.Model}] = k
-		}
-		out[i] = JournalEntry{Time: j.Time, RequestID: j.RequestID, Target: k,
-			Fault: j.Fault, Outcome: string(j.Outcome), OutputTokens: j.TokensSent, Corrupted: j.Corrupted}
+	var keys targetKeys
+	for i := range js {
+		out[i] = journalEntry(&js[i], &keys)
 	}
 	return out
+}
+
+// targetKeys builds each provider:model key of a journal once: a journal
+// names a handful of targets.
+type targetKeys map[[2]string]string
+
+func (t *targetKeys) key(provider, model string) string {
+	k, ok := (*t)[[2]string{provider, model}]
+	if !ok {
+		if *t == nil {
+			*t = targetKeys{}
+		}
+		k = provider + ":" + model
+		(*t)[[2]string{provider, model}] = k
+	}
+	return k
+}
+
+func journalEntry(j *mockprovider.JournalEntry, keys *targetKeys) JournalEntry {
+	return JournalEntry{Time: j.Time, RequestID: j.RequestID, Target: keys.key(j.Provider, j.Model),
+		Fault: j.Fault, Outcome: string(j.Outcome), OutputTokens: j.TokensSent, Corrupted: j.Corrupted}
 }

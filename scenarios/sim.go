@@ -31,7 +31,9 @@ type provider interface {
 	// Abandon ends an attempt the gateway gave up on (a deadline or the
 	// watchdog fired, or the client left) after sent tokens.
 	Abandon(now time.Time, p *faults.Plan, sent int)
-	Journal() []JournalEntry
+	// AppendJournal appends the journal to dst; JournalLen is its length.
+	AppendJournal(dst []JournalEntry) []JournalEntry
+	JournalLen() int
 }
 
 // timer kinds
@@ -320,6 +322,13 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 			m.detAction = policy.Trip
 		}
 	}
+	// Size the eval records for the expected traffic, so they are not
+	// copied as they grow (a long game day serves hundreds of thousands).
+	est := 1024.0
+	for i := range s.Traffic {
+		est += s.Traffic[i].maxRate() * s.Duration.D().Seconds()
+	}
+	m.evalRecs = make([]EvalRecord, 0, int(min(est, 1<<21)))
 	m.cancels = make([]timerFIFO, len(s.Traffic))
 	m.prompts = make([][]string, len(s.Traffic))
 	m.served = make([][]bool, len(s.Traffic))
@@ -1025,19 +1034,13 @@ func (m *sim) evaluateAlerts() {
 }
 
 func (m *sim) journal() []JournalEntry {
-	if len(m.s.env.providers) == 1 {
-		return m.provs[m.s.env.providers[0].name].Journal()
-	}
-	js := make([][]JournalEntry, 0, len(m.s.env.providers))
 	n := 0
 	for _, p := range m.s.env.providers {
-		j := m.provs[p.name].Journal()
-		js = append(js, j)
-		n += len(j)
+		n += m.provs[p.name].JournalLen()
 	}
 	out := make([]JournalEntry, 0, n)
-	for _, j := range js {
-		out = append(out, j...)
+	for _, p := range m.s.env.providers {
+		out = m.provs[p.name].AppendJournal(out)
 	}
 	return out
 }
