@@ -214,32 +214,7 @@ func (t *h1Transport) get(ctx context.Context, key string) (*h1Conn, bool, error
 	return c, false, err
 }
 
-// dial connects to key on a goroutine of its own: name resolution and the
-// dialer need a deep stack, which the caller's goroutine would keep for as
-// long as it holds a stream.
 func (t *h1Transport) dial(ctx context.Context, key string) (*h1Conn, error) {
-	type dialed struct {
-		nc  net.Conn
-		err error
-	}
-	ch := make(chan dialed, 1)
-	go func() {
-		nc, err := t.connect(ctx, key)
-		ch <- dialed{nc, err}
-	}()
-	r := <-ch
-	if r.err != nil {
-		return nil, r.err
-	}
-	c := &h1Conn{t: t, key: key, nc: r.nc, br: bufio.NewReaderSize(r.nc, h1ReadBufferSize)}
-	if sc, ok := r.nc.(syscall.Conn); ok {
-		c.raw, _ = sc.SyscallConn()
-	}
-	return c, nil
-}
-
-// connect dials key within the attempt's connect timeout.
-func (t *h1Transport) connect(ctx context.Context, key string) (net.Conn, error) {
 	var nc net.Conn
 	var err error
 	if d, ok := ctx.Value(connectTimeoutKey{}).(time.Duration); ok {
@@ -252,7 +227,14 @@ func (t *h1Transport) connect(ctx context.Context, key string) (net.Conn, error)
 	} else {
 		nc, err = t.dialContext(ctx, "tcp", key)
 	}
-	return nc, err
+	if err != nil {
+		return nil, err
+	}
+	c := &h1Conn{t: t, key: key, nc: nc, br: bufio.NewReaderSize(nc, h1ReadBufferSize)}
+	if sc, ok := nc.(syscall.Conn); ok {
+		c.raw, _ = sc.SyscallConn()
+	}
+	return c, nil
 }
 
 // put returns a connection whose exchange ended cleanly to the pool.
