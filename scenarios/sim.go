@@ -147,7 +147,8 @@ type simReq struct {
 	traffic  int
 	prompt   int
 	req      llm.Request
-	att      *policy.Attempt
+	att      *policy.Attempt // &attv
+	attv     policy.Attempt
 	eng      *policy.Engine
 	deadline int64
 	done     bool
@@ -556,7 +557,8 @@ func (m *sim) arrive(i int) {
 		r.req.ResponseFormat = m.structSchema
 	}
 	r.eng = m.eng
-	r.att = m.eng.Begin(m.t(m.now), policy.Request{ID: r.id, Route: t.Route, PromptTokens: t.PromptTokens,
+	r.att = &r.attv
+	m.eng.BeginInto(r.att, m.t(m.now), policy.Request{ID: r.id, Route: t.Route, PromptTokens: t.PromptTokens,
 		Stream: stream, Structured: structured})
 	m.scheduleCancel(r)
 	m.next(r)

@@ -241,14 +241,24 @@ func (a *Attempt) lastError() *llm.Error {
 // Begin starts a request and emits request.start. An unknown route gives
 // an Attempt whose first decision is Fail (404).
 func (e *Engine) Begin(now time.Time, req Request) *Attempt {
-	a := new(Attempt) // fields set one by one: no copy of a whole Attempt
+	a := new(Attempt)
+	e.BeginInto(a, now, req)
+	return a
+}
+
+// BeginInto is Begin into an Attempt the caller owns, sparing an allocation
+// per request (the simulator keeps one in each request record it reuses).
+// a is reset first; the engine keeps no reference to it, so it may be
+// reused once its request is over.
+func (e *Engine) BeginInto(a *Attempt, now time.Time, req Request) {
+	*a = Attempt{}
 	a.e, a.req, a.start, a.cur = e, req, now, -1
 	e.sink.Emit(events.Event{Time: now, Kind: events.RequestStart, RequestID: req.ID, Route: req.Route, Stream: req.Stream})
 	a.r = e.route(req.Route)
 	if a.r == nil {
 		a.fail(now, &llm.Error{Status: 404, Type: llm.ErrNotFound, Code: "model_not_found",
 			Message: fmt.Sprintf("no route named %q", req.Route), Param: "model"})
-		return a
+		return
 	}
 	if d := e.set.RequestTimeout.D(); d > 0 {
 		a.end = now.Add(d)
@@ -259,7 +269,6 @@ func (e *Engine) Begin(now time.Time, req Request) *Attempt {
 	a.r.mu.Lock()
 	a.r.budget.add(now, 1, 0)
 	a.r.mu.Unlock()
-	return a
 }
 
 // Request returns the request being driven.
