@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +59,13 @@ type Model struct {
 	// schemas caches decoded JSON schemas (tool parameters, response
 	// formats) by their text; see schema.
 	schemas map[string]map[string]any
+	// corpus is the filler text answers are windows of, generated from
+	// corpusSeed (drawn by NewModel) on the first filler answer.
+	corpus     *corpus
+	corpusSeed uint64
+	// ids holds response IDs drawn in a batch; the next is ids[:idLen].
+	ids   string
+	idLen int
 }
 
 type modelState struct {
@@ -84,6 +92,7 @@ func NewModel(spec ProviderSpec, rnd *rand.Rand) (*Model, error) {
 		rnd = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	}
 	m := &Model{spec: spec, rnd: rnd, limit: newLimiter(spec.Capacity), cache: newPromptCache(spec.PromptCache), open: map[uint64]*modelState{}}
+	m.corpusSeed = rnd.Uint64()
 	for _, ms := range spec.Models {
 		m.models = append(m.models, modelState{spec: ms, limit: newLimiter(ms.Capacity)})
 	}
@@ -241,17 +250,20 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 	}
 	p.Headers = m.rateHeaders(now, ms, nil)
 
-	text, calls := m.content(req, req.Model, n)
+	text, chunks, calls := m.content(req, req.Model, n)
 	p.Response = llm.Response{
 		ID: m.responseID(), Model: req.Model, Created: now.Unix(),
 		FinishReason: llm.FinishStop,
 	}
-	p.Response.Content = text
-	p.Response.ToolCalls = calls
-	if len(calls) > 0 {
-		p.Response.FinishReason = llm.FinishToolCalls
+	if chunks != nil {
+		p.SetTokenized(text, chunks) // a window of the corpus, shared
+	} else {
+		p.Response.ToolCalls = calls
+		if len(calls) > 0 {
+			p.Response.FinishReason = llm.FinishToolCalls
+		}
+		p.SetContent(text) // chunks, tool starts, output usage
 	}
-	p.SetContent(text) // chunks, tool starts, output usage
 	if limitOut > 0 && len(p.Chunks) > limitOut {
 		p.TruncateAt(limitOut)
 		p.Response.FinishReason = llm.FinishLength
@@ -270,7 +282,9 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 	return m.record(p, &entry, ms)
 }
 
-// timing draws TTFT and the token times.
+// timing draws TTFT and the token times. The gaps' jitter comes from a
+// splitmix64 sequence seeded by one draw from the model's source, four
+// 16-bit uniforms per 64-bit value.
 func (m *Model) timing(p *Plan, ms *ModelSpec) {
 	if !ms.TTFT.IsZero() {
 		p.TTFT = ms.TTFT.Sample(m.rnd)
@@ -279,26 +293,69 @@ func (m *Model) timing(p *Plan, ms *ModelSpec) {
 	if cap(p.TokenTimes) < n {
 		p.TokenTimes = make([]time.Duration, n)
 	}
-	p.TokenTimes = p.TokenTimes[:n]
-	gap := 0.0
-	if ms.TokensPerSecond > 0 {
-		gap = float64(time.Second) / ms.TokensPerSecond
+	times := p.TokenTimes[:n]
+	p.TokenTimes = times
+	if n == 0 {
+		return
 	}
-	j := ms.Jitter.F()
 	t := float64(p.TTFT)
-	for i := range p.TokenTimes {
-		if i > 0 && gap > 0 {
-			g := gap
-			if j > 0 {
-				g *= 1 + j*(2*m.rnd.Float64()-1)
-			}
-			t += g
+	times[0] = p.TTFT
+	if ms.TokensPerSecond <= 0 {
+		for i := 1; i < n; i++ {
+			times[i] = p.TTFT
 		}
-		p.TokenTimes[i] = time.Duration(t)
+		return
+	}
+	gap := float64(time.Second) / ms.TokensPerSecond
+	j := ms.Jitter.F()
+	if j <= 0 || n == 1 {
+		for i := 1; i < n; i++ {
+			t += gap
+			times[i] = time.Duration(t)
+		}
+		return
+	}
+	// A gap is gap*(1+j*d) with d uniform in [-1, 1]: d = u/half - 1 for a
+	// 16-bit u, so the gap is lo + step*u.
+	const half = 65535.0 / 2
+	step := gap * j / half
+	lo := gap - gap*j
+	x := m.rnd.Uint64()
+	var bits uint64
+	for i := 1; i < n; i++ {
+		if i&3 == 1 {
+			x += 0x9e3779b97f4a7c15
+			bits = splitmix(x)
+		}
+		t += lo + step*float64(bits&0xffff)
+		bits >>= 16
+		times[i] = time.Duration(t)
 	}
 }
 
+// splitmix is the output function of splitmix64 on state x.
+func splitmix(x uint64) uint64 {
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// idBatch is the number of response IDs drawn at once (one string holds them).
+const idBatch = 64
+
+// responseID returns a response ID in the provider's style ("chatcmpl-"
+// and 29 characters, "msg_01" and 22, or 22 for Gemini). IDs are drawn
+// idBatch at a time into one string, ten characters per draw.
 func (m *Model) responseID() string {
+	if len(m.ids) == 0 {
+		m.fillIDs()
+	}
+	id := m.ids[:m.idLen]
+	m.ids = m.ids[m.idLen:]
+	return id
+}
+
+func (m *Model) fillIDs() {
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 	prefix, n := "chatcmpl-", 29
 	switch m.spec.Format {
@@ -307,13 +364,21 @@ func (m *Model) responseID() string {
 	case llm.FormatGemini:
 		prefix, n = "", 22
 	}
-	var buf [40]byte // the longest prefix plus n
-	b := buf[:len(prefix)+n]
-	copy(b, prefix)
-	for i := len(prefix); i < len(b); i++ {
-		b[i] = alphabet[m.rnd.IntN(len(alphabet))]
+	m.idLen = len(prefix) + n
+	var sb strings.Builder
+	sb.Grow(idBatch * m.idLen)
+	for range idBatch {
+		sb.WriteString(prefix)
+		var x uint64
+		for i := range n {
+			if i%10 == 0 {
+				x = m.rnd.Uint64()
+			}
+			sb.WriteByte(alphabet[x%uint64(len(alphabet))])
+			x /= uint64(len(alphabet))
+		}
 	}
-	return string(b)
+	m.ids = sb.String()
 }
 
 func (m *Model) notFoundMessage(model string) string {
