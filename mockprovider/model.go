@@ -6,7 +6,6 @@ import (
 	"path"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,6 +70,7 @@ type Model struct {
 type modelState struct {
 	spec  ModelSpec
 	limit *limiter
+	ttft  faults.Sampler // spec.TTFT, prepared
 }
 
 // DefaultJournalSize bounds the journal when the spec does not.
@@ -94,7 +94,7 @@ func NewModel(spec ProviderSpec, rnd *rand.Rand) (*Model, error) {
 	m := &Model{spec: spec, rnd: rnd, limit: newLimiter(spec.Capacity), cache: newPromptCache(spec.PromptCache), open: map[uint64]*modelState{}}
 	m.corpusSeed = rnd.Uint64()
 	for _, ms := range spec.Models {
-		m.models = append(m.models, modelState{spec: ms, limit: newLimiter(ms.Capacity)})
+		m.models = append(m.models, modelState{spec: ms, limit: newLimiter(ms.Capacity), ttft: ms.TTFT.Sampler()})
 	}
 	m.rules = append([]Rule(nil), spec.Rules...)
 	for i := range m.rules {
@@ -268,7 +268,7 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 		p.TruncateAt(limitOut)
 		p.Response.FinishReason = llm.FinishLength
 	}
-	m.timing(p, &ms.spec)
+	m.timing(p, ms)
 	cached := m.cache.lookup(now, req.Model, req, m.memo)
 	entry.CachedTokens = cached
 	p.Response.Usage.InputTokens = prompt
@@ -284,10 +284,11 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 
 // timing draws TTFT and the token times. The gaps' jitter comes from a
 // splitmix64 sequence seeded by one draw from the model's source, four
-// 16-bit uniforms per 64-bit value.
-func (m *Model) timing(p *Plan, ms *ModelSpec) {
-	if !ms.TTFT.IsZero() {
-		p.TTFT = ms.TTFT.Sample(m.rnd)
+// 16-bit uniforms per 64-bit value; times add up in whole nanoseconds.
+func (m *Model) timing(p *Plan, st *modelState) {
+	ms := &st.spec
+	if !st.ttft.IsZero() {
+		p.TTFT = st.ttft.Sample(m.rnd)
 	}
 	n := len(p.Chunks)
 	if cap(p.TokenTimes) < n {
@@ -298,7 +299,6 @@ func (m *Model) timing(p *Plan, ms *ModelSpec) {
 	if n == 0 {
 		return
 	}
-	t := float64(p.TTFT)
 	times[0] = p.TTFT
 	if ms.TokensPerSecond <= 0 {
 		for i := 1; i < n; i++ {
@@ -308,28 +308,42 @@ func (m *Model) timing(p *Plan, ms *ModelSpec) {
 	}
 	gap := float64(time.Second) / ms.TokensPerSecond
 	j := ms.Jitter.F()
+	t := p.TTFT
 	if j <= 0 || n == 1 {
+		g := time.Duration(gap)
 		for i := 1; i < n; i++ {
-			t += gap
-			times[i] = time.Duration(t)
+			t += g
+			times[i] = t
 		}
 		return
 	}
-	// A gap is gap*(1+j*d) with d uniform in [-1, 1]: d = u/half - 1 for a
-	// 16-bit u, so the gap is lo + step*u.
+	// A gap is gap*(1+j*d) with d uniform in [-1, 1]: for a 16-bit u,
+	// d = u/half - 1, so the gap is lo + step*u, step in 1/65536 ns.
 	const half = 65535.0 / 2
-	step := gap * j / half
-	lo := gap - gap*j
+	step := int64(gap * j / half * 65536)
+	lo := time.Duration(gap - gap*j)
 	x := m.rnd.Uint64()
-	var bits uint64
-	for i := 1; i < n; i++ {
-		if i&3 == 1 {
-			x += 0x9e3779b97f4a7c15
-			bits = splitmix(x)
-		}
-		t += lo + step*float64(bits&0xffff)
-		bits >>= 16
-		times[i] = time.Duration(t)
+	i := 1
+	for ; i+4 <= n; i += 4 {
+		x += 0x9e3779b97f4a7c15
+		b := splitmix(x)
+		g0 := lo + time.Duration(step*int64(b&0xffff)>>16)
+		g1 := lo + time.Duration(step*int64(b>>16&0xffff)>>16)
+		g2 := lo + time.Duration(step*int64(b>>32&0xffff)>>16)
+		g3 := lo + time.Duration(step*int64(b>>48)>>16)
+		ts := times[i : i+4 : i+4]
+		ts[0] = t + g0
+		ts[1] = ts[0] + g1
+		ts[2] = ts[1] + g2
+		ts[3] = ts[2] + g3
+		t = ts[3]
+	}
+	x += 0x9e3779b97f4a7c15
+	b := splitmix(x)
+	for ; i < n; i++ {
+		t += lo + time.Duration(step*int64(b&0xffff)>>16)
+		b >>= 16
+		times[i] = t
 	}
 }
 
@@ -356,7 +370,9 @@ func (m *Model) responseID() string {
 }
 
 func (m *Model) fillIDs() {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	// 64 symbols, so six bits pick one: the alphabet and two of its letters
+	// again (IDs need not be uniform, only varied).
+	const symbols = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789Qz"
 	prefix, n := "chatcmpl-", 29
 	switch m.spec.Format {
 	case llm.FormatAnthropic:
@@ -365,20 +381,19 @@ func (m *Model) fillIDs() {
 		prefix, n = "", 22
 	}
 	m.idLen = len(prefix) + n
-	var sb strings.Builder
-	sb.Grow(idBatch * m.idLen)
+	b := make([]byte, 0, idBatch*m.idLen)
 	for range idBatch {
-		sb.WriteString(prefix)
+		b = append(b, prefix...)
 		var x uint64
 		for i := range n {
 			if i%10 == 0 {
 				x = m.rnd.Uint64()
 			}
-			sb.WriteByte(alphabet[x%uint64(len(alphabet))])
-			x /= uint64(len(alphabet))
+			b = append(b, symbols[x&63])
+			x >>= 6
 		}
 	}
-	m.ids = sb.String()
+	m.ids = string(b)
 }
 
 func (m *Model) notFoundMessage(model string) string {

@@ -435,3 +435,67 @@ func TestPlannedOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestTokenTiming: tokens follow TTFT at the model's rate, each gap within
+// ±jitter of the nominal gap, varied, averaging the nominal gap.
+func TestTokenTiming(t *testing.T) {
+	const gap = 20 * time.Millisecond // 50 tokens/s
+	tests := []struct {
+		name   string
+		tps    float64
+		jitter float64
+		n      int
+	}{
+		{"jitter, long", 50, 0.2, 400},
+		{"jitter, 1 token", 50, 0.2, 1},
+		{"jitter, 2 tokens", 50, 0.2, 2},
+		{"jitter, 7 tokens", 50, 0.2, 7},
+		{"no jitter", 50, 0, 33},
+		{"no rate: all at TTFT", 0, 0.2, 9},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+			s.Models[0].TTFT = faults.Latency{Median: yamlfile.Duration(300 * time.Millisecond), P99: yamlfile.Duration(time.Second)}
+			s.Models[0].TokensPerSecond = tt.tps
+			s.Models[0].Jitter = yamlfile.Percent(tt.jitter)
+			s.Models[0].OutputTokens = mockprovider.Length{Fixed: tt.n}
+			m := newModel(t, s)
+			var sum time.Duration
+			distinct := map[time.Duration]bool{}
+			for range 20 {
+				p := m.Plan(t0, userReq("gpt-4o", "anything"), mockprovider.Meta{})
+				if len(p.TokenTimes) != tt.n || p.TokenTimes[0] != p.TTFT || p.TTFT <= 0 {
+					t.Fatalf("%d times for %d tokens, first %v, TTFT %v", len(p.TokenTimes), tt.n, p.TokenTimes[0], p.TTFT)
+				}
+				for i := 1; i < tt.n; i++ {
+					g := p.TokenTimes[i] - p.TokenTimes[i-1]
+					lo, hi := time.Duration(float64(gap)*(1-tt.jitter))-1, time.Duration(float64(gap)*(1+tt.jitter))+1
+					if tt.tps == 0 {
+						lo, hi = 0, 0
+					}
+					if g < lo || g > hi {
+						t.Fatalf("gap %d is %v, want %v..%v", i, g, lo, hi)
+					}
+					sum += g
+					distinct[g] = true
+				}
+				m.Finish(t0, p)
+			}
+			gaps := 20 * (tt.n - 1)
+			switch {
+			case gaps == 0:
+			case tt.tps == 0:
+			case tt.jitter == 0 && len(distinct) != 1:
+				t.Fatalf("%d distinct gaps without jitter", len(distinct))
+			case tt.jitter > 0 && len(distinct) < min(gaps, 100)/2:
+				t.Fatalf("%d distinct gaps of %d", len(distinct), gaps)
+			}
+			if gaps >= 1000 {
+				if mean := sum / time.Duration(gaps); mean < gap*99/100 || mean > gap*101/100 {
+					t.Fatalf("mean gap %v, want about %v", mean, gap)
+				}
+			}
+		})
+	}
+}
