@@ -78,7 +78,8 @@ type Plan struct {
 
 	// Fault names the fault kinds applied, comma-separated; "" if none.
 	Fault string
-	// FaultIDs are the ids of the active faults applied.
+	// FaultIDs are the ids of the active faults applied (read-only: plans
+	// share it).
 	FaultIDs []string
 	// Corrupted is true when a fault spoiled the content while the answer
 	// still looks like a success (truncate, malformed_json_content,
