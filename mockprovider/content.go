@@ -182,6 +182,25 @@ func (m *Model) match(model, text string) *Rule {
 	return nil
 }
 
+// matchRequest is m.match of the request's last user message, memoized
+// with the prompt memo when it is on.
+func (m *Model) matchRequest(req *llm.Request, model string) *Rule {
+	if len(m.rules) == 0 {
+		return nil
+	}
+	if m.memo != nil {
+		for i := len(req.Messages) - 1; i >= 0; i-- {
+			if req.Messages[i].Role == llm.RoleUser {
+				if e := m.memo.message(i); e != nil {
+					return e.match(m, model, req.Messages[i].Content[0].Text)
+				}
+				break
+			}
+		}
+	}
+	return m.match(model, req.LastUserText())
+}
+
 func findTool(tools []llm.Tool, name string) *llm.Tool {
 	for i := range tools {
 		if tools[i].Name == name {
@@ -195,7 +214,7 @@ func findTool(tools []llm.Tool, name string) *llm.Tool {
 // n is the sampled length for filler answers. chunks is set only for a
 // filler answer from the corpus: the tokens of text, shared (read-only).
 func (m *Model) content(req *llm.Request, model string, n int) (text string, chunks []string, calls []llm.ToolCall) {
-	rule := m.match(model, req.LastUserText())
+	rule := m.matchRequest(req, model)
 	tc := req.ToolChoice
 	toolsAllowed := len(req.Tools) > 0 && (tc == nil || tc.Mode != llm.ToolChoiceNone)
 	if toolsAllowed {

@@ -26,7 +26,32 @@ type memoEntry struct {
 	// hashes maps the prompt-cache hash before the message (and its role)
 	// to the hash after it; a message opens few prompts, so it is short.
 	hashes []memoHash
+	// rules remembers Model.match for the text, by model name.
+	rules []memoRule
 }
+
+// match is m.match(model, text), memoized; e is text's entry.
+func (e *memoEntry) match(m *Model, model, text string) *Rule {
+	for _, r := range e.rules {
+		if r.model == model {
+			return r.rule
+		}
+	}
+	rule := m.match(model, text)
+	if len(e.rules) < maxMemoRules {
+		e.rules = append(e.rules, memoRule{model: model, rule: rule})
+	}
+	return rule
+}
+
+// memoRule is the rule (nil: none) that matches a message text for a model.
+type memoRule struct {
+	model string
+	rule  *Rule
+}
+
+// maxMemoRules bounds memoEntry.rules.
+const maxMemoRules = 8
 
 type memoHash struct {
 	prev, next uint64

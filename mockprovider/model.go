@@ -44,7 +44,12 @@ type Model struct {
 	cache  *promptCache
 	seq    uint64
 	jr     journal
-	stats  Stats
+	// stats holds the scalar counters; the maps are built by Stats from
+	// byStatus, byOutcome and byModel.
+	stats     Stats
+	byStatus  counts[int]
+	byOutcome counts[Outcome]
+	byModel   counts[string]
 	// headers is set while a fault selects on request headers.
 	headers atomic.Bool
 	// open maps unfinished attempts (by Seq) to the model whose capacity they
@@ -126,7 +131,50 @@ func (m *Model) Name() string { return m.spec.Name }
 func (m *Model) Format() llm.Format { return m.spec.Format }
 
 func (m *Model) resetStats() {
-	m.stats = Stats{Provider: m.spec.Name, ByStatus: map[int]int{}, ByOutcome: map[Outcome]int{}, ByModel: map[string]int{}}
+	m.stats = Stats{Provider: m.spec.Name}
+	m.byStatus, m.byOutcome, m.byModel = counts[int]{}, counts[Outcome]{}, counts[string]{}
+}
+
+// counts counts occurrences of keys: the first few keys in slices (a
+// linear search, cheaper than hashing for the handful of statuses,
+// outcomes and models a provider sees), the others in a map.
+type counts[K comparable] struct {
+	keys []K
+	n    []int
+	more map[K]int
+}
+
+// countsInline is the number of keys counts keeps in its slices.
+const countsInline = 16
+
+func (c *counts[K]) add(k K) {
+	for i := range c.keys {
+		if c.keys[i] == k {
+			c.n[i]++
+			return
+		}
+	}
+	if len(c.keys) < countsInline {
+		c.keys = append(c.keys, k)
+		c.n = append(c.n, 1)
+		return
+	}
+	if c.more == nil {
+		c.more = map[K]int{}
+	}
+	c.more[k]++
+}
+
+// m returns the counts as a new map.
+func (c *counts[K]) m() map[K]int {
+	out := make(map[K]int, len(c.keys)+len(c.more))
+	for i, k := range c.keys {
+		out[k] = c.n[i]
+	}
+	for k, n := range c.more {
+		out[k] = n
+	}
+	return out
 }
 
 // AddFault activates a fault at now and returns its id.
@@ -210,7 +258,7 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 	entry := JournalEntry{Seq: p.Seq, Time: now, RequestID: meta.RequestID, Provider: m.spec.Name,
 		Model: req.Model, Stream: p.Stream, PromptTokens: prompt, Outcome: OutcomePending}
 	m.stats.Requests++
-	m.stats.ByModel[req.Model]++
+	m.byModel.add(req.Model)
 
 	ms := m.lookup(req.Model)
 	switch {
@@ -581,8 +629,8 @@ func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
 		o = OutcomeShed
 	}
 	m.stats.InFlight--
-	m.stats.ByStatus[p.Status]++
-	m.stats.ByOutcome[o]++
+	m.byStatus.add(p.Status)
+	m.byOutcome.add(o)
 	m.stats.TokensSent += sent
 	if p.Corrupted {
 		m.stats.Corrupted++
@@ -612,19 +660,11 @@ func (m *Model) Stats() Stats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.stats
-	s.ByStatus = copyMap(s.ByStatus)
-	s.ByOutcome = copyMap(s.ByOutcome)
-	s.ByModel = copyMap(s.ByModel)
+	s.ByStatus = m.byStatus.m()
+	s.ByOutcome = m.byOutcome.m()
+	s.ByModel = m.byModel.m()
 	s.Faults = m.set.Len()
 	return s
-}
-
-func copyMap[K comparable, V any](in map[K]V) map[K]V {
-	out := make(map[K]V, len(in))
-	for k, v := range in {
-		out[k] = v
-	}
-	return out
 }
 
 // PlanProxy starts an attempt that a proxy forwards to a real upstream: the
@@ -644,7 +684,7 @@ func (m *Model) PlanProxy(now time.Time, req *llm.Request, meta Meta) (*Plan, []
 	entry := JournalEntry{Seq: p.Seq, Time: now, RequestID: meta.RequestID, Provider: m.spec.Name,
 		Model: req.Model, Stream: p.Stream, PromptTokens: prompt, Outcome: OutcomePending}
 	m.stats.Requests++
-	m.stats.ByModel[req.Model]++
+	m.byModel.add(req.Model)
 	ms := m.lookup(req.Model)
 	if ms == nil {
 		ms = &modelState{}

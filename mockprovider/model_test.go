@@ -499,3 +499,43 @@ func TestTokenTiming(t *testing.T) {
 		})
 	}
 }
+
+// TestStatsByKey: the per-status, per-outcome and per-model counters count
+// every key, past the few the model keeps inline, and Reset clears them.
+func TestStatsByKey(t *testing.T) {
+	s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	m := newModel(t, s)
+	want := map[string]int{}
+	for i := range 60 {
+		name := "gpt-4o"
+		if i%2 == 1 {
+			name = fmt.Sprintf("unknown-%d", i%25) // 404s, 13 distinct names
+		}
+		want[name]++
+		p := m.Plan(t0, userReq(name, "hi"), mockprovider.Meta{})
+		m.Finish(t0, p)
+	}
+	for i := range 20 { // 20 more names: past the inline keys
+		name := fmt.Sprintf("other-%d", i)
+		want[name]++
+		m.Finish(t0, m.Plan(t0, userReq(name, "hi"), mockprovider.Meta{}))
+	}
+	st := m.Stats()
+	if !reflect.DeepEqual(st.ByModel, want) {
+		t.Fatalf("by model %v, want %v", st.ByModel, want)
+	}
+	if st.ByStatus[200] != 30 || st.ByStatus[404] != 50 || len(st.ByStatus) != 2 {
+		t.Fatalf("by status %v", st.ByStatus)
+	}
+	if st.ByOutcome[mockprovider.OutcomeOK] != 30 || st.ByOutcome[mockprovider.OutcomeError] != 50 || len(st.ByOutcome) != 2 {
+		t.Fatalf("by outcome %v", st.ByOutcome)
+	}
+	st.ByModel["gpt-4o"] = 0
+	if m.Stats().ByModel["gpt-4o"] != 30 {
+		t.Fatal("Stats shares its maps with the model")
+	}
+	m.Reset()
+	if st := m.Stats(); len(st.ByModel) != 0 || len(st.ByStatus) != 0 || st.Requests != 0 {
+		t.Fatalf("after reset %+v", st)
+	}
+}
