@@ -19,7 +19,8 @@ import (
 // "filler" is the typical game-day answer (examples/gamedays/env: lognormal
 // TTFT, 90 tokens/s with 20% jitter, 40 to 160 filler tokens, no fault);
 // "faults" is a longer answer (median 200 tokens) with a 429 and a stall
-// fault drawn for some requests.
+// fault drawn for some requests. "filler-reuse" is "filler" with
+// ReuseTokenTimes.
 func BenchmarkPlan(b *testing.B) {
 	filler := spec("openai", llm.FormatOpenAI, "gpt-4o")
 	filler.Models[0].TTFT = faults.Latency{Median: yamlfile.Duration(350 * time.Millisecond), P99: yamlfile.Duration(1200 * time.Millisecond)}
@@ -29,11 +30,15 @@ func BenchmarkPlan(b *testing.B) {
 	withFaults := realistic()
 	withFaults.Models[0].OutputTokens = mockprovider.Length{Median: 200, P99: 800}
 	for _, bc := range []struct {
-		name string
-		spec mockprovider.ProviderSpec
-	}{{"filler", filler}, {"faults", withFaults}} {
+		name  string
+		spec  mockprovider.ProviderSpec
+		reuse bool
+	}{{"filler", filler, false}, {"filler-reuse", filler, true}, {"faults", withFaults, false}} {
 		b.Run(bc.name, func(b *testing.B) {
 			m := newModel(b, bc.spec)
+			if bc.reuse {
+				m.ReuseTokenTimes() // as the simulator does
+			}
 			req := userReq("gpt-4o", "Explain retry budgets in two paragraphs.")
 			now := t0
 			b.ReportAllocs()

@@ -93,23 +93,35 @@ var wordsByResidue = func() (out [faults.BytesPerToken][]string) {
 // 8 to 15 words, capitalized, ending in ". ", each starting on a token
 // boundary.
 func newCorpus(seed uint64, tokens int) *corpus {
-	r := rand.New(rand.NewPCG(seed, seed^0x6a09e667f3bcc908))
+	src := rand.NewPCG(seed, seed^0x6a09e667f3bcc908)
+	// pick draws an index below n from 16 bits of a draw, four per draw.
+	var bits uint64
+	left := 0
+	pick := func(n int) int {
+		if left == 0 {
+			bits, left = src.Uint64(), 4
+		}
+		v := int((bits & 0xffff) * uint64(n) >> 16)
+		bits >>= 16
+		left--
+		return v
+	}
 	want := tokens * faults.BytesPerToken
 	b := make([]byte, 0, want+128)
-	var starts []int32
+	starts := make([]int32, 0, want/48)
 	for len(b) < want {
 		starts = append(starts, int32(len(b)/faults.BytesPerToken))
-		words := 8 + r.IntN(8)
+		words := 8 + pick(8)
 		for i := range words {
 			var w string
 			if i < words-1 {
-				w = fillerWords[r.IntN(len(fillerWords))]
+				w = fillerWords[pick(len(fillerWords))]
 			} else {
 				// After w and ". " the next sentence starts on a token
 				// boundary.
 				need := (2*faults.BytesPerToken - (len(b)+2)%faults.BytesPerToken) % faults.BytesPerToken
 				set := wordsByResidue[need]
-				w = set[r.IntN(len(set))]
+				w = set[pick(len(set))]
 			}
 			if i == 0 {
 				b = append(b, w[0]-('a'-'A'))
@@ -124,7 +136,12 @@ func newCorpus(seed uint64, tokens int) *corpus {
 		}
 	}
 	text := string(b)
-	return &corpus{text: text, tokens: faults.Tokenize(text, nil), starts: starts}
+	// ASCII, a whole number of tokens long: Tokenize is this slicing.
+	toks := make([]string, len(text)/faults.BytesPerToken)
+	for i := range toks {
+		toks[i] = text[i*faults.BytesPerToken : (i+1)*faults.BytesPerToken]
+	}
+	return &corpus{text: text, tokens: toks, starts: starts}
 }
 
 // window returns n tokens of filler that begin with a sentence, drawing

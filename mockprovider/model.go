@@ -2,6 +2,7 @@ package mockprovider
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"path"
 	"regexp"
@@ -64,12 +65,65 @@ type Model struct {
 	// formats) by their text; see schema.
 	schemas map[string]map[string]any
 	// corpus is the filler text answers are windows of, generated from
-	// corpusSeed (drawn by NewModel) on the first filler answer.
+	// corpusSeed by NewModel (by the first filler answer for a proxy).
 	corpus     *corpus
 	corpusSeed uint64
 	// ids holds response IDs drawn in a batch; the next is ids[:idLen].
 	ids   string
 	idLen int
+	// spare holds token-time buffers of finished plans for new ones, by
+	// size class (see ReuseTokenTimes); nil when off.
+	spare *timesPool
+}
+
+// ReuseTokenTimes makes Finish and FinishSent take back a plan's TokenTimes
+// (setting the field to nil) so later plans reuse the memory. The caller
+// promises not to read or keep a plan's TokenTimes once it has finished it
+// (the rest of the plan is untouched). For callers that plan very many
+// requests in one process, such as the game-day simulator: an answer's
+// token times are its largest allocation. Servers leave it off.
+func (m *Model) ReuseTokenTimes() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.spare == nil {
+		m.spare = &timesPool{}
+	}
+}
+
+// timesPool keeps spare token-time buffers: class k holds buffers of
+// capacity at least 1<<k, so any of them fits n <= 1<<k times.
+type timesPool struct {
+	class [timesClasses][][]time.Duration
+}
+
+const (
+	timesMinClass = 6  // 64 times: the smallest buffer handed out
+	timesClasses  = 15 // up to 16384 times; longer answers are not pooled
+	timesPerClass = 4096
+)
+
+// get returns n times (not zeroed: the caller writes them all).
+func (tp *timesPool) get(n int) []time.Duration {
+	k := max(bits.Len(uint(n-1)), timesMinClass) // 1<<k >= n
+	if k >= timesClasses {
+		return make([]time.Duration, n)
+	}
+	if c := tp.class[k]; len(c) > 0 {
+		t := c[len(c)-1]
+		c[len(c)-1] = nil
+		tp.class[k] = c[:len(c)-1]
+		return t[:n]
+	}
+	return make([]time.Duration, n, 1<<k)
+}
+
+// put keeps t for a later plan.
+func (tp *timesPool) put(t []time.Duration) {
+	k := bits.Len(uint(cap(t))) - 1 // 1<<k <= cap
+	if k < timesMinClass || k >= timesClasses || len(tp.class[k]) >= timesPerClass {
+		return
+	}
+	tp.class[k] = append(tp.class[k], t)
 }
 
 type modelState struct {
@@ -98,6 +152,11 @@ func NewModel(spec ProviderSpec, rnd *rand.Rand) (*Model, error) {
 	}
 	m := &Model{spec: spec, rnd: rnd, limit: newLimiter(spec.Capacity), cache: newPromptCache(spec.PromptCache), open: map[uint64]*modelState{}}
 	m.corpusSeed = rnd.Uint64()
+	if spec.ProxyTo == "" {
+		// Now rather than on the first filler answer, which it would delay
+		// (a server times the answer from the request's arrival).
+		m.corpus = newCorpus(m.corpusSeed, corpusTokens)
+	}
 	for _, ms := range spec.Models {
 		m.models = append(m.models, modelState{spec: ms, limit: newLimiter(ms.Capacity), ttft: ms.TTFT.Sampler()})
 	}
@@ -304,6 +363,9 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 		FinishReason: llm.FinishStop,
 	}
 	if chunks != nil {
+		if m.spare != nil {
+			p.TokenTimes = m.spare.get(len(chunks)) // timing writes them all
+		}
 		p.SetTokenized(text, chunks) // a window of the corpus, shared
 	} else {
 		p.Response.ToolCalls = calls
@@ -623,6 +685,10 @@ func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
 	if ms != nil {
 		m.limit.release()
 		ms.limit.release()
+	}
+	if m.spare != nil && p.TokenTimes != nil {
+		m.spare.put(p.TokenTimes)
+		p.TokenTimes = nil
 	}
 	e := m.jr.get(p.Seq)
 	if e != nil && e.Shed != "" {

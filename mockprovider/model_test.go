@@ -539,3 +539,43 @@ func TestStatsByKey(t *testing.T) {
 		t.Fatalf("after reset %+v", st)
 	}
 }
+
+// TestReuseTokenTimes: with ReuseTokenTimes the plans are the same as
+// without (faults that re-time tokens included), a finished plan gives its
+// token times back (nil) and later plans reuse them.
+func TestReuseTokenTimes(t *testing.T) {
+	s := realistic()
+	s.Faults = append(s.Faults,
+		faults.Spec{Kind: faults.KindTokenRate, Rate: 30, Jitter: 0.5, Selector: faults.Selector{Probability: pct(0.3)}},
+		faults.Spec{Kind: faults.KindRefusal, Selector: faults.Selector{Probability: pct(0.1)}})
+	s.Models[0].OutputTokens = mockprovider.Length{Min: 1, Max: 700}
+	plain, reusing := newModel(t, s), newModel(t, s)
+	reusing.ReuseTokenTimes()
+	reused := 0
+	var last *time.Duration
+	for i := range 400 {
+		now := t0.Add(time.Duration(i) * 50 * time.Millisecond)
+		req := userReq("gpt-4o", "anything")
+		req.Stream = i%2 == 0
+		a := plain.Plan(now, req, mockprovider.Meta{})
+		b := reusing.Plan(now, req, mockprovider.Meta{})
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("plan %d differs:\n%+v\n%+v", i, a, b)
+		}
+		if last != nil && len(b.TokenTimes) > 0 && &b.TokenTimes[0] == last {
+			reused++
+		}
+		last = nil
+		if len(b.TokenTimes) > 0 {
+			last = &b.TokenTimes[0]
+		}
+		plain.Finish(now, a)
+		reusing.Finish(now, b)
+		if b.TokenTimes != nil || a.TokenTimes == nil && len(a.Chunks) > 0 {
+			t.Fatalf("plan %d: after Finish, reusing has %d times, plain %d", i, len(b.TokenTimes), len(a.TokenTimes))
+		}
+	}
+	if reused < 100 {
+		t.Fatalf("%d of 400 plans reused the previous plan's token times", reused)
+	}
+}
