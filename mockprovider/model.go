@@ -53,10 +53,6 @@ type Model struct {
 	byModel   counts[string]
 	// headers is set while a fault selects on request headers.
 	headers atomic.Bool
-	// open maps unfinished attempts (by Seq) to the model whose capacity they
-	// hold (nil when they were not admitted), so Finish releases exactly what
-	// Plan took, once.
-	open map[uint64]*modelState
 	// memo is set by MemoizePrompts.
 	memo *promptMemo
 	// scratch is the fault environment of the plan being built.
@@ -150,7 +146,7 @@ func NewModel(spec ProviderSpec, rnd *rand.Rand) (*Model, error) {
 		}
 		rnd = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	}
-	m := &Model{spec: spec, rnd: rnd, limit: newLimiter(spec.Capacity), cache: newPromptCache(spec.PromptCache), open: map[uint64]*modelState{}}
+	m := &Model{spec: spec, rnd: rnd, limit: newLimiter(spec.Capacity), cache: newPromptCache(spec.PromptCache)}
 	m.corpusSeed = rnd.Uint64()
 	if spec.ProxyTo == "" {
 		// Now rather than on the first filler answer, which it would delay
@@ -468,8 +464,8 @@ func splitmix(x uint64) uint64 {
 const idBatch = 64
 
 // responseID returns a response ID in the provider's style ("chatcmpl-"
-// and 29 characters, "msg_01" and 22, or 22 for Gemini). IDs are drawn
-// idBatch at a time into one string, ten characters per draw.
+// and 29 characters, "msg_01" and 22, or 22 for Gemini). IDs are made
+// idBatch at a time into one string, from one draw.
 func (m *Model) responseID() string {
 	if len(m.ids) == 0 {
 		m.fillIDs()
@@ -491,16 +487,19 @@ func (m *Model) fillIDs() {
 		prefix, n = "", 22
 	}
 	m.idLen = len(prefix) + n
-	b := make([]byte, 0, idBatch*m.idLen)
-	for range idBatch {
-		b = append(b, prefix...)
-		var x uint64
+	b := make([]byte, idBatch*m.idLen)
+	// One draw seeds a splitmix64 sequence for the batch, ten symbols a value.
+	x := m.rnd.Uint64()
+	for id := b; len(id) > 0; id = id[m.idLen:] {
+		copy(id, prefix)
+		var v uint64
 		for i := range n {
 			if i%10 == 0 {
-				x = m.rnd.Uint64()
+				x += 0x9e3779b97f4a7c15
+				v = splitmix(x)
 			}
-			b = append(b, symbols[x&63])
-			x >>= 6
+			id[len(prefix)+i] = symbols[v&63]
+			v >>= 6
 		}
 	}
 	m.ids = string(b)
@@ -625,13 +624,15 @@ func openAIReset(d time.Duration) string {
 
 // record journals the plan.
 func (m *Model) record(p *Plan, e *JournalEntry, admitted *modelState) *Plan {
-	m.open[p.Seq] = admitted
 	e.PlannedTokens = len(p.Chunks)
 	e.Fault = p.Fault
 	e.FaultIDs = p.FaultIDs
 	e.Status = p.Status
 	e.Corrupted = p.Corrupted
 	e.FinishReason = p.Response.FinishReason
+	// The entry says whether the attempt is open and what capacity it
+	// holds, so Finish releases exactly what Plan took, once.
+	e.open, e.admitted = true, admitted
 	m.jr.add(*e)
 	m.stats.InFlight++
 	if p.Fault != "" {
@@ -677,11 +678,10 @@ func (m *Model) Finish(now time.Time, p *Plan) {
 func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ms, open := m.open[p.Seq]
+	e, ms, open := m.jr.finish(p.Seq)
 	if !open {
 		return // finished already, or not planned by this model
 	}
-	delete(m.open, p.Seq)
 	if ms != nil {
 		m.limit.release()
 		ms.limit.release()
@@ -690,7 +690,6 @@ func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
 		m.spare.put(p.TokenTimes)
 		p.TokenTimes = nil
 	}
-	e := m.jr.get(p.Seq)
 	if e != nil && e.Shed != "" {
 		o = OutcomeShed
 	}

@@ -343,6 +343,40 @@ func TestCapacity(t *testing.T) {
 			}
 		}
 	})
+	// Finishing releases the capacity of an attempt whose journal entry was
+	// dropped (a bounded journal) or cleared (Reset), once.
+	for _, lose := range []string{"dropped", "reset"} {
+		t.Run("release after the entry is "+lose, func(t *testing.T) {
+			s := spec("p", llm.FormatOpenAI, "m")
+			s.Models[0].Capacity = mockprovider.Capacity{MaxConcurrency: 2}
+			s.JournalSize = 10
+			m := newModel(t, s)
+			a := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+			b := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+			if lose == "dropped" {
+				for range 30 { // shed, finished: pushes a and b out of the journal
+					m.Finish(t0, m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{}))
+				}
+				if j := m.Journal(); len(j) > 10 || j[0].Seq <= b.Seq {
+					t.Fatalf("journal still holds the open attempts: %d entries from seq %d", len(j), j[0].Seq)
+				}
+			} else {
+				m.Reset()
+			}
+			if p := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{}); p.Status != 429 {
+				t.Fatalf("with two open attempts: %d", p.Status)
+			}
+			m.Finish(t0, a)
+			m.Finish(t0, a)
+			m.Finish(t0, b)
+			c := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+			d := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+			e := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+			if c.Status != 200 || d.Status != 200 || e.Status != 429 {
+				t.Fatalf("after the releases: %d %d %d", c.Status, d.Status, e.Status)
+			}
+		})
+	}
 }
 
 func TestJournalAndStats(t *testing.T) {
@@ -577,5 +611,37 @@ func TestReuseTokenTimes(t *testing.T) {
 	}
 	if reused < 100 {
 		t.Fatalf("%d of 400 plans reused the previous plan's token times", reused)
+	}
+}
+
+// TestResponseIDs: IDs have the provider's shape and do not repeat.
+func TestResponseIDs(t *testing.T) {
+	for _, tt := range []struct {
+		format llm.Format
+		model  string
+		prefix string
+		n      int
+	}{
+		{llm.FormatOpenAI, "gpt-4o", "chatcmpl-", 29},
+		{llm.FormatAnthropic, "claude-sonnet-4-5", "msg_01", 22},
+		{llm.FormatGemini, "gemini-2.5-flash", "", 22},
+	} {
+		t.Run(string(tt.format), func(t *testing.T) {
+			m := newModel(t, spec("p", tt.format, tt.model))
+			seen := map[string]bool{}
+			for range 300 { // several batches
+				p := m.Plan(t0, userReq(tt.model, "hi"), mockprovider.Meta{})
+				m.Finish(t0, p)
+				id := p.Response.ID
+				rest, ok := strings.CutPrefix(id, tt.prefix)
+				if !ok || len(rest) != tt.n || strings.Trim(rest, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") != "" {
+					t.Fatalf("id %q", id)
+				}
+				if seen[id] {
+					t.Fatalf("id %q twice", id)
+				}
+				seen[id] = true
+			}
+		})
 	}
 }
