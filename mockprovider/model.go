@@ -437,12 +437,12 @@ func (m *Model) timing(p *Plan, st *modelState) {
 		g1 := lo + time.Duration(step*int64(b>>16&0xffff)>>16)
 		g2 := lo + time.Duration(step*int64(b>>32&0xffff)>>16)
 		g3 := lo + time.Duration(step*int64(b>>48)>>16)
+		t0 := t + g0
+		t1 := t0 + g1
+		t2 := t1 + g2
+		t = t2 + g3
 		ts := times[i : i+4 : i+4]
-		ts[0] = t + g0
-		ts[1] = ts[0] + g1
-		ts[2] = ts[1] + g2
-		ts[3] = ts[2] + g3
-		t = ts[3]
+		ts[0], ts[1], ts[2], ts[3] = t0, t1, t2, t
 	}
 	x += 0x9e3779b97f4a7c15
 	b := splitmix(x)
