@@ -167,6 +167,22 @@ func (j *journal) get(seq uint64) *JournalEntry {
 	return &j.blocks[i/journalBlock][i%journalBlock]
 }
 
+// each calls yield with a copy of every entry, oldest first, until it
+// returns false.
+func (j *journal) each(yield func(JournalEntry) bool) {
+	for i, b := range j.blocks {
+		if i == 0 {
+			b = b[j.off:]
+		}
+		for _, e := range b {
+			e.open, e.admitted = false, nil
+			if !yield(e) {
+				return
+			}
+		}
+	}
+}
+
 // all returns a copy of the entries, oldest first; nil when there are none.
 func (j *journal) all() []JournalEntry {
 	if j.n == 0 {

@@ -2,6 +2,7 @@ package mockprovider
 
 import (
 	"fmt"
+	"iter"
 	"math/bits"
 	"math/rand/v2"
 	"path"
@@ -718,6 +719,25 @@ func (m *Model) Journal() []JournalEntry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.jr.all()
+}
+
+// JournalLen returns the number of entries in the journal.
+func (m *Model) JournalLen() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.jr.n
+}
+
+// JournalEntries yields the journal's entries, oldest first, without
+// copying the journal (a long simulated run journals millions of attempts).
+// The model is locked while the loop runs: its body must not call the
+// model.
+func (m *Model) JournalEntries() iter.Seq[JournalEntry] {
+	return func(yield func(JournalEntry) bool) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.jr.each(yield)
+	}
 }
 
 // Stats returns the provider's counters.

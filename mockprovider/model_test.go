@@ -645,3 +645,34 @@ func TestResponseIDs(t *testing.T) {
 		})
 	}
 }
+
+// TestJournalEntries: the iterator yields what Journal returns, in order,
+// and stops when the loop breaks.
+func TestJournalEntries(t *testing.T) {
+	s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	s.JournalSize = 2500 // several blocks, the oldest dropped
+	m := newModel(t, s)
+	for i := range 3000 {
+		p := m.Plan(t0, userReq("gpt-4o", "hi"), mockprovider.Meta{RequestID: fmt.Sprint(i)})
+		if i%3 != 0 {
+			m.Finish(t0, p) // some stay open
+		}
+	}
+	var got []mockprovider.JournalEntry
+	for e := range m.JournalEntries() {
+		got = append(got, e)
+	}
+	if want := m.Journal(); len(got) < 2000 || len(got) != m.JournalLen() || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d entries, Journal has %d", len(got), len(want))
+	}
+	n := 0
+	for range m.JournalEntries() {
+		if n++; n == 5 {
+			break
+		}
+	}
+	if n != 5 {
+		t.Fatalf("%d entries before the break", n)
+	}
+	m.Finish(t0, m.Plan(t0, userReq("gpt-4o", "hi"), mockprovider.Meta{})) // not locked after a break
+}
