@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,9 +77,24 @@ func TestPlanInvariants(t *testing.T) {
 		tokens := rapid.IntRange(0, 80).Draw(t, "tokens")
 		p := plan(tokens)
 		p.Stream = rapid.Bool().Draw(t, "stream")
-		if rapid.Bool().Draw(t, "tool") {
+		// shared chunks are a window of a longer tokenized text, as the
+		// mock model's filler answers are (faults.Plan: Chunks is read-only).
+		var shared, sharedCopy []string
+		if rapid.Bool().Draw(t, "shared") {
+			shared = faults.Tokenize(strings.Repeat("Some filler text. ", 30), nil)
+			sharedCopy = append([]string(nil), shared...)
+			i := rapid.IntRange(0, len(shared)).Draw(t, "from")
+			j := i + rapid.IntRange(0, len(shared)-i).Draw(t, "len")
+			p.SetTokenized(strings.Join(shared[i:j], ""), shared[i:j:j])
+		} else if rapid.Bool().Draw(t, "tool") {
 			p.SetToolCalls([]llm.ToolCall{{ID: "call_1", Name: "f", Arguments: `{"city":"Paris","days":3}`}})
 		}
+		defer func() {
+			p.Chunks = append(p.Chunks, "XXXX") // a careless writer
+			if !slices.Equal(shared, sharedCopy) {
+				t.Fatalf("the shared chunks changed")
+			}
+		}()
 		var set faults.Set
 		for i, k := 0, rapid.IntRange(1, 4).Draw(t, "faults"); i < k; i++ {
 			if _, err := set.Add(t0, genSpec(t)); err != nil {

@@ -157,30 +157,62 @@ func (l Latency) Validate() error {
 
 // Sample draws one duration. A fixed distribution draws nothing from r.
 func (l Latency) Sample(r *rand.Rand) time.Duration {
+	s := l.Sampler()
+	return s.Sample(r)
+}
+
+// Sampler is a Latency prepared for drawing: the distribution is resolved
+// and its logarithms taken once. Its samples are Latency.Sample's, draw for
+// draw.
+type Sampler struct {
+	dist              string
+	fixed             time.Duration
+	min, max          float64
+	mean, stddev      float64
+	lo, hi, mu, sigma float64
+	zero              bool
+}
+
+// Sampler prepares l for drawing many samples.
+func (l Latency) Sampler() Sampler {
+	zero := l.IsZero()
 	l.infer()
-	var v float64
+	s := Sampler{dist: l.Dist, fixed: l.Fixed.D(), min: float64(l.Min), max: float64(l.Max),
+		mean: float64(l.Mean), stddev: float64(l.Stddev), zero: zero}
 	switch l.Dist {
 	case DistUniform:
-		lo, hi := float64(l.Min), float64(l.Max)
-		v = lo + r.Float64()*(hi-lo)
-	case DistNormal:
-		v = float64(l.Mean) + r.NormFloat64()*float64(l.Stddev)
+		s.lo, s.hi = float64(l.Min), float64(l.Max)
 	case DistLognormal:
-		mu := math.Log(float64(l.Median))
-		sigma := 0.0
+		s.mu = math.Log(float64(l.Median))
 		if l.P99 > l.Median {
-			sigma = math.Log(float64(l.P99)/float64(l.Median)) / z99
+			s.sigma = math.Log(float64(l.P99)/float64(l.Median)) / z99
 		}
-		v = math.Exp(mu + sigma*r.NormFloat64())
-	default:
-		return l.Fixed.D()
 	}
-	if l.Dist != DistUniform {
-		if l.Min > 0 && v < float64(l.Min) {
-			v = float64(l.Min)
+	return s
+}
+
+// IsZero reports whether the Latency was unset (it always yields 0).
+func (s *Sampler) IsZero() bool { return s.zero }
+
+// Sample draws one duration. A fixed distribution draws nothing from r.
+func (s *Sampler) Sample(r *rand.Rand) time.Duration {
+	var v float64
+	switch s.dist {
+	case DistUniform:
+		v = s.lo + r.Float64()*(s.hi-s.lo)
+	case DistNormal:
+		v = s.mean + r.NormFloat64()*s.stddev
+	case DistLognormal:
+		v = math.Exp(s.mu + s.sigma*r.NormFloat64())
+	default:
+		return s.fixed
+	}
+	if s.dist != DistUniform {
+		if s.min > 0 && v < s.min {
+			v = s.min
 		}
-		if l.Max > 0 && v > float64(l.Max) {
-			v = float64(l.Max)
+		if s.max > 0 && v > s.max {
+			v = s.max
 		}
 	}
 	if v < 0 || math.IsNaN(v) {

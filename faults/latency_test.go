@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"sort"
 	"testing"
@@ -59,5 +60,32 @@ func TestLatencySample(t *testing.T) {
 		if l.Sample(r) < 0 {
 			t.Fatal("normal sample below zero")
 		}
+	}
+}
+
+// TestSamplerIsSample: a prepared Sampler draws what Latency.Sample draws,
+// draw for draw, for every distribution.
+func TestSamplerIsSample(t *testing.T) {
+	ms := func(v int) yamlfile.Duration { return yamlfile.Duration(time.Duration(v) * time.Millisecond) }
+	for _, l := range []faults.Latency{
+		{},
+		faults.Fixed(300 * time.Millisecond),
+		{Min: ms(100), Max: ms(900)},
+		{Mean: ms(400), Stddev: ms(300), Min: ms(50)},
+		{Median: ms(400), P99: ms(2000), Max: ms(1500)},
+		{Median: ms(400)},
+	} {
+		t.Run(fmt.Sprintf("%+v", l), func(t *testing.T) {
+			r1, r2 := rand.New(rand.NewPCG(5, 6)), rand.New(rand.NewPCG(5, 6))
+			s := l.Sampler()
+			if s.IsZero() != l.IsZero() {
+				t.Fatalf("IsZero %v, want %v", s.IsZero(), l.IsZero())
+			}
+			for i := range 200 {
+				if a, b := s.Sample(r1), l.Sample(r2); a != b {
+					t.Fatalf("draw %d: sampler %v, latency %v", i, a, b)
+				}
+			}
+		})
 	}
 }

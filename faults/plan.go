@@ -19,6 +19,12 @@ import (
 // no tool calls) are content text; tokens in [ToolStart[k], ToolStart[k+1])
 // are the argument text of Response.ToolCalls[k], the first of which also
 // announces the call's ID and name.
+//
+// Chunks is read-only: it may share its backing array with other plans (the
+// mock model hands out windows of one pre-tokenized filler text, see
+// SetTokenized), so no one writes Chunks[i]; a change replaces the slice
+// (SetContent, SetToolCalls and TruncateAt do). TokenTimes and ToolStart
+// belong to the plan and may be written in place.
 type Plan struct {
 	// Seq is the provider's attempt number; it links the plan to its journal
 	// entry. 0 for plans built outside a provider.
@@ -72,7 +78,8 @@ type Plan struct {
 
 	// Fault names the fault kinds applied, comma-separated; "" if none.
 	Fault string
-	// FaultIDs are the ids of the active faults applied.
+	// FaultIDs are the ids of the active faults applied (read-only: plans
+	// share it).
 	FaultIDs []string
 	// Corrupted is true when a fault spoiled the content while the answer
 	// still looks like a success (truncate, malformed_json_content,
@@ -173,6 +180,22 @@ func (p *Plan) SetContent(text string) {
 	p.rebuild()
 }
 
+// SetTokenized is SetContent for text already tokenized: chunks must be
+// Tokenize(text) and hold no tool calls' arguments (the plan must have no
+// tool calls). The plan keeps chunks as its Chunks without copying, so they
+// may be a window of a longer tokenized text that other plans share; give it
+// a slice whose capacity ends at its length (s[i:j:j]) so that no append
+// writes past it.
+func (p *Plan) SetTokenized(text string, chunks []string) {
+	p.Response.Content = text
+	p.Response.ToolCalls = nil
+	p.Chunks = chunks
+	p.ToolStart = p.ToolStart[:0]
+	p.TokenTimes = resizeTimes(p.TokenTimes, len(chunks), p.TTFT)
+	p.Response.Usage.OutputTokens = len(chunks)
+	p.clampSteps()
+}
+
 // SetToolCalls replaces the plan's tool calls, keeping its content text.
 func (p *Plan) SetToolCalls(calls []llm.ToolCall) {
 	p.Response.ToolCalls = calls
@@ -189,7 +212,7 @@ func (p *Plan) TruncateAt(n int) {
 	text, calls := p.assemble(n)
 	p.Response.Content = text
 	p.Response.ToolCalls = calls
-	p.Chunks = p.Chunks[:n]
+	p.Chunks = p.Chunks[:n:n] // shared chunks: an append must not write past n
 	p.TokenTimes = p.TokenTimes[:n]
 	starts := p.ToolStart[:0]
 	for _, s := range p.ToolStart {

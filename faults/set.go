@@ -19,6 +19,9 @@ type Active struct {
 
 	fault Fault
 	seq   int
+	// ids is []string{ID}, the FaultIDs of a plan only this fault
+	// touched (shared, read-only; capped so an append copies).
+	ids []string
 }
 
 // Set is the faults active on one provider. It is not safe for concurrent
@@ -26,6 +29,8 @@ type Active struct {
 type Set struct {
 	active []*Active
 	seq    int
+	// selected is Apply's scratch selection.
+	selected []*Active
 }
 
 // Add validates and activates a fault at now and returns its id (the spec's
@@ -47,6 +52,7 @@ func (s *Set) Add(now time.Time, spec Spec) (string, error) {
 		}
 	}
 	a := &Active{ID: spec.ID, Spec: spec, Since: now, fault: f, seq: s.seq}
+	a.ids = []string{a.ID}
 	if i := s.find(spec.ID); i >= 0 {
 		s.active[i] = a
 	} else {
@@ -114,7 +120,11 @@ func (s *Set) List() []Active {
 // probability strictly between 0 and 1), so the same seed and the same
 // requests select the same faults.
 func (s *Set) Select(now time.Time, e *Env) []*Active {
-	var out []*Active
+	return s.selectInto(nil, now, e)
+}
+
+// selectInto is Select, appending to out.
+func (s *Set) selectInto(out []*Active, now time.Time, e *Env) []*Active {
 	for _, a := range s.active {
 		if a.Since.IsZero() {
 			a.Since = now // activated by its first request
@@ -150,21 +160,34 @@ func (s *Set) Select(now time.Time, e *Env) []*Active {
 
 // Apply applies the selected faults to p in order, stopping once the plan is
 // terminal, and records their kinds and ids in p.Fault and p.FaultIDs.
+// p.FaultIDs may be shared with other plans: it is read-only.
 func Apply(selected []*Active, p *Plan, e *Env) {
-	var names []string
+	applied := 0
 	for _, a := range selected {
 		if p.Terminal() {
 			break
 		}
 		a.fault.Apply(p, e)
-		names = append(names, string(a.Spec.Kind))
-		p.FaultIDs = append(p.FaultIDs, a.ID)
+		applied++
 	}
-	if len(names) > 0 {
-		if p.Fault != "" {
-			names = append([]string{p.Fault}, names...)
+	switch {
+	case applied == 0:
+	case applied == 1 && p.Fault == "" && len(p.FaultIDs) == 0:
+		// The common case, without allocating.
+		p.Fault, p.FaultIDs = string(selected[0].Spec.Kind), selected[0].ids
+	default:
+		var b strings.Builder
+		b.WriteString(p.Fault)
+		ids := make([]string, 0, len(p.FaultIDs)+applied)
+		ids = append(ids, p.FaultIDs...)
+		for _, a := range selected[:applied] {
+			if b.Len() > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(string(a.Spec.Kind))
+			ids = append(ids, a.ID)
 		}
-		p.Fault = strings.Join(names, ",")
+		p.Fault, p.FaultIDs = b.String(), ids
 	}
 }
 
@@ -173,5 +196,7 @@ func (s *Set) Apply(now time.Time, p *Plan, e *Env) {
 	if len(s.active) == 0 {
 		return
 	}
-	Apply(s.Select(now, e), p, e)
+	s.selected = s.selectInto(s.selected[:0], now, e)
+	Apply(s.selected, p, e)
+	clear(s.selected) // hold no removed fault
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,20 +15,53 @@ import (
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
-// BenchmarkPlan measures planning one request with realistic settings
-// (lognormal TTFT, jittered token rate, ~200 filler tokens, two faults).
+// BenchmarkPlan measures planning one request (Plan then Finish).
+// "filler" is the typical game-day answer (examples/gamedays/env: lognormal
+// TTFT, 90 tokens/s with 20% jitter, 40 to 160 filler tokens, no fault);
+// "faults" is a longer answer (median 200 tokens) with a 429 and a stall
+// fault drawn for some requests. "filler-reuse" is "filler" with
+// ReuseTokenTimes.
 func BenchmarkPlan(b *testing.B) {
-	s := realistic()
-	s.Models[0].OutputTokens = mockprovider.Length{Median: 200, P99: 800}
-	m := newModel(b, s)
-	req := userReq("gpt-4o", "Explain retry budgets in two paragraphs.")
-	now := t0
-	b.ReportAllocs()
-	for b.Loop() {
-		p := m.Plan(now, req, mockprovider.Meta{RequestID: "r"})
-		m.Finish(now, p)
-		now = now.Add(time.Millisecond)
+	filler := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	filler.Models[0].TTFT = faults.Latency{Median: yamlfile.Duration(350 * time.Millisecond), P99: yamlfile.Duration(1200 * time.Millisecond)}
+	filler.Models[0].TokensPerSecond = 90
+	filler.Models[0].Jitter = 0.2
+	filler.Models[0].OutputTokens = mockprovider.Length{Min: 40, Max: 160}
+	withFaults := realistic()
+	withFaults.Models[0].OutputTokens = mockprovider.Length{Median: 200, P99: 800}
+	for _, bc := range []struct {
+		name  string
+		spec  mockprovider.ProviderSpec
+		reuse bool
+	}{{"filler", filler, false}, {"filler-reuse", filler, true}, {"faults", withFaults, false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			m := newModel(b, bc.spec)
+			if bc.reuse {
+				m.ReuseTokenTimes() // as the simulator does
+			}
+			req := userReq("gpt-4o", "Explain retry budgets in two paragraphs.")
+			now := t0
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				p := m.Plan(now, req, mockprovider.Meta{RequestID: "r"})
+				m.Finish(now, p)
+				now = now.Add(time.Millisecond)
+			}
+			// On a shared machine wall time lies; CPU time (all threads,
+			// GC included) says what one core does.
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
 	}
+}
+
+// cpuTime is the process's CPU time (user and system, all threads).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func benchClient() *http.Client {

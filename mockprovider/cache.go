@@ -25,7 +25,8 @@ func newPromptCache(s *CacheSpec) *promptCache {
 }
 
 // lookup returns the cached prefix length in tokens and records the prompt's
-// prefixes as seen at now. Prefixes end at message boundaries: the longest
+// prefixes as seen at now. memo, when set, holds the entries promptTokens
+// found for req's messages. Prefixes end at message boundaries: the longest
 // one seen within the TTL counts; shorter than minTokens counts as 0.
 func (c *promptCache) lookup(now time.Time, model string, req *llm.Request, memo *promptMemo) int {
 	if c == nil {
@@ -49,8 +50,13 @@ func (c *promptCache) lookup(now time.Time, model string, req *llm.Request, memo
 	}
 	for i := range req.Messages {
 		m := &req.Messages[i]
-		h = memo.hashMessage(h, m)
-		tokens += memo.messageTokens(m)
+		if e := memo.message(i); e != nil {
+			h = e.hash(h, m)
+			tokens += e.tokens
+		} else {
+			h = fnvMessage(h, m)
+			tokens += messageTokens(*m)
+		}
 		if t, ok := c.seen[h]; ok && now.Sub(t) <= c.ttl && now.Sub(t) >= 0 {
 			cached = tokens
 		}

@@ -63,6 +63,122 @@ func Filler(r *rand.Rand, n int) string {
 	return sb.String()[:want]
 }
 
+// corpusTokens is the length of a model's filler corpus in tokens (64 KiB
+// of text).
+const corpusTokens = 1 << 14
+
+// corpus is a model's filler text, generated once from one seed: a filler
+// answer is a window of it that begins with a sentence, and its chunks are
+// the same window of the corpus's tokens, so planning a filler answer draws
+// one number and copies nothing. Every sentence begins on a token boundary
+// (the last word of each sentence is picked to make it so), which is what
+// lets a window's tokens be the corpus's tokens. Nothing writes the text,
+// tokens or starts after newCorpus (plans treat Chunks as read-only, see
+// faults.Plan).
+type corpus struct {
+	text   string
+	tokens []string // faults.Tokenize(text): BytesPerToken bytes each
+	starts []int32  // token indices where a sentence begins, ascending
+}
+
+// wordsByResidue groups fillerWords by their length modulo BytesPerToken.
+var wordsByResidue = func() (out [faults.BytesPerToken][]string) {
+	for _, w := range fillerWords {
+		out[len(w)%faults.BytesPerToken] = append(out[len(w)%faults.BytesPerToken], w)
+	}
+	return out
+}()
+
+// newCorpus generates about tokens tokens of filler from seed: sentences of
+// 8 to 15 words, capitalized, ending in ". ", each starting on a token
+// boundary.
+func newCorpus(seed uint64, tokens int) *corpus {
+	src := rand.NewPCG(seed, seed^0x6a09e667f3bcc908)
+	// pick draws an index below n from 16 bits of a draw, four per draw.
+	var bits uint64
+	left := 0
+	pick := func(n int) int {
+		if left == 0 {
+			bits, left = src.Uint64(), 4
+		}
+		v := int((bits & 0xffff) * uint64(n) >> 16)
+		bits >>= 16
+		left--
+		return v
+	}
+	want := tokens * faults.BytesPerToken
+	b := make([]byte, 0, want+128)
+	starts := make([]int32, 0, want/48)
+	for len(b) < want {
+		starts = append(starts, int32(len(b)/faults.BytesPerToken))
+		words := 8 + pick(8)
+		for i := range words {
+			var w string
+			if i < words-1 {
+				w = fillerWords[pick(len(fillerWords))]
+			} else {
+				// After w and ". " the next sentence starts on a token
+				// boundary.
+				need := (2*faults.BytesPerToken - (len(b)+2)%faults.BytesPerToken) % faults.BytesPerToken
+				set := wordsByResidue[need]
+				w = set[pick(len(set))]
+			}
+			if i == 0 {
+				b = append(b, w[0]-('a'-'A'))
+				b = append(b, w[1:]...)
+			} else {
+				b = append(b, w...)
+			}
+			if i == words-1 {
+				b = append(b, '.')
+			}
+			b = append(b, ' ')
+		}
+	}
+	text := string(b)
+	// ASCII, a whole number of tokens long: Tokenize is this slicing.
+	toks := make([]string, len(text)/faults.BytesPerToken)
+	for i := range toks {
+		toks[i] = text[i*faults.BytesPerToken : (i+1)*faults.BytesPerToken]
+	}
+	return &corpus{text: text, tokens: toks, starts: starts}
+}
+
+// window returns n tokens of filler that begin with a sentence, drawing
+// one number from r: the text and its chunks, capped so that an append
+// cannot write into the corpus. ok is false when n is too long for the
+// corpus (more than half of it).
+func (c *corpus) window(r *rand.Rand, n int) (text string, chunks []string, ok bool) {
+	if n <= 0 || n > len(c.tokens)/2 {
+		return "", nil, false
+	}
+	// k = the number of starts s with s+n <= len(tokens) (at least half).
+	last := int32(len(c.tokens) - n)
+	lo, hi := 0, len(c.starts)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if c.starts[mid] <= last {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	s := int(c.starts[r.IntN(lo)])
+	return c.text[s*faults.BytesPerToken : (s+n)*faults.BytesPerToken], c.tokens[s : s+n : s+n], true
+}
+
+// filler returns n tokens of filler text and, when they come from the
+// model's corpus, their chunks (nil otherwise).
+func (m *Model) filler(n int) (string, []string) {
+	if m.corpus == nil {
+		m.corpus = newCorpus(m.corpusSeed, corpusTokens)
+	}
+	if text, chunks, ok := m.corpus.window(m.rnd, n); ok {
+		return text, chunks
+	}
+	return Filler(m.rnd, n), nil
+}
+
 // match finds the first rule for the request's last user message.
 func (m *Model) match(model, text string) *Rule {
 	for i := range m.rules {
@@ -83,6 +199,25 @@ func (m *Model) match(model, text string) *Rule {
 	return nil
 }
 
+// matchRequest is m.match of the request's last user message, memoized
+// with the prompt memo when it is on.
+func (m *Model) matchRequest(req *llm.Request, model string) *Rule {
+	if len(m.rules) == 0 {
+		return nil
+	}
+	if m.memo != nil {
+		for i := len(req.Messages) - 1; i >= 0; i-- {
+			if req.Messages[i].Role == llm.RoleUser {
+				if e := m.memo.message(i); e != nil {
+					return e.match(m, model, req.Messages[i].Content[0].Text)
+				}
+				break
+			}
+		}
+	}
+	return m.match(model, req.LastUserText())
+}
+
 func findTool(tools []llm.Tool, name string) *llm.Tool {
 	for i := range tools {
 		if tools[i].Name == name {
@@ -93,9 +228,10 @@ func findTool(tools []llm.Tool, name string) *llm.Tool {
 }
 
 // content decides the answer: tool calls, a canned answer, JSON or filler.
-// n is the sampled length for filler answers.
-func (m *Model) content(req *llm.Request, model string, n int) (string, []llm.ToolCall) {
-	rule := m.match(model, req.LastUserText())
+// n is the sampled length for filler answers. chunks is set only for a
+// filler answer from the corpus: the tokens of text, shared (read-only).
+func (m *Model) content(req *llm.Request, model string, n int) (text string, chunks []string, calls []llm.ToolCall) {
+	rule := m.matchRequest(req, model)
 	tc := req.ToolChoice
 	toolsAllowed := len(req.Tools) > 0 && (tc == nil || tc.Mode != llm.ToolChoiceNone)
 	if toolsAllowed {
@@ -122,23 +258,25 @@ func (m *Model) content(req *llm.Request, model string, n int) (string, []llm.To
 			} else {
 				argText = "{}"
 			}
-			return "", []llm.ToolCall{{ID: faults.ToolCallID(m.spec.Format, m.rnd), Name: name, Arguments: argText}}
+			return "", nil, []llm.ToolCall{{ID: faults.ToolCallID(m.spec.Format, m.rnd), Name: name, Arguments: argText}}
 		}
 	}
 	structured := req.ResponseFormat != nil && (req.ResponseFormat.Type == llm.ResponseJSONSchema || req.ResponseFormat.Type == llm.ResponseJSONObject)
 	if rule != nil && rule.Answer != "" {
 		if !structured || json.Valid([]byte(rule.Answer)) {
-			return rule.Answer, nil
+			return rule.Answer, nil, nil
 		}
 	}
 	if structured {
 		if req.ResponseFormat.Type == llm.ResponseJSONSchema && len(req.ResponseFormat.Schema) > 0 {
-			return generateJSON(m.schema(req.ResponseFormat.Schema), m.rnd), nil
+			return generateJSON(m.schema(req.ResponseFormat.Schema), m.rnd), nil, nil
 		}
-		b, _ := json.Marshal(map[string]string{"answer": Filler(m.rnd, min(n, 32))})
-		return string(b), nil
+		answer, _ := m.filler(min(n, 32))
+		b, _ := json.Marshal(map[string]string{"answer": answer})
+		return string(b), nil, nil
 	}
-	return Filler(m.rnd, n), nil
+	text, chunks = m.filler(n)
+	return text, chunks, nil
 }
 
 // maxSchemas bounds the decoded-schema cache.

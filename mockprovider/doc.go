@@ -10,7 +10,8 @@
 // and the fault steps. Time is an argument and randomness comes from the
 // seeded source given to NewModel, so the same seed and the same requests
 // give the same plans. The simulator calls Plan and Finish directly on
-// virtual time; the HTTP servers execute plans on real time.
+// virtual time (with MemoizePrompts and ReuseTokenTimes, which change no
+// plan); the HTTP servers execute plans on real time.
 //
 // Planning, in order: the model is looked up (404), an assistant prefill is
 // refused by models that do not accept it (400), the prompt plus max_tokens
@@ -29,7 +30,10 @@
 //     canned answer (for structured output only if the answer is JSON);
 //   - structured output gets JSON satisfying the request's schema
 //     (GenerateJSON documents the supported shapes and limits);
-//   - otherwise Filler of the sampled output length.
+//   - otherwise filler text of the sampled output length: a window, starting
+//     at a sentence, of a 64 KiB filler corpus the model generates once from
+//     its seed (longer answers are drawn with Filler). The window's tokens
+//     are the corpus's own, shared read-only by the plans (faults.Plan).
 //
 // # Token accounting
 //

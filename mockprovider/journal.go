@@ -50,6 +50,12 @@ type JournalEntry struct {
 	TokensSent int `json:"tokens_sent"`
 	// Corrupted marks content a fault spoiled while it looked like success.
 	Corrupted bool `json:"corrupted,omitempty"`
+
+	// open is set until the attempt is finished; admitted is the model
+	// whose capacity it holds (nil when it was not admitted). Copies made
+	// by Journal clear both.
+	open     bool
+	admitted *modelState
 }
 
 // Stats are the provider's counters since the last reset.
@@ -75,6 +81,9 @@ type journal struct {
 	off    int              // index of the oldest entry in blocks[0]
 	n      int              // number of entries
 	first  uint64           // Seq of the oldest entry
+	// stray holds the open attempts whose entries were dropped (by Seq, the
+	// model whose capacity they hold), so finishing them still releases it.
+	stray map[uint64]*modelState
 }
 
 // journalBlock is the number of entries per block.
@@ -99,9 +108,10 @@ func (j *journal) add(e JournalEntry) {
 
 // dropOldest forgets the k oldest entries (k <= j.n).
 func (j *journal) dropOldest(k int) {
+	j.spill(k)
 	j.n -= k
 	if j.n == 0 {
-		j.reset()
+		j.blocks, j.off = nil, 0
 		return
 	}
 	j.off += k
@@ -112,9 +122,41 @@ func (j *journal) dropOldest(k int) {
 	}
 }
 
-// reset forgets every entry.
+// reset forgets every entry (open attempts can still be finished).
 func (j *journal) reset() {
+	j.spill(j.n)
 	j.blocks, j.off, j.n = nil, 0, 0
+}
+
+// spill moves the open attempts among the k oldest entries to stray.
+func (j *journal) spill(k int) {
+	for i := range k {
+		e := j.get(j.first + uint64(i))
+		if e.open {
+			if j.stray == nil {
+				j.stray = map[uint64]*modelState{}
+			}
+			j.stray[e.Seq] = e.admitted
+		}
+	}
+}
+
+// finish marks the attempt seq finished and returns its entry (nil when it
+// was dropped) and the model whose capacity it held; ok is false when it
+// was finished already or never journaled.
+func (j *journal) finish(seq uint64) (e *JournalEntry, admitted *modelState, ok bool) {
+	if e = j.get(seq); e != nil {
+		if !e.open {
+			return nil, nil, false
+		}
+		admitted = e.admitted
+		e.open, e.admitted = false, nil
+		return e, admitted, true
+	}
+	if admitted, ok = j.stray[seq]; ok {
+		delete(j.stray, seq)
+	}
+	return nil, admitted, ok
 }
 
 func (j *journal) get(seq uint64) *JournalEntry {
@@ -125,14 +167,18 @@ func (j *journal) get(seq uint64) *JournalEntry {
 	return &j.blocks[i/journalBlock][i%journalBlock]
 }
 
-// each calls fn for every entry, oldest first.
-func (j *journal) each(fn func(*JournalEntry)) {
+// each calls yield with a copy of every entry, oldest first, until it
+// returns false.
+func (j *journal) each(yield func(JournalEntry) bool) {
 	for i, b := range j.blocks {
 		if i == 0 {
 			b = b[j.off:]
 		}
-		for k := range b {
-			fn(&b[k])
+		for _, e := range b {
+			e.open, e.admitted = false, nil
+			if !yield(e) {
+				return
+			}
 		}
 	}
 }
@@ -148,6 +194,9 @@ func (j *journal) all() []JournalEntry {
 			b = b[j.off:]
 		}
 		out = append(out, b...)
+	}
+	for i := range out {
+		out[i].open, out[i].admitted = false, nil
 	}
 	return out
 }

@@ -8,20 +8,58 @@ import (
 // promptMemo remembers, per message text, what planning computes from a
 // prompt again and again when the same prompts recur (the simulator draws
 // from a few hundred): the message's token estimate and the prompt-cache
-// hash that follows it. Only messages of one text part and no tool calls are
+// hashes that follow it. Only messages of one text part and no tool calls are
 // memoized. It changes no result: a memoized value is the one the
 // computation gives.
 type promptMemo struct {
-	max    int
-	tokens map[string]int
-	hashes map[memoKey]uint64
+	max     int
+	entries map[string]*memoEntry
+	// msgs is the scratch of the request being planned: the entry of each
+	// message (nil when not memoized), found once by promptTokens and read
+	// again by the prompt cache (promptTokens runs first in every Plan).
+	msgs []*memoEntry
 }
 
-type memoKey struct {
-	prev uint64 // prompt-cache hash before the message
-	role llm.Role
-	text string
+// memoEntry is what is known of one message text.
+type memoEntry struct {
+	tokens int
+	// hashes maps the prompt-cache hash before the message (and its role)
+	// to the hash after it; a message opens few prompts, so it is short.
+	hashes []memoHash
+	// rules remembers Model.match for the text, by model name.
+	rules []memoRule
 }
+
+// match is m.match(model, text), memoized; e is text's entry.
+func (e *memoEntry) match(m *Model, model, text string) *Rule {
+	for _, r := range e.rules {
+		if r.model == model {
+			return r.rule
+		}
+	}
+	rule := m.match(model, text)
+	if len(e.rules) < maxMemoRules {
+		e.rules = append(e.rules, memoRule{model: model, rule: rule})
+	}
+	return rule
+}
+
+// memoRule is the rule (nil: none) that matches a message text for a model.
+type memoRule struct {
+	model string
+	rule  *Rule
+}
+
+// maxMemoRules bounds memoEntry.rules.
+const maxMemoRules = 8
+
+type memoHash struct {
+	prev, next uint64
+	role       llm.Role
+}
+
+// maxMemoHashes bounds memoEntry.hashes.
+const maxMemoHashes = 8
 
 // MemoizePrompts makes the model remember the token estimates and
 // prompt-cache hashes of up to max distinct message texts (0 forgets them
@@ -36,7 +74,7 @@ func (m *Model) MemoizePrompts(max int) {
 		m.memo = nil
 		return
 	}
-	m.memo = &promptMemo{max: max, tokens: map[string]int{}, hashes: map[memoKey]uint64{}}
+	m.memo = &promptMemo{max: max, entries: map[string]*memoEntry{}}
 }
 
 // memoizable reports whether msg is one text part without tool calls.
@@ -45,23 +83,40 @@ func memoizable(msg *llm.Message) bool {
 		msg.Content[0].URL == "" && len(msg.Content[0].Data) == 0
 }
 
-// messageTokens is messageTokens(msg), memoized.
-func (pm *promptMemo) messageTokens(msg *llm.Message) int {
-	if pm == nil || !memoizable(msg) {
-		return messageTokens(*msg)
+// entry returns the memo of msg, adding it when there is room; nil when msg
+// is not memoizable or the memo is full.
+func (pm *promptMemo) entry(msg *llm.Message) *memoEntry {
+	if !memoizable(msg) {
+		return nil
 	}
 	text := msg.Content[0].Text
-	if n, ok := pm.tokens[text]; ok {
-		return n
+	if e, ok := pm.entries[text]; ok {
+		return e
 	}
-	n := perMessageTokens + faults.CountTokens(text)
-	if len(pm.tokens) < pm.max {
-		pm.tokens[text] = n
+	if len(pm.entries) >= pm.max {
+		return nil
 	}
-	return n
+	e := &memoEntry{tokens: perMessageTokens + faults.CountTokens(text)}
+	pm.entries[text] = e
+	return e
 }
 
-// promptTokens is PromptTokens(req), with memoized messages.
+// hash is fnvMessage(prev, msg), memoized; e is msg's entry.
+func (e *memoEntry) hash(prev uint64, msg *llm.Message) uint64 {
+	for _, h := range e.hashes {
+		if h.prev == prev && h.role == msg.Role {
+			return h.next
+		}
+	}
+	next := fnvMessage(prev, msg)
+	if len(e.hashes) < maxMemoHashes {
+		e.hashes = append(e.hashes, memoHash{prev: prev, next: next, role: msg.Role})
+	}
+	return next
+}
+
+// promptTokens is PromptTokens(req), with memoized messages. It leaves the
+// messages' entries in m.memo.msgs for the prompt cache.
 func (m *Model) promptTokens(req *llm.Request) int {
 	if m.memo == nil {
 		return PromptTokens(req)
@@ -70,26 +125,28 @@ func (m *Model) promptTokens(req *llm.Request) int {
 	for _, t := range req.Tools {
 		n += toolTokens(t)
 	}
+	msgs := m.memo.msgs[:0]
 	for i := range req.Messages {
-		n += m.memo.messageTokens(&req.Messages[i])
+		msg := &req.Messages[i]
+		e := m.memo.entry(msg)
+		msgs = append(msgs, e)
+		if e != nil {
+			n += e.tokens
+		} else {
+			n += messageTokens(*msg)
+		}
 	}
+	m.memo.msgs = msgs
 	return n
 }
 
-// hashMessage folds msg into the prompt-cache hash h (see promptCache.lookup).
-func (pm *promptMemo) hashMessage(h uint64, msg *llm.Message) uint64 {
-	if pm == nil || !memoizable(msg) {
-		return fnvMessage(h, msg)
+// message returns the entry promptTokens found for message i of the
+// request being planned, or nil.
+func (pm *promptMemo) message(i int) *memoEntry {
+	if pm == nil || i >= len(pm.msgs) {
+		return nil
 	}
-	k := memoKey{prev: h, role: msg.Role, text: msg.Content[0].Text}
-	if v, ok := pm.hashes[k]; ok {
-		return v
-	}
-	v := fnvMessage(h, msg)
-	if len(pm.hashes) < pm.max {
-		pm.hashes[k] = v
-	}
-	return v
+	return pm.msgs[i]
 }
 
 // FNV-1a, 64 bits (hash/fnv's New64a), on a running value.

@@ -17,7 +17,7 @@ import (
 // give the same plans (prompt tokens, cached tokens, content, timing) and
 // the same journal as without, including past the memo's size, for
 // messages it does not memoize (tools, images, several parts) and for
-// prompts that recur under other models.
+// prompts that recur under other models, and for rule matches.
 func TestMemoizePromptsChangesNothing(t *testing.T) {
 	for _, memo := range []int{1, 3, 1000} {
 		t.Run(fmt.Sprintf("memo %d", memo), func(t *testing.T) {
@@ -27,7 +27,7 @@ func TestMemoizePromptsChangesNothing(t *testing.T) {
 			plain, memoized := newModel(t, s), newModel(t, s)
 			memoized.MemoizePrompts(memo)
 			rnd := rand.New(rand.NewPCG(1, 2))
-			prompts := []string{strings.Repeat("incident gateway ", 40) + "one", strings.Repeat("incident gateway ", 40) + "two", "short", "naïve café ’quote’"}
+			prompts := []string{strings.Repeat("incident gateway ", 40) + "one", strings.Repeat("incident gateway ", 40) + "two", "short", "naïve café ’quote’", "What is the capital of France?"}
 			for i := range 300 {
 				now := t0.Add(time.Duration(i) * 700 * time.Millisecond)
 				model := []string{"gpt-4o", "gpt-4o-mini"}[rnd.IntN(2)]

@@ -2,6 +2,8 @@ package mockprovider
 
 import (
 	"fmt"
+	"iter"
+	"math/bits"
 	"math/rand/v2"
 	"path"
 	"regexp"
@@ -44,13 +46,14 @@ type Model struct {
 	cache  *promptCache
 	seq    uint64
 	jr     journal
-	stats  Stats
+	// stats holds the scalar counters; the maps are built by Stats from
+	// byStatus, byOutcome and byModel.
+	stats     Stats
+	byStatus  counts[int]
+	byOutcome counts[Outcome]
+	byModel   counts[string]
 	// headers is set while a fault selects on request headers.
 	headers atomic.Bool
-	// open maps unfinished attempts (by Seq) to the model whose capacity they
-	// hold (nil when they were not admitted), so Finish releases exactly what
-	// Plan took, once.
-	open map[uint64]*modelState
 	// memo is set by MemoizePrompts.
 	memo *promptMemo
 	// scratch is the fault environment of the plan being built.
@@ -58,11 +61,72 @@ type Model struct {
 	// schemas caches decoded JSON schemas (tool parameters, response
 	// formats) by their text; see schema.
 	schemas map[string]map[string]any
+	// corpus is the filler text answers are windows of, generated from
+	// corpusSeed by NewModel (by the first filler answer for a proxy).
+	corpus     *corpus
+	corpusSeed uint64
+	// ids holds response IDs drawn in a batch; the next is ids[:idLen].
+	ids   string
+	idLen int
+	// spare holds token-time buffers of finished plans for new ones, by
+	// size class (see ReuseTokenTimes); nil when off.
+	spare *timesPool
+}
+
+// ReuseTokenTimes makes Finish and FinishSent take back a plan's TokenTimes
+// (setting the field to nil) so later plans reuse the memory. The caller
+// promises not to read or keep a plan's TokenTimes once it has finished it
+// (the rest of the plan is untouched). For callers that plan very many
+// requests in one process, such as the game-day simulator: an answer's
+// token times are its largest allocation. Servers leave it off.
+func (m *Model) ReuseTokenTimes() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.spare == nil {
+		m.spare = &timesPool{}
+	}
+}
+
+// timesPool keeps spare token-time buffers: class k holds buffers of
+// capacity at least 1<<k, so any of them fits n <= 1<<k times.
+type timesPool struct {
+	class [timesClasses][][]time.Duration
+}
+
+const (
+	timesMinClass = 6  // 64 times: the smallest buffer handed out
+	timesClasses  = 15 // up to 16384 times; longer answers are not pooled
+	timesPerClass = 4096
+)
+
+// get returns n times (not zeroed: the caller writes them all).
+func (tp *timesPool) get(n int) []time.Duration {
+	k := max(bits.Len(uint(n-1)), timesMinClass) // 1<<k >= n
+	if k >= timesClasses {
+		return make([]time.Duration, n)
+	}
+	if c := tp.class[k]; len(c) > 0 {
+		t := c[len(c)-1]
+		c[len(c)-1] = nil
+		tp.class[k] = c[:len(c)-1]
+		return t[:n]
+	}
+	return make([]time.Duration, n, 1<<k)
+}
+
+// put keeps t for a later plan.
+func (tp *timesPool) put(t []time.Duration) {
+	k := bits.Len(uint(cap(t))) - 1 // 1<<k <= cap
+	if k < timesMinClass || k >= timesClasses || len(tp.class[k]) >= timesPerClass {
+		return
+	}
+	tp.class[k] = append(tp.class[k], t)
 }
 
 type modelState struct {
 	spec  ModelSpec
 	limit *limiter
+	ttft  faults.Sampler // spec.TTFT, prepared
 }
 
 // DefaultJournalSize bounds the journal when the spec does not.
@@ -83,9 +147,15 @@ func NewModel(spec ProviderSpec, rnd *rand.Rand) (*Model, error) {
 		}
 		rnd = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	}
-	m := &Model{spec: spec, rnd: rnd, limit: newLimiter(spec.Capacity), cache: newPromptCache(spec.PromptCache), open: map[uint64]*modelState{}}
+	m := &Model{spec: spec, rnd: rnd, limit: newLimiter(spec.Capacity), cache: newPromptCache(spec.PromptCache)}
+	m.corpusSeed = rnd.Uint64()
+	if spec.ProxyTo == "" {
+		// Now rather than on the first filler answer, which it would delay
+		// (a server times the answer from the request's arrival).
+		m.corpus = newCorpus(m.corpusSeed, corpusTokens)
+	}
 	for _, ms := range spec.Models {
-		m.models = append(m.models, modelState{spec: ms, limit: newLimiter(ms.Capacity)})
+		m.models = append(m.models, modelState{spec: ms, limit: newLimiter(ms.Capacity), ttft: ms.TTFT.Sampler()})
 	}
 	m.rules = append([]Rule(nil), spec.Rules...)
 	for i := range m.rules {
@@ -117,7 +187,50 @@ func (m *Model) Name() string { return m.spec.Name }
 func (m *Model) Format() llm.Format { return m.spec.Format }
 
 func (m *Model) resetStats() {
-	m.stats = Stats{Provider: m.spec.Name, ByStatus: map[int]int{}, ByOutcome: map[Outcome]int{}, ByModel: map[string]int{}}
+	m.stats = Stats{Provider: m.spec.Name}
+	m.byStatus, m.byOutcome, m.byModel = counts[int]{}, counts[Outcome]{}, counts[string]{}
+}
+
+// counts counts occurrences of keys: the first few keys in slices (a
+// linear search, cheaper than hashing for the handful of statuses,
+// outcomes and models a provider sees), the others in a map.
+type counts[K comparable] struct {
+	keys []K
+	n    []int
+	more map[K]int
+}
+
+// countsInline is the number of keys counts keeps in its slices.
+const countsInline = 16
+
+func (c *counts[K]) add(k K) {
+	for i := range c.keys {
+		if c.keys[i] == k {
+			c.n[i]++
+			return
+		}
+	}
+	if len(c.keys) < countsInline {
+		c.keys = append(c.keys, k)
+		c.n = append(c.n, 1)
+		return
+	}
+	if c.more == nil {
+		c.more = map[K]int{}
+	}
+	c.more[k]++
+}
+
+// m returns the counts as a new map.
+func (c *counts[K]) m() map[K]int {
+	out := make(map[K]int, len(c.keys)+len(c.more))
+	for i, k := range c.keys {
+		out[k] = c.n[i]
+	}
+	for k, n := range c.more {
+		out[k] = n
+	}
+	return out
 }
 
 // AddFault activates a fault at now and returns its id.
@@ -201,7 +314,7 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 	entry := JournalEntry{Seq: p.Seq, Time: now, RequestID: meta.RequestID, Provider: m.spec.Name,
 		Model: req.Model, Stream: p.Stream, PromptTokens: prompt, Outcome: OutcomePending}
 	m.stats.Requests++
-	m.stats.ByModel[req.Model]++
+	m.byModel.add(req.Model)
 
 	ms := m.lookup(req.Model)
 	switch {
@@ -241,22 +354,28 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 	}
 	p.Headers = m.rateHeaders(now, ms, nil)
 
-	text, calls := m.content(req, req.Model, n)
+	text, chunks, calls := m.content(req, req.Model, n)
 	p.Response = llm.Response{
 		ID: m.responseID(), Model: req.Model, Created: now.Unix(),
 		FinishReason: llm.FinishStop,
 	}
-	p.Response.Content = text
-	p.Response.ToolCalls = calls
-	if len(calls) > 0 {
-		p.Response.FinishReason = llm.FinishToolCalls
+	if chunks != nil {
+		if m.spare != nil {
+			p.TokenTimes = m.spare.get(len(chunks)) // timing writes them all
+		}
+		p.SetTokenized(text, chunks) // a window of the corpus, shared
+	} else {
+		p.Response.ToolCalls = calls
+		if len(calls) > 0 {
+			p.Response.FinishReason = llm.FinishToolCalls
+		}
+		p.SetContent(text) // chunks, tool starts, output usage
 	}
-	p.SetContent(text) // chunks, tool starts, output usage
 	if limitOut > 0 && len(p.Chunks) > limitOut {
 		p.TruncateAt(limitOut)
 		p.Response.FinishReason = llm.FinishLength
 	}
-	m.timing(p, &ms.spec)
+	m.timing(p, ms)
 	cached := m.cache.lookup(now, req.Model, req, m.memo)
 	entry.CachedTokens = cached
 	p.Response.Usage.InputTokens = prompt
@@ -270,36 +389,97 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 	return m.record(p, &entry, ms)
 }
 
-// timing draws TTFT and the token times.
-func (m *Model) timing(p *Plan, ms *ModelSpec) {
-	if !ms.TTFT.IsZero() {
-		p.TTFT = ms.TTFT.Sample(m.rnd)
+// timing draws TTFT and the token times. The gaps' jitter comes from a
+// splitmix64 sequence seeded by one draw from the model's source, four
+// 16-bit uniforms per 64-bit value; times add up in whole nanoseconds.
+func (m *Model) timing(p *Plan, st *modelState) {
+	ms := &st.spec
+	if !st.ttft.IsZero() {
+		p.TTFT = st.ttft.Sample(m.rnd)
 	}
 	n := len(p.Chunks)
 	if cap(p.TokenTimes) < n {
 		p.TokenTimes = make([]time.Duration, n)
 	}
-	p.TokenTimes = p.TokenTimes[:n]
-	gap := 0.0
-	if ms.TokensPerSecond > 0 {
-		gap = float64(time.Second) / ms.TokensPerSecond
+	times := p.TokenTimes[:n]
+	p.TokenTimes = times
+	if n == 0 {
+		return
 	}
-	j := ms.Jitter.F()
-	t := float64(p.TTFT)
-	for i := range p.TokenTimes {
-		if i > 0 && gap > 0 {
-			g := gap
-			if j > 0 {
-				g *= 1 + j*(2*m.rnd.Float64()-1)
-			}
-			t += g
+	times[0] = p.TTFT
+	if ms.TokensPerSecond <= 0 {
+		for i := 1; i < n; i++ {
+			times[i] = p.TTFT
 		}
-		p.TokenTimes[i] = time.Duration(t)
+		return
+	}
+	gap := float64(time.Second) / ms.TokensPerSecond
+	j := ms.Jitter.F()
+	t := p.TTFT
+	if j <= 0 || n == 1 {
+		g := time.Duration(gap)
+		for i := 1; i < n; i++ {
+			t += g
+			times[i] = t
+		}
+		return
+	}
+	// A gap is gap*(1+j*d) with d uniform in [-1, 1]: for a 16-bit u,
+	// d = u/half - 1, so the gap is lo + step*u, step in 1/65536 ns.
+	const half = 65535.0 / 2
+	step := int64(gap * j / half * 65536)
+	lo := time.Duration(gap - gap*j)
+	x := m.rnd.Uint64()
+	i := 1
+	for ; i+4 <= n; i += 4 {
+		x += 0x9e3779b97f4a7c15
+		b := splitmix(x)
+		g0 := lo + time.Duration(step*int64(b&0xffff)>>16)
+		g1 := lo + time.Duration(step*int64(b>>16&0xffff)>>16)
+		g2 := lo + time.Duration(step*int64(b>>32&0xffff)>>16)
+		g3 := lo + time.Duration(step*int64(b>>48)>>16)
+		t0 := t + g0
+		t1 := t0 + g1
+		t2 := t1 + g2
+		t = t2 + g3
+		ts := times[i : i+4 : i+4]
+		ts[0], ts[1], ts[2], ts[3] = t0, t1, t2, t
+	}
+	x += 0x9e3779b97f4a7c15
+	b := splitmix(x)
+	for ; i < n; i++ {
+		t += lo + time.Duration(step*int64(b&0xffff)>>16)
+		b >>= 16
+		times[i] = t
 	}
 }
 
+// splitmix is the output function of splitmix64 on state x.
+func splitmix(x uint64) uint64 {
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// idBatch is the number of response IDs drawn at once (one string holds them).
+const idBatch = 64
+
+// responseID returns a response ID in the provider's style ("chatcmpl-"
+// and 29 characters, "msg_01" and 22, or 22 for Gemini). IDs are made
+// idBatch at a time into one string, from one draw.
 func (m *Model) responseID() string {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	if len(m.ids) == 0 {
+		m.fillIDs()
+	}
+	id := m.ids[:m.idLen]
+	m.ids = m.ids[m.idLen:]
+	return id
+}
+
+func (m *Model) fillIDs() {
+	// 64 symbols, so six bits pick one: the alphabet and two of its letters
+	// again (IDs need not be uniform, only varied).
+	const symbols = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789Qz"
 	prefix, n := "chatcmpl-", 29
 	switch m.spec.Format {
 	case llm.FormatAnthropic:
@@ -307,13 +487,23 @@ func (m *Model) responseID() string {
 	case llm.FormatGemini:
 		prefix, n = "", 22
 	}
-	var buf [40]byte // the longest prefix plus n
-	b := buf[:len(prefix)+n]
-	copy(b, prefix)
-	for i := len(prefix); i < len(b); i++ {
-		b[i] = alphabet[m.rnd.IntN(len(alphabet))]
+	m.idLen = len(prefix) + n
+	b := make([]byte, idBatch*m.idLen)
+	// One draw seeds a splitmix64 sequence for the batch, ten symbols a value.
+	x := m.rnd.Uint64()
+	for id := b; len(id) > 0; id = id[m.idLen:] {
+		copy(id, prefix)
+		var v uint64
+		for i := range n {
+			if i%10 == 0 {
+				x += 0x9e3779b97f4a7c15
+				v = splitmix(x)
+			}
+			id[len(prefix)+i] = symbols[v&63]
+			v >>= 6
+		}
 	}
-	return string(b)
+	m.ids = string(b)
 }
 
 func (m *Model) notFoundMessage(model string) string {
@@ -435,13 +625,15 @@ func openAIReset(d time.Duration) string {
 
 // record journals the plan.
 func (m *Model) record(p *Plan, e *JournalEntry, admitted *modelState) *Plan {
-	m.open[p.Seq] = admitted
 	e.PlannedTokens = len(p.Chunks)
 	e.Fault = p.Fault
 	e.FaultIDs = p.FaultIDs
 	e.Status = p.Status
 	e.Corrupted = p.Corrupted
 	e.FinishReason = p.Response.FinishReason
+	// The entry says whether the attempt is open and what capacity it
+	// holds, so Finish releases exactly what Plan took, once.
+	e.open, e.admitted = true, admitted
 	m.jr.add(*e)
 	m.stats.InFlight++
 	if p.Fault != "" {
@@ -487,22 +679,24 @@ func (m *Model) Finish(now time.Time, p *Plan) {
 func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ms, open := m.open[p.Seq]
+	e, ms, open := m.jr.finish(p.Seq)
 	if !open {
 		return // finished already, or not planned by this model
 	}
-	delete(m.open, p.Seq)
 	if ms != nil {
 		m.limit.release()
 		ms.limit.release()
 	}
-	e := m.jr.get(p.Seq)
+	if m.spare != nil && p.TokenTimes != nil {
+		m.spare.put(p.TokenTimes)
+		p.TokenTimes = nil
+	}
 	if e != nil && e.Shed != "" {
 		o = OutcomeShed
 	}
 	m.stats.InFlight--
-	m.stats.ByStatus[p.Status]++
-	m.stats.ByOutcome[o]++
+	m.byStatus.add(p.Status)
+	m.byOutcome.add(o)
 	m.stats.TokensSent += sent
 	if p.Corrupted {
 		m.stats.Corrupted++
@@ -520,22 +714,6 @@ func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
 	}
 }
 
-// JournalLen returns the number of journal entries.
-func (m *Model) JournalLen() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.jr.n
-}
-
-// EachJournal calls fn for every journal entry, oldest first, without
-// copying the journal (the simulator reads hundreds of thousands). fn must
-// not keep the entry nor call the model.
-func (m *Model) EachJournal(fn func(*JournalEntry)) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.jr.each(fn)
-}
-
 // Journal returns a copy of the journal, oldest first.
 func (m *Model) Journal() []JournalEntry {
 	m.mu.Lock()
@@ -543,24 +721,35 @@ func (m *Model) Journal() []JournalEntry {
 	return m.jr.all()
 }
 
+// JournalLen returns the number of entries in the journal.
+func (m *Model) JournalLen() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.jr.n
+}
+
+// JournalEntries yields the journal's entries, oldest first, without
+// copying the journal (a long simulated run journals millions of attempts).
+// The model is locked while the loop runs: its body must not call the
+// model.
+func (m *Model) JournalEntries() iter.Seq[JournalEntry] {
+	return func(yield func(JournalEntry) bool) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.jr.each(yield)
+	}
+}
+
 // Stats returns the provider's counters.
 func (m *Model) Stats() Stats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.stats
-	s.ByStatus = copyMap(s.ByStatus)
-	s.ByOutcome = copyMap(s.ByOutcome)
-	s.ByModel = copyMap(s.ByModel)
+	s.ByStatus = m.byStatus.m()
+	s.ByOutcome = m.byOutcome.m()
+	s.ByModel = m.byModel.m()
 	s.Faults = m.set.Len()
 	return s
-}
-
-func copyMap[K comparable, V any](in map[K]V) map[K]V {
-	out := make(map[K]V, len(in))
-	for k, v := range in {
-		out[k] = v
-	}
-	return out
 }
 
 // PlanProxy starts an attempt that a proxy forwards to a real upstream: the
@@ -580,7 +769,7 @@ func (m *Model) PlanProxy(now time.Time, req *llm.Request, meta Meta) (*Plan, []
 	entry := JournalEntry{Seq: p.Seq, Time: now, RequestID: meta.RequestID, Provider: m.spec.Name,
 		Model: req.Model, Stream: p.Stream, PromptTokens: prompt, Outcome: OutcomePending}
 	m.stats.Requests++
-	m.stats.ByModel[req.Model]++
+	m.byModel.add(req.Model)
 	ms := m.lookup(req.Model)
 	if ms == nil {
 		ms = &modelState{}

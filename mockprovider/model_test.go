@@ -343,6 +343,40 @@ func TestCapacity(t *testing.T) {
 			}
 		}
 	})
+	// Finishing releases the capacity of an attempt whose journal entry was
+	// dropped (a bounded journal) or cleared (Reset), once.
+	for _, lose := range []string{"dropped", "reset"} {
+		t.Run("release after the entry is "+lose, func(t *testing.T) {
+			s := spec("p", llm.FormatOpenAI, "m")
+			s.Models[0].Capacity = mockprovider.Capacity{MaxConcurrency: 2}
+			s.JournalSize = 10
+			m := newModel(t, s)
+			a := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+			b := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+			if lose == "dropped" {
+				for range 30 { // shed, finished: pushes a and b out of the journal
+					m.Finish(t0, m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{}))
+				}
+				if j := m.Journal(); len(j) > 10 || j[0].Seq <= b.Seq {
+					t.Fatalf("journal still holds the open attempts: %d entries from seq %d", len(j), j[0].Seq)
+				}
+			} else {
+				m.Reset()
+			}
+			if p := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{}); p.Status != 429 {
+				t.Fatalf("with two open attempts: %d", p.Status)
+			}
+			m.Finish(t0, a)
+			m.Finish(t0, a)
+			m.Finish(t0, b)
+			c := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+			d := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+			e := m.Plan(t0, userReq("m", "hi"), mockprovider.Meta{})
+			if c.Status != 200 || d.Status != 200 || e.Status != 429 {
+				t.Fatalf("after the releases: %d %d %d", c.Status, d.Status, e.Status)
+			}
+		})
+	}
 }
 
 func TestJournalAndStats(t *testing.T) {
@@ -434,4 +468,211 @@ func TestPlannedOutcome(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTokenTiming: tokens follow TTFT at the model's rate, each gap within
+// ±jitter of the nominal gap, varied, averaging the nominal gap.
+func TestTokenTiming(t *testing.T) {
+	const gap = 20 * time.Millisecond // 50 tokens/s
+	tests := []struct {
+		name   string
+		tps    float64
+		jitter float64
+		n      int
+	}{
+		{"jitter, long", 50, 0.2, 400},
+		{"jitter, 1 token", 50, 0.2, 1},
+		{"jitter, 2 tokens", 50, 0.2, 2},
+		{"jitter, 7 tokens", 50, 0.2, 7},
+		{"no jitter", 50, 0, 33},
+		{"no rate: all at TTFT", 0, 0.2, 9},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+			s.Models[0].TTFT = faults.Latency{Median: yamlfile.Duration(300 * time.Millisecond), P99: yamlfile.Duration(time.Second)}
+			s.Models[0].TokensPerSecond = tt.tps
+			s.Models[0].Jitter = yamlfile.Percent(tt.jitter)
+			s.Models[0].OutputTokens = mockprovider.Length{Fixed: tt.n}
+			m := newModel(t, s)
+			var sum time.Duration
+			distinct := map[time.Duration]bool{}
+			for range 20 {
+				p := m.Plan(t0, userReq("gpt-4o", "anything"), mockprovider.Meta{})
+				if len(p.TokenTimes) != tt.n || p.TokenTimes[0] != p.TTFT || p.TTFT <= 0 {
+					t.Fatalf("%d times for %d tokens, first %v, TTFT %v", len(p.TokenTimes), tt.n, p.TokenTimes[0], p.TTFT)
+				}
+				for i := 1; i < tt.n; i++ {
+					g := p.TokenTimes[i] - p.TokenTimes[i-1]
+					lo, hi := time.Duration(float64(gap)*(1-tt.jitter))-1, time.Duration(float64(gap)*(1+tt.jitter))+1
+					if tt.tps == 0 {
+						lo, hi = 0, 0
+					}
+					if g < lo || g > hi {
+						t.Fatalf("gap %d is %v, want %v..%v", i, g, lo, hi)
+					}
+					sum += g
+					distinct[g] = true
+				}
+				m.Finish(t0, p)
+			}
+			gaps := 20 * (tt.n - 1)
+			switch {
+			case gaps == 0:
+			case tt.tps == 0:
+			case tt.jitter == 0 && len(distinct) != 1:
+				t.Fatalf("%d distinct gaps without jitter", len(distinct))
+			case tt.jitter > 0 && len(distinct) < min(gaps, 100)/2:
+				t.Fatalf("%d distinct gaps of %d", len(distinct), gaps)
+			}
+			if gaps >= 1000 {
+				if mean := sum / time.Duration(gaps); mean < gap*99/100 || mean > gap*101/100 {
+					t.Fatalf("mean gap %v, want about %v", mean, gap)
+				}
+			}
+		})
+	}
+}
+
+// TestStatsByKey: the per-status, per-outcome and per-model counters count
+// every key, past the few the model keeps inline, and Reset clears them.
+func TestStatsByKey(t *testing.T) {
+	s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	m := newModel(t, s)
+	want := map[string]int{}
+	for i := range 60 {
+		name := "gpt-4o"
+		if i%2 == 1 {
+			name = fmt.Sprintf("unknown-%d", i%25) // 404s, 13 distinct names
+		}
+		want[name]++
+		p := m.Plan(t0, userReq(name, "hi"), mockprovider.Meta{})
+		m.Finish(t0, p)
+	}
+	for i := range 20 { // 20 more names: past the inline keys
+		name := fmt.Sprintf("other-%d", i)
+		want[name]++
+		m.Finish(t0, m.Plan(t0, userReq(name, "hi"), mockprovider.Meta{}))
+	}
+	st := m.Stats()
+	if !reflect.DeepEqual(st.ByModel, want) {
+		t.Fatalf("by model %v, want %v", st.ByModel, want)
+	}
+	if st.ByStatus[200] != 30 || st.ByStatus[404] != 50 || len(st.ByStatus) != 2 {
+		t.Fatalf("by status %v", st.ByStatus)
+	}
+	if st.ByOutcome[mockprovider.OutcomeOK] != 30 || st.ByOutcome[mockprovider.OutcomeError] != 50 || len(st.ByOutcome) != 2 {
+		t.Fatalf("by outcome %v", st.ByOutcome)
+	}
+	st.ByModel["gpt-4o"] = 0
+	if m.Stats().ByModel["gpt-4o"] != 30 {
+		t.Fatal("Stats shares its maps with the model")
+	}
+	m.Reset()
+	if st := m.Stats(); len(st.ByModel) != 0 || len(st.ByStatus) != 0 || st.Requests != 0 {
+		t.Fatalf("after reset %+v", st)
+	}
+}
+
+// TestReuseTokenTimes: with ReuseTokenTimes the plans are the same as
+// without (faults that re-time tokens included), a finished plan gives its
+// token times back (nil) and later plans reuse them.
+func TestReuseTokenTimes(t *testing.T) {
+	s := realistic()
+	s.Faults = append(s.Faults,
+		faults.Spec{Kind: faults.KindTokenRate, Rate: 30, Jitter: 0.5, Selector: faults.Selector{Probability: pct(0.3)}},
+		faults.Spec{Kind: faults.KindRefusal, Selector: faults.Selector{Probability: pct(0.1)}})
+	s.Models[0].OutputTokens = mockprovider.Length{Min: 1, Max: 700}
+	plain, reusing := newModel(t, s), newModel(t, s)
+	reusing.ReuseTokenTimes()
+	reused := 0
+	var last *time.Duration
+	for i := range 400 {
+		now := t0.Add(time.Duration(i) * 50 * time.Millisecond)
+		req := userReq("gpt-4o", "anything")
+		req.Stream = i%2 == 0
+		a := plain.Plan(now, req, mockprovider.Meta{})
+		b := reusing.Plan(now, req, mockprovider.Meta{})
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("plan %d differs:\n%+v\n%+v", i, a, b)
+		}
+		if last != nil && len(b.TokenTimes) > 0 && &b.TokenTimes[0] == last {
+			reused++
+		}
+		last = nil
+		if len(b.TokenTimes) > 0 {
+			last = &b.TokenTimes[0]
+		}
+		plain.Finish(now, a)
+		reusing.Finish(now, b)
+		if b.TokenTimes != nil || a.TokenTimes == nil && len(a.Chunks) > 0 {
+			t.Fatalf("plan %d: after Finish, reusing has %d times, plain %d", i, len(b.TokenTimes), len(a.TokenTimes))
+		}
+	}
+	if reused < 100 {
+		t.Fatalf("%d of 400 plans reused the previous plan's token times", reused)
+	}
+}
+
+// TestResponseIDs: IDs have the provider's shape and do not repeat.
+func TestResponseIDs(t *testing.T) {
+	for _, tt := range []struct {
+		format llm.Format
+		model  string
+		prefix string
+		n      int
+	}{
+		{llm.FormatOpenAI, "gpt-4o", "chatcmpl-", 29},
+		{llm.FormatAnthropic, "claude-sonnet-4-5", "msg_01", 22},
+		{llm.FormatGemini, "gemini-2.5-flash", "", 22},
+	} {
+		t.Run(string(tt.format), func(t *testing.T) {
+			m := newModel(t, spec("p", tt.format, tt.model))
+			seen := map[string]bool{}
+			for range 300 { // several batches
+				p := m.Plan(t0, userReq(tt.model, "hi"), mockprovider.Meta{})
+				m.Finish(t0, p)
+				id := p.Response.ID
+				rest, ok := strings.CutPrefix(id, tt.prefix)
+				if !ok || len(rest) != tt.n || strings.Trim(rest, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") != "" {
+					t.Fatalf("id %q", id)
+				}
+				if seen[id] {
+					t.Fatalf("id %q twice", id)
+				}
+				seen[id] = true
+			}
+		})
+	}
+}
+
+// TestJournalEntries: the iterator yields what Journal returns, in order,
+// and stops when the loop breaks.
+func TestJournalEntries(t *testing.T) {
+	s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	s.JournalSize = 2500 // several blocks, the oldest dropped
+	m := newModel(t, s)
+	for i := range 3000 {
+		p := m.Plan(t0, userReq("gpt-4o", "hi"), mockprovider.Meta{RequestID: fmt.Sprint(i)})
+		if i%3 != 0 {
+			m.Finish(t0, p) // some stay open
+		}
+	}
+	var got []mockprovider.JournalEntry
+	for e := range m.JournalEntries() {
+		got = append(got, e)
+	}
+	if want := m.Journal(); len(got) < 2000 || len(got) != m.JournalLen() || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d entries, Journal has %d", len(got), len(want))
+	}
+	n := 0
+	for range m.JournalEntries() {
+		if n++; n == 5 {
+			break
+		}
+	}
+	if n != 5 {
+		t.Fatalf("%d entries before the break", n)
+	}
+	m.Finish(t0, m.Plan(t0, userReq("gpt-4o", "hi"), mockprovider.Meta{})) // not locked after a break
 }

@@ -378,7 +378,8 @@ func (px *proxy) buffer(s *Server, p *Plan, resp *http.Response, start time.Time
 	dec := s.codec.NewStreamDecoder(resp.Body)
 	var text strings.Builder
 	var calls []llm.ToolCall
-	p.Chunks, p.TokenTimes, p.ToolStart = p.Chunks[:0], p.TokenTimes[:0], p.ToolStart[:0]
+	// Chunks may be shared (see faults.Plan): appends start a new array.
+	p.Chunks, p.TokenTimes, p.ToolStart = nil, p.TokenTimes[:0], p.ToolStart[:0]
 	for {
 		ev, err := dec.Next()
 		if errors.Is(err, io.EOF) {

@@ -95,12 +95,32 @@ func (g *gen) lookup(ref string) map[string]any {
 }
 
 func writeValue(b *strings.Builder, v any) {
+	if str, ok := v.(string); ok {
+		writeString(b, str)
+		return
+	}
 	out, err := json.Marshal(v)
 	if err != nil {
 		b.WriteString("null")
 		return
 	}
 	b.Write(out)
+}
+
+// writeString writes str as json.Marshal does: a string of printable ASCII
+// that needs no escape (json.Marshal also escapes <, > and &) is quoted as
+// is, without allocating; others go through json.Marshal.
+func writeString(b *strings.Builder, str string) {
+	for i := 0; i < len(str); i++ {
+		if c := str[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			out, _ := json.Marshal(str) // a string always marshals
+			b.Write(out)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(str)
+	b.WriteByte('"')
 }
 
 func (g *gen) value(b *strings.Builder, s map[string]any, depth int) {
@@ -220,7 +240,7 @@ func (g *gen) object(b *strings.Builder, s map[string]any, depth int) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		writeValue(b, k)
+		writeString(b, k)
 		b.WriteByte(':')
 		ps, _ := props[k].(map[string]any)
 		if ps == nil {
@@ -308,7 +328,7 @@ func (g *gen) str(b *strings.Builder, s map[string]any) {
 			v = string([]rune(v)[:int(mx)])
 		}
 	}
-	writeValue(b, v)
+	writeString(b, v)
 }
 
 func pad2(v int) string {

@@ -32,6 +32,9 @@ func newMockProvider(spec mockprovider.ProviderSpec, rnd *rand.Rand) (provider, 
 	// The simulator draws prompts from a fixed set: remember their token
 	// counts and prompt-cache hashes (plans are unchanged).
 	m.MemoizePrompts(simPromptMemo)
+	// The simulator reads a plan's token times only before Finish or
+	// Abandon, so later plans may reuse them.
+	m.ReuseTokenTimes()
 	return &mockModel{m: m}, nil
 }
 
@@ -59,7 +62,9 @@ func (a *mockModel) Abandon(now time.Time, p *faults.Plan, sent int) {
 func (a *mockModel) AppendJournal(dst []JournalEntry) []JournalEntry {
 	dst = slices.Grow(dst, a.m.JournalLen())
 	var keys targetKeys
-	a.m.EachJournal(func(j *mockprovider.JournalEntry) { dst = append(dst, journalEntry(j, &keys)) })
+	for j := range a.m.JournalEntries() {
+		dst = append(dst, journalEntry(&j, &keys))
+	}
 	return dst
 }
 
