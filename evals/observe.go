@@ -67,6 +67,20 @@ func Observe(r *llm.Response, structured bool, refusals []string) Observation {
 	return o
 }
 
+// ContainsPhrase reports whether s contains one of phrases anywhere, matched
+// as [Observe] matches refusals (nil phrases: DefaultRefusals). A text that
+// contains none has no substring that contains one when the substring starts
+// at the text's start or after a space and ends at a character boundary: the
+// simulator checks a mock provider's filler corpus once instead of every
+// answer cut from it.
+func ContainsPhrase(s string, phrases []string) bool {
+	if phrases == nil {
+		phrases = DefaultRefusals
+	}
+	_, ok := findPhrase(s, phrases, 0)
+	return ok
+}
+
 // ObserveStream summarises a streamed response from what the proxy
 // accumulated: the text deltas joined, the tool calls assembled from their
 // deltas, the finish reason (empty if the stream was cut) and the final usage.

@@ -3,6 +3,7 @@ package evals
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"pgregory.net/rapid"
 )
@@ -109,5 +110,58 @@ func BenchmarkFindPhrase(b *testing.B) {
 				f.fn(content, DefaultRefusals, RefusalScan)
 			}
 		})
+	}
+}
+
+// ContainsPhrase's promise: a text without any of the phrases has no
+// substring starting after a space (or at its start) and ending at a
+// character boundary with one, so a
+// simulator may check a provider's filler corpus once instead of every
+// answer cut from it.
+func TestContainsPhraseCoversSubstrings(t *testing.T) {
+	piece := rapid.SampledFrom(phraseAlphabet)
+	text := func(min, max int) *rapid.Generator[string] {
+		return rapid.Custom(func(t *rapid.T) string {
+			return strings.Join(rapid.SliceOfN(piece, min, max).Draw(t, "pieces"), "")
+		})
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		content := text(0, 40).Draw(t, "content")
+		phrases := rapid.SliceOfN(text(1, 4), 1, 4).Draw(t, "phrases")
+		if ContainsPhrase(content, phrases) {
+			return
+		}
+		for i := 0; i <= len(content); i++ {
+			if i > 0 && content[i-1] != ' ' {
+				continue
+			}
+			for j := i; j <= len(content); j++ {
+				if j < len(content) && !utf8.RuneStart(content[j]) {
+					continue // a substring ends at a character boundary
+				}
+				if p, ok := findPhrase(content[i:j], phrases, 0); ok {
+					t.Fatalf("%q has no phrase of %q, but its part %q has %q", content, phrases, content[i:j], p)
+				}
+			}
+		}
+	})
+}
+
+func TestContainsPhrase(t *testing.T) {
+	long := strings.Repeat("fine words here. ", 100) // past RefusalScan
+	for _, c := range []struct {
+		text    string
+		phrases []string
+		want    bool
+	}{
+		{long + "Sorry, I can't help with that.", nil, true}, // the defaults, anywhere
+		{long, nil, false},
+		{long + "words", []string{"WORDS"}, true},
+		{"passwords", []string{"words"}, false}, // only at a word start
+		{"anything", []string{}, false},         // an empty list matches nothing
+	} {
+		if got := ContainsPhrase(c.text, c.phrases); got != c.want {
+			t.Errorf("ContainsPhrase(%.30q…, %q) = %v, want %v", c.text, c.phrases, got, c.want)
+		}
 	}
 }

@@ -85,6 +85,11 @@ type Plan struct {
 	// still looks like a success (truncate, malformed_json_content,
 	// empty_tool_args, refusal, quality_drop).
 	Corrupted bool
+	// Filler is the content as planned when it is a window of the
+	// provider's filler corpus (mockprovider's Model.FillerCorpus), "" for
+	// other answers. Content still equal to it is that window: what holds
+	// for the whole corpus (it contains no refusal phrase) holds for it.
+	Filler string
 }
 
 // NewPlan returns a 200 plan with no tokens and no fault steps.

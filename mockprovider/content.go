@@ -167,6 +167,18 @@ func (c *corpus) window(r *rand.Rand, n int) (text string, chunks []string, ok b
 	return c.text[s*faults.BytesPerToken : (s+n)*faults.BytesPerToken], c.tokens[s : s+n : s+n], true
 }
 
+// FillerCorpus returns the model's filler corpus: every answer planned
+// from it (Plan.Filler) is a substring of it that starts at its start or
+// after a space (a sentence start) and ends at a token boundary.
+func (m *Model) FillerCorpus() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.corpus == nil {
+		m.corpus = newCorpus(m.corpusSeed, corpusTokens)
+	}
+	return m.corpus.text
+}
+
 // filler returns n tokens of filler text and, when they come from the
 // model's corpus, their chunks (nil otherwise).
 func (m *Model) filler(n int) (string, []string) {

@@ -149,3 +149,40 @@ func TestFaultsKeepCorpus(t *testing.T) {
 }
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// TestPlanFiller: a filler answer records the corpus window it was cut from
+// (a substring of FillerCorpus at the corpus's start or after a space);
+// other answers record none, and a fault that rewrites the content leaves
+// it different from the window.
+func TestPlanFiller(t *testing.T) {
+	spec := func(fs ...faults.Spec) ProviderSpec {
+		return ProviderSpec{Name: "p", Format: llm.FormatOpenAI, Seed: 4, Faults: fs,
+			Models: []ModelSpec{{Name: "m", OutputTokens: Length{Min: 20, Max: 200}}}}
+	}
+	user := []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart("hi")}}}
+	m, err := NewModel(spec(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus := m.FillerCorpus()
+	for i := range 100 {
+		p := m.Plan(t0, &llm.Request{Model: "m", Messages: user, MaxTokens: 30 + i}, Meta{})
+		k := strings.Index(corpus, p.Filler)
+		if p.Filler == "" || p.Response.Content != p.Filler || k < 0 || (k > 0 && corpus[k-1] != ' ') {
+			t.Fatalf("plan %d: Filler %q at %d, content %q", i, p.Filler, k, p.Response.Content)
+		}
+		m.Finish(t0, p)
+	}
+	p := m.Plan(t0, &llm.Request{Model: "m", Messages: user, ResponseFormat: &llm.ResponseFormat{Type: llm.ResponseJSONObject}}, Meta{})
+	if p.Filler != "" {
+		t.Fatalf("a JSON answer records Filler %q", p.Filler)
+	}
+	m, err = NewModel(spec(faults.Spec{Kind: faults.KindRefusal}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = m.Plan(t0, &llm.Request{Model: "m", Messages: user}, Meta{})
+	if p.Filler == "" || p.Response.Content == p.Filler {
+		t.Fatalf("refusal fault: content %q, Filler %q", p.Response.Content, p.Filler)
+	}
+}

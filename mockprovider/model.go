@@ -364,6 +364,7 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 			p.TokenTimes = m.spare.get(len(chunks)) // timing writes them all
 		}
 		p.SetTokenized(text, chunks) // a window of the corpus, shared
+		p.Filler = text
 	} else {
 		p.Response.ToolCalls = calls
 		if len(calls) > 0 {
@@ -374,6 +375,9 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 	if limitOut > 0 && len(p.Chunks) > limitOut {
 		p.TruncateAt(limitOut)
 		p.Response.FinishReason = llm.FinishLength
+		if p.Filler != "" {
+			p.Filler = p.Response.Content // a shorter window
+		}
 	}
 	m.timing(p, ms)
 	cached := m.cache.lookup(now, req.Model, req, m.memo)

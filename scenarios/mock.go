@@ -68,6 +68,8 @@ func (a *mockModel) AppendJournal(dst []JournalEntry) []JournalEntry {
 	return dst
 }
 
+func (a *mockModel) FillerCorpus() string { return a.m.FillerCorpus() }
+
 // JournalLen returns the number of journal entries.
 func (a *mockModel) JournalLen() int { return a.m.JournalLen() }
 

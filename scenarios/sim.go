@@ -31,6 +31,8 @@ type provider interface {
 	// Abandon ends an attempt the gateway gave up on (a deadline or the
 	// watchdog fired, or the client left) after sent tokens.
 	Abandon(now time.Time, p *faults.Plan, sent int)
+	// FillerCorpus is the text every planned filler answer is cut from.
+	FillerCorpus() string
 	// AppendJournal appends the journal to dst; JournalLen is its length.
 	AppendJournal(dst []JournalEntry) []JournalEntry
 	JournalLen() int
@@ -163,6 +165,9 @@ type simReq struct {
 	haveOb  bool
 	target  string // provider:model of the attempt in flight
 	partial string // answer text that already reached the client
+	// filler: the answer is a window of its provider's filler corpus, which
+	// contains no refusal phrase (the scan is skipped).
+	filler bool
 	// pendingConnect: an attempt to a dead provider is in flight.
 	pendingConnect bool
 	// timers counts the timers that refer to the request; a done request
@@ -191,6 +196,7 @@ type sim struct {
 	det          *evals.Detectors // nil when the config disables them
 	detAction    policy.Action    // "" for action none
 	refusals     []string
+	refusalFree  map[provider]bool // filler corpus without a refusal phrase, by provider
 	sinksDown    map[string]bool
 	served       [][]bool    // per traffic class and prompt: answered before (what a response cache would hold)
 	req          llm.Request // scratch request of the attempt being sent
@@ -634,6 +640,7 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	}
 	plan := p.Plan(m.t(start), req, r.id)
 	r.plan, r.planProv, r.resp, r.haveOb = plan, p, nil, false
+	r.filler = plan.Filler != "" && plan.Response.Content == plan.Filler && len(plan.Response.ToolCalls) == 0 && m.fillerRefusalFree(p)
 	end, o := observePlan(plan, d, m.t(start), req.Stream)
 	if o.Class == policy.OK && !req.Stream && req.ResponseFormat != nil {
 		// A non-streamed structured answer is validated before the client
@@ -876,7 +883,11 @@ func (m *sim) complete(r *simReq, now time.Time, served, corrupted bool) {
 	structured := r.req.ResponseFormat != nil
 	ob := r.ob
 	if !r.haveOb {
-		ob = evals.Observe(r.resp, structured, m.refusals)
+		refusals := m.refusals
+		if r.filler && !structured {
+			refusals = noPhrases // see fillerRefusalFree
+		}
+		ob = evals.Observe(r.resp, structured, refusals)
 	}
 	ob.Target = target
 	ob.Route = r.req.Model
@@ -904,6 +915,25 @@ func (m *sim) complete(r *simReq, now time.Time, served, corrupted bool) {
 		return
 	}
 	m.served[r.traffic][r.prompt] = true
+}
+
+// noPhrases is a phrase list that matches nothing (nil means the defaults).
+var noPhrases = []string{}
+
+// fillerRefusalFree reports whether p's filler corpus contains no refusal
+// phrase the detectors look for: then no answer cut from it does either
+// (evals.ContainsPhrase), and the simulator skips the per-answer scan. The
+// verdicts are the same; only the cost of finding none goes.
+func (m *sim) fillerRefusalFree(p provider) bool {
+	free, ok := m.refusalFree[p]
+	if !ok {
+		if m.refusalFree == nil {
+			m.refusalFree = map[provider]bool{}
+		}
+		free = !evals.ContainsPhrase(p.FillerCorpus(), m.refusals)
+		m.refusalFree[p] = free
+	}
+	return free
 }
 
 func (m *sim) cancel(r *simReq) {
