@@ -3,6 +3,7 @@ package scenarios
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -75,37 +76,49 @@ const (
 	defaultWindow   = 10 * time.Second
 )
 
+// Requests and attempts are kept by value in two slices and refer to each
+// other by position; times are offsets in nanoseconds from the run's start
+// (t.Sub(start)), so the hot loops compare and bin plain integers.
+
 type reqRec struct {
 	id       string
 	route    string
-	start    time.Time
-	end      time.Time
-	ended    bool
 	outcome  string
 	target   string
+	start    int64
+	end      int64
 	ttft     time.Duration
 	dur      time.Duration
-	attempts int
 	cost     float64
-	served   *attRec // the attempt that answered
-	first    *attRec // the first attempt whose tokens reached the user
+	attempts int32
+	served   int32 // the attempt that answered (index in atts), -1 for none
+	first    int32 // the first attempt whose tokens reached the user, -1 for none
+	tgt      int32 // target's index in names, -1 when it is not one
+	rt       int32 // route's index in routes
+	ended    bool
+	bad      bool // served corrupted
+	inFault  bool // started inside a fault window
 }
 
 type attRec struct {
-	req            string
+	req            string // request id
 	target         string
-	start, end     time.Time
 	class          string
+	start, end     int64
 	ttft           time.Duration
 	in, out, cache int
 	cost           float64
+	ri             int32 // the request (index in reqs), -1 for none
+	tgt            int32 // target's index in names
 	ended          bool
 	stream         bool
+	ok             bool // ended with class "ok"
 }
 
 type faultWin struct {
 	step, target, kind string
 	start, end         time.Time
+	from, to           int64 // start and end as offsets
 }
 
 type transition struct {
@@ -115,6 +128,70 @@ type transition struct {
 	to     string
 	kind   events.Kind
 }
+
+// strIndex numbers a small set of strings (targets, routes, classes) in the
+// order they are first seen.
+type strIndex struct {
+	names []string
+	m     map[string]int32 // once there are many
+}
+
+const strIndexLinear = 16
+
+func (x *strIndex) find(s string) (int32, bool) {
+	if x.m != nil {
+		i, ok := x.m[s]
+		return i, ok
+	}
+	for i, n := range x.names {
+		if n == s {
+			return int32(i), true
+		}
+	}
+	return -1, false
+}
+
+func (x *strIndex) add(s string) int32 {
+	if i, ok := x.find(s); ok {
+		return i
+	}
+	i := int32(len(x.names))
+	x.names = append(x.names, s)
+	if x.m != nil {
+		x.m[s] = i
+	} else if len(x.names) > strIndexLinear {
+		x.m = make(map[string]int32, 2*len(x.names))
+		for j, n := range x.names {
+			x.m[n] = int32(j)
+		}
+	}
+	return i
+}
+
+// Kinds counted without a map in the event summary.
+var summaryKinds = [...]events.Kind{
+	events.RequestStart, events.RequestEnd, events.AttemptStart, events.AttemptEnd,
+	events.BreakerTransition, events.HealthChange, events.ProbeResult, events.DetectorSignal,
+	events.AlertFired, events.AlertResolved, events.AlertDelivered, events.BudgetExhausted,
+	events.FaultStart, events.FaultEnd,
+}
+
+const (
+	kRequestStart = iota
+	kRequestEnd
+	kAttemptStart
+	kAttemptEnd
+	kBreaker
+	kHealth
+	kProbe
+	kDetector
+	kAlertFired
+	kAlertResolved
+	kAlertDelivered
+	kBudget
+	kFaultStart
+	kFaultEnd
+)
 
 // Score computes every score of DESIGN.md from in. It is a pure function:
 // the same input gives the same result. The returned Result has Overall,
@@ -142,31 +219,45 @@ type scorer struct {
 	blackBox bool
 	start    time.Time
 	end      time.Time
+	endOff   int64
 	nbins    int
 
-	reqs     []*reqRec
-	byID     map[string]*reqRec
-	atts     []*attRec
+	reqs     []reqRec
+	atts     []attRec
 	faults   []faultWin
 	trans    []transition // breaker and health, in log order
 	signals  []transition // detector signals and probe detections
 	budget   int
 	alertEv  []events.Event
+	timeline []events.Event // the first MaxTimeline notable events
 	summary  EventSummary
-	tgtNames []string
-	bad      map[string]bool // request ids served corrupted
+
+	names    strIndex // every target string seen on an attempt or as a target
+	isTarget []bool   // by names index: a scored target
+	tgtNames []string // the scored targets, sorted
+	tgtIdx   []int32  // tgtNames[i] is names.names[tgtIdx[i]]
+	tgtPos   []int32  // by names index: position in tgtNames, -1 for none
+
+	routes   strIndex
+	routeP   []Price // by routes index: the route's primary price
+	routeHas []bool  // whether routeP is known
+
+	all, base, fault []int32 // request indices
+	baseTTFT         Percentiles
+	baseTotal        Percentiles
+	baseFailed       []time.Duration
+
+	startAll, okAll prefix           // attempts by start, ok attempts by end
+	startBy, okBy   map[int32]prefix // the same for one target
 }
 
+func (s *scorer) off(t time.Time) int64 { return int64(t.Sub(s.start)) }
+
 func newScorer(in Input) *scorer {
-	// About six events per request: size the request and attempt tables
-	// so they are not rehashed and copied as they grow.
-	est := len(in.Events)/6 + 16
-	s := &scorer{in: in, slo: in.SLO, start: in.Start, end: in.End, byID: make(map[string]*reqRec, est),
-		reqs: make([]*reqRec, 0, est), atts: make([]*attRec, 0, est)}
+	s := &scorer{in: in, slo: in.SLO, start: in.Start, end: in.End}
 	if s.slo.Window <= 0 {
 		s.slo.Window = defaultWindow
 	}
-	s.summary = EventSummary{ByKind: map[string]int{}}
 	// Infer bounds when not given.
 	if s.start.IsZero() && len(in.Events) > 0 {
 		s.start = in.Events[0].Time
@@ -174,60 +265,124 @@ func newScorer(in Input) *scorer {
 	if s.end.IsZero() && len(in.Events) > 0 {
 		s.end = in.Events[len(in.Events)-1].Time
 	}
+	s.endOff = s.off(s.end)
 	s.nbins = int(s.end.Sub(s.start)/bin) + 1
 	if s.nbins < 1 {
 		s.nbins = 1
 	}
-	openAtt := make(map[string]*attRec, 64) // request id -> the attempt in flight
+	byID := s.read()
+	s.link()
+	s.badServed(byID)
+	return s
+}
+
+// read makes the one pass over the event log. It returns the latest record
+// of each request id.
+func (s *scorer) read() map[string]int32 {
+	in := s.in
+	// About six events per request: size the tables so they are not copied
+	// as they grow.
+	est := len(in.Events)/6 + 16
+	s.reqs = make([]reqRec, 0, est)
+	s.atts = make([]attRec, 0, est)
+	byID := make(map[string]int32, est)   // request id -> its latest record
+	openAtt := make(map[string]int32, 64) // request id -> the attempt in flight
 	probeStreak := map[string]int{}
-	targets := map[string]bool{}
+	var kinds [len(summaryKinds)]int
+	var other strIndex // kinds not in summaryKinds
+	var otherN []int
+	zeroOff := s.off(time.Time{}) // where a missing end time falls
+	var prices []Price            // by names index, for attempts without a cost
+	var priced []int8             // 0 unknown, 1 priced, -1 no price
+	price := func(tgt int32, target string) (Price, bool) {
+		for int(tgt) >= len(priced) {
+			priced = append(priced, 0)
+			prices = append(prices, Price{})
+		}
+		if priced[tgt] == 0 {
+			p, ok := in.Prices[target]
+			prices[tgt], priced[tgt] = p, 1
+			if !ok {
+				priced[tgt] = -1
+			}
+		}
+		return prices[tgt], priced[tgt] > 0
+	}
+	newReq := func(id, route string, start time.Time) int32 {
+		i := int32(len(s.reqs))
+		s.reqs = append(s.reqs, reqRec{id: id, route: route, start: s.off(start), served: -1, first: -1, tgt: -1,
+			rt: s.routes.add(route)})
+		byID[id] = i
+		return i
+	}
+	lookup := func(id string) int32 {
+		if i, ok := byID[id]; ok {
+			return i
+		}
+		return -1
+	}
 	for i := range in.Events {
 		e := &in.Events[i]
-		s.summary.Total++
-		s.summary.ByKind[string(e.Kind)]++
+		tgt := int32(-1)
 		if e.Target != "" && e.Kind != events.FaultStart && e.Kind != events.FaultEnd {
-			targets[e.Target] = true
+			tgt = s.target(e.Target)
 		}
 		switch e.Kind {
 		case events.RequestStart:
-			r := &reqRec{id: e.RequestID, route: e.Route, start: e.Time}
-			s.reqs = append(s.reqs, r)
-			s.byID[e.RequestID] = r
+			kinds[kRequestStart]++
+			newReq(e.RequestID, e.Route, e.Time)
+			continue
 		case events.RequestEnd:
-			r := s.byID[e.RequestID]
-			if r == nil {
-				r = &reqRec{id: e.RequestID, route: e.Route, start: e.Time.Add(-e.Duration)}
-				s.reqs = append(s.reqs, r)
-				s.byID[e.RequestID] = r
+			kinds[kRequestEnd]++
+			ri := lookup(e.RequestID)
+			if ri < 0 {
+				ri = newReq(e.RequestID, e.Route, e.Time.Add(-e.Duration))
 			}
-			r.ended, r.end, r.outcome, r.target = true, e.Time, e.Outcome, e.Target
+			r := &s.reqs[ri]
+			r.ended, r.end, r.outcome, r.target = true, s.off(e.Time), e.Outcome, e.Target
 			r.ttft, r.dur = e.TTFT, e.Duration
 			if r.dur == 0 {
-				r.dur = e.Time.Sub(r.start)
+				r.dur = time.Duration(r.end - r.start)
 			}
+			continue
 		case events.AttemptStart:
-			a := &attRec{req: e.RequestID, target: e.Target, start: e.Time}
-			s.atts = append(s.atts, a)
-			openAtt[e.RequestID] = a // a request has one attempt in flight at a time
+			kinds[kAttemptStart]++
+			if tgt < 0 {
+				tgt = s.names.add(e.Target)
+			}
+			ai := int32(len(s.atts))
+			s.atts = append(s.atts, attRec{req: e.RequestID, target: e.Target, tgt: tgt, start: s.off(e.Time), end: zeroOff,
+				ri: lookup(e.RequestID)})
+			openAtt[e.RequestID] = ai // a request has one attempt in flight at a time
+			continue
 		case events.AttemptEnd:
-			a := openAtt[e.RequestID]
-			if a != nil && a.target == e.Target {
+			kinds[kAttemptEnd]++
+			if tgt < 0 {
+				tgt = s.names.add(e.Target)
+			}
+			ai, ok := openAtt[e.RequestID]
+			if ok && s.atts[ai].target == e.Target {
 				delete(openAtt, e.RequestID)
 			} else {
-				start := e.Time.Add(-e.Duration)
-				a = &attRec{req: e.RequestID, target: e.Target, start: start}
-				s.atts = append(s.atts, a)
+				ai = int32(len(s.atts))
+				s.atts = append(s.atts, attRec{req: e.RequestID, target: e.Target, tgt: tgt,
+					start: s.off(e.Time.Add(-e.Duration)), ri: lookup(e.RequestID)})
 			}
-			a.ended, a.end, a.class, a.ttft, a.stream = true, e.Time, e.Class, e.TTFT, e.Stream
+			a := &s.atts[ai]
+			a.ended, a.end, a.class, a.ttft, a.stream = true, s.off(e.Time), e.Class, e.TTFT, e.Stream
+			a.ok = e.Class == "ok"
 			a.in, a.out, a.cache, a.cost = e.InputTokens, e.OutputTokens, e.CachedTokens, e.Cost
 			if a.cost == 0 {
-				if p, ok := in.Prices[e.Target]; ok {
+				if p, ok := price(tgt, e.Target); ok {
 					a.cost = p.Cost(a.in, a.cache, a.out)
 				}
 			}
+			continue
 		case events.FaultStart:
+			kinds[kFaultStart]++
 			s.faults = append(s.faults, faultWin{step: e.Name, target: e.Target, kind: e.Reason, start: e.Time, end: s.end})
 		case events.FaultEnd:
+			kinds[kFaultEnd]++
 			for j := len(s.faults) - 1; j >= 0; j-- {
 				f := &s.faults[j]
 				if f.step == e.Name && f.target == e.Target && f.end.Equal(s.end) && !f.start.After(e.Time) {
@@ -236,10 +391,17 @@ func newScorer(in Input) *scorer {
 				}
 			}
 		case events.BreakerTransition, events.HealthChange:
+			if e.Kind == events.BreakerTransition {
+				kinds[kBreaker]++
+			} else {
+				kinds[kHealth]++
+			}
 			s.trans = append(s.trans, transition{t: e.Time, target: e.Target, from: normState(e.From), to: normState(e.To), kind: e.Kind})
 		case events.DetectorSignal:
+			kinds[kDetector]++
 			s.signals = append(s.signals, transition{t: e.Time, target: e.Target, to: "detector:" + e.Name, kind: e.Kind})
 		case events.ProbeResult:
+			kinds[kProbe]++
 			if e.Class == probeRateLimited {
 				break // not a failure, not a success
 			}
@@ -252,84 +414,206 @@ func newScorer(in Input) *scorer {
 				}
 			}
 		case events.BudgetExhausted:
+			kinds[kBudget]++
 			s.budget++
 		case events.AlertFired, events.AlertResolved, events.AlertDelivered:
+			switch e.Kind {
+			case events.AlertFired:
+				kinds[kAlertFired]++
+			case events.AlertResolved:
+				kinds[kAlertResolved]++
+			default:
+				kinds[kAlertDelivered]++
+			}
 			s.alertEv = append(s.alertEv, *e)
+		default:
+			k := other.add(string(e.Kind))
+			if int(k) == len(otherN) {
+				otherN = append(otherN, 0)
+			}
+			otherN[k]++
+		}
+		// Not a request or attempt event: part of the timeline.
+		if len(s.timeline) < MaxTimeline {
+			s.timeline = append(s.timeline, *e)
 		}
 	}
+	s.summary = EventSummary{Total: len(in.Events), ByKind: map[string]int{}}
+	for k, n := range kinds {
+		if n > 0 {
+			s.summary.ByKind[string(summaryKinds[k])] = n
+		}
+	}
+	for k, n := range otherN {
+		s.summary.ByKind[other.names[k]] = n
+	}
+
 	s.blackBox = in.BlackBox || (len(s.atts) == 0 && len(in.Journal) > 0)
 	if s.blackBox && len(s.atts) == 0 {
 		// Attempts as the mocks saw them.
 		for _, j := range in.Journal {
-			class := j.Outcome
-			s.atts = append(s.atts, &attRec{req: j.RequestID, target: j.Target, start: j.Time, end: j.Time, ended: true, class: class, out: j.OutputTokens})
-			targets[j.Target] = true
+			t := s.off(j.Time)
+			s.atts = append(s.atts, attRec{req: j.RequestID, target: j.Target, tgt: s.target(j.Target), start: t, end: t,
+				ended: true, class: j.Outcome, ok: j.Outcome == "ok", out: j.OutputTokens, ri: lookup(j.RequestID)})
 		}
 	}
-	for _, j := range in.Journal {
-		targets[j.Target] = true
+	for i := range in.Journal {
+		s.target(in.Journal[i].Target)
 	}
-	for _, f := range s.faults {
-		targets[f.target] = true
+	for i := range s.faults {
+		f := &s.faults[i]
+		f.from, f.to = s.off(f.start), s.off(f.end)
+		s.target(f.target)
 	}
-	// Link attempts to requests.
-	for _, a := range s.atts {
-		r := s.byID[a.req]
-		if r == nil {
+	// A request id seen on more than one record: link by the latest record
+	// of each id once the whole log is read (what a map filled in log order
+	// holds at the end).
+	if len(byID) != len(s.reqs) {
+		for i := range s.atts {
+			s.atts[i].ri = lookup(s.atts[i].req)
+		}
+	} else {
+		for i := range s.atts {
+			if s.atts[i].ri < 0 {
+				s.atts[i].ri = lookup(s.atts[i].req)
+			}
+		}
+	}
+	return byID
+}
+
+// target records a scored target and returns its index in names.
+func (s *scorer) target(t string) int32 {
+	i := s.names.add(t)
+	for int(i) >= len(s.isTarget) {
+		s.isTarget = append(s.isTarget, false)
+	}
+	s.isTarget[i] = true
+	return i
+}
+
+// link ties attempts to their requests and fills what the request events
+// lack.
+func (s *scorer) link() {
+	for i := range s.atts {
+		a := &s.atts[i]
+		if a.ri < 0 {
 			continue
 		}
-		if r.first == nil && a.ended && a.ttft > 0 && (a.class == "ok" || (a.stream && a.out > 0)) {
+		r := &s.reqs[a.ri]
+		if r.first < 0 && a.ended && a.ttft > 0 && (a.ok || (a.stream && a.out > 0)) {
 			// The first attempt whose tokens reached the user (a stream
 			// that failed mid-answer still showed its first token).
-			r.first = a
+			r.first = int32(i)
 		}
 		r.attempts++
 		r.cost += a.cost
-		if a.ended && a.class == "ok" && (r.target == "" || r.target == a.target) {
-			r.served = a
+		if a.ended && a.ok && (r.target == "" || r.target == a.target) {
+			r.served = int32(i)
 		}
+	}
+	// Sorted targets.
+	for i, n := range s.names.names {
+		if i < len(s.isTarget) && s.isTarget[i] {
+			s.tgtNames = append(s.tgtNames, n)
+		}
+	}
+	slices.Sort(s.tgtNames)
+	s.tgtPos = make([]int32, len(s.names.names))
+	for i := range s.tgtPos {
+		s.tgtPos[i] = -1
+	}
+	s.tgtIdx = make([]int32, len(s.tgtNames))
+	for p, n := range s.tgtNames {
+		i, _ := s.names.find(n)
+		s.tgtIdx[p] = i
+		s.tgtPos[i] = int32(p)
 	}
 	// Requests: fill TTFT from the first attempt that reached the user when
 	// request.end lacks it.
-	for _, r := range s.reqs {
-		if r.ttft == 0 && r.first != nil {
-			r.ttft = r.first.start.Sub(r.start) + r.first.ttft
+	s.all = make([]int32, len(s.reqs))
+	nBase := 0
+	for i := range s.reqs {
+		r := &s.reqs[i]
+		s.all[i] = int32(i)
+		if r.ttft == 0 && r.first >= 0 {
+			f := &s.atts[r.first]
+			r.ttft = time.Duration(f.start-r.start) + f.ttft
 		}
-		if r.target == "" && r.served != nil {
-			r.target = r.served.target
+		if r.target == "" && r.served >= 0 {
+			r.target = s.atts[r.served].target
+		}
+		if t, ok := s.names.find(r.target); ok && s.tgtPos[t] >= 0 {
+			r.tgt = t
+		}
+		r.inFault = s.inAnyFault(r.start)
+		if !r.inFault {
+			nBase++
 		}
 	}
-	// Bad served: the last journal entry of a successful request is
-	// corrupted. Only requests with a corrupted entry need looking at.
-	s.bad = map[string]bool{}
+	s.base = make([]int32, 0, nBase)
+	s.fault = make([]int32, 0, len(s.reqs)-nBase)
+	for i := range s.reqs {
+		if s.reqs[i].inFault {
+			s.fault = append(s.fault, int32(i))
+		} else {
+			s.base = append(s.base, int32(i))
+		}
+	}
+	// Route prices for the counterfactual.
+	s.routeP = make([]Price, len(s.routes.names))
+	s.routeHas = make([]bool, len(s.routes.names))
+	for i, rt := range s.routes.names {
+		s.routeP[i], s.routeHas[i] = s.in.Prices[s.primaryFor(rt)]
+	}
+	var bt, bd []time.Duration
+	bt, bd, s.baseFailed = s.collect(s.base)
+	s.baseTTFT, s.baseTotal = percentiles(bt), percentiles(bd)
+}
+
+// badServed marks the requests whose last journal entry is corrupted while
+// the request succeeded. Only requests with a corrupted entry need looking
+// at.
+func (s *scorer) badServed(byID map[string]int32) {
+	in := s.in
 	last := map[string]*JournalEntry{}
 	for i := range in.Journal {
 		if in.Journal[i].Corrupted {
 			last[in.Journal[i].RequestID] = nil
 		}
 	}
-	if len(last) > 0 {
-		for i := range in.Journal {
-			j := &in.Journal[i]
-			if p, ok := last[j.RequestID]; ok && (p == nil || !j.Time.Before(p.Time)) {
-				last[j.RequestID] = j
-			}
+	if len(last) == 0 {
+		return
+	}
+	for i := range in.Journal {
+		j := &in.Journal[i]
+		if p, ok := last[j.RequestID]; ok && (p == nil || !j.Time.Before(p.Time)) {
+			last[j.RequestID] = j
 		}
-		for id, j := range last {
-			r := s.byID[id]
-			if r == nil || !r.ended || r.outcome == events.OutcomeFailed {
-				continue
-			}
-			if j.Corrupted && (r.target == "" || j.Target == r.target) {
-				s.bad[id] = true
+	}
+	bad := map[string]bool{}
+	for id, j := range last {
+		ri, ok := byID[id]
+		if !ok {
+			continue
+		}
+		r := &s.reqs[ri]
+		if !r.ended || r.outcome == events.OutcomeFailed {
+			continue
+		}
+		if j.Corrupted && (r.target == "" || j.Target == r.target) {
+			bad[id] = true
+			r.bad = true
+		}
+	}
+	if len(byID) != len(s.reqs) && len(bad) > 0 {
+		// An id on several records: every record of a bad id counts.
+		for i := range s.reqs {
+			if bad[s.reqs[i].id] {
+				s.reqs[i].bad = true
 			}
 		}
 	}
-	for t := range targets {
-		s.tgtNames = append(s.tgtNames, t)
-	}
-	slices.Sort(s.tgtNames)
-	return s
 }
 
 func normState(v string) string {
@@ -348,13 +632,15 @@ func isOpening(tr transition) bool {
 	return false
 }
 
-func (s *scorer) binOf(t time.Time) int {
-	i := int(t.Sub(s.start) / bin)
+func (s *scorer) binOf(t time.Time) int { return s.binAt(s.off(t)) }
+
+func (s *scorer) binAt(off int64) int {
+	i := int(off / int64(bin))
 	return min(max(i, 0), s.nbins-1)
 }
 
-// prefix returns the prefix sums of a per-bin count.
-type prefix []float64
+// prefix holds the prefix sums of a per-bin count.
+type prefix []int32
 
 func (p prefix) sum(from, to int) float64 { // bins [from, to)
 	from = max(from, 0)
@@ -362,27 +648,35 @@ func (p prefix) sum(from, to int) float64 { // bins [from, to)
 	if to <= from {
 		return 0
 	}
-	return p[to] - p[from]
+	return float64(p[to] - p[from])
 }
 
-func (s *scorer) series(add func(put func(t time.Time, v float64))) prefix {
-	bins := make([]float64, s.nbins)
-	add(func(t time.Time, v float64) {
-		if t.Before(s.start) {
-			return
-		}
-		bins[s.binOf(t)] += v
-	})
-	p := make(prefix, s.nbins+1)
+// counts turns per-bin counts into their prefix sums, in place: bins must
+// have one spare slot at the end.
+func counts(bins []int32) prefix {
+	var run int32
 	for i, v := range bins {
-		p[i+1] = p[i] + v
+		bins[i] = run
+		run += v
 	}
-	return p
+	return prefix(bins)
 }
 
-func availability(reqs []*reqRec) Availability {
+// newBins returns zeroed per-bin counts with the spare slot counts needs.
+func (s *scorer) newBins() []int32 { return make([]int32, s.nbins+1) }
+
+// put counts n at offset t; times before the run's start are not counted.
+func (s *scorer) put(bins []int32, t int64, n int32) {
+	if t < 0 {
+		return
+	}
+	bins[s.binAt(t)] += n
+}
+
+func (s *scorer) availability(rs []int32) Availability {
 	var a Availability
-	for _, r := range reqs {
+	for _, i := range rs {
+		r := &s.reqs[i]
 		if !r.ended {
 			continue
 		}
@@ -406,18 +700,67 @@ func availability(reqs []*reqRec) Availability {
 	return a
 }
 
+// percentiles returns the nearest-rank percentiles of ds, reordering ds.
 func percentiles(ds []time.Duration) Percentiles {
 	p := Percentiles{N: len(ds)}
 	if len(ds) == 0 {
 		return p
 	}
-	slices.Sort(ds)
-	rank := func(q float64) time.Duration {
+	rank := func(q float64) int {
 		i := int(math.Ceil(q*float64(len(ds)))) - 1
-		return ds[min(max(i, 0), len(ds)-1)]
+		return min(max(i, 0), len(ds)-1)
 	}
-	p.P50, p.P95, p.P99 = rank(0.50), rank(0.95), rank(0.99)
+	i50, i95, i99 := rank(0.50), rank(0.95), rank(0.99)
+	// Each selection leaves the smaller values before the rank, so the
+	// next (lower) rank is looked for in that part only.
+	p.P99 = selectNth(ds, i99)
+	p.P95 = selectNth(ds[:i99+1], i95)
+	p.P50 = selectNth(ds[:i95+1], i50)
 	return p
+}
+
+// selectNth reorders ds so that ds[k] is the value a sort would put there,
+// with no greater value before it and no smaller one after it, and returns
+// it. Expected linear time; it falls back to sorting on inputs that defeat
+// its pivots.
+func selectNth(ds []time.Duration, k int) time.Duration {
+	lo, hi := 0, len(ds) // the k-th is in ds[lo:hi]
+	budget := 2 * bits.Len(uint(len(ds)))
+	for hi-lo > 16 {
+		if budget--; budget < 0 {
+			slices.Sort(ds[lo:hi])
+			return ds[k]
+		}
+		// Median of three as the pivot.
+		m := lo + (hi-lo)/2
+		a, b, c := ds[lo], ds[m], ds[hi-1]
+		pv := max(min(a, b), min(max(a, b), c))
+		// Three-way partition: [lo,lt) < pv, [lt,gt) == pv, [gt,hi) > pv.
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch v := ds[i]; {
+			case v < pv:
+				ds[lt], ds[i] = v, ds[lt]
+				lt++
+				i++
+			case v > pv:
+				gt--
+				ds[gt], ds[i] = v, ds[gt]
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return pv
+		}
+	}
+	slices.Sort(ds[lo:hi])
+	return ds[k]
 }
 
 func ratio(a, b float64) float64 {
@@ -427,101 +770,82 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-func (s *scorer) inAnyFault(t time.Time) bool {
-	for _, f := range s.faults {
-		if !t.Before(f.start) && t.Before(f.end) {
+func (s *scorer) inAnyFault(t int64) bool {
+	for i := range s.faults {
+		if f := &s.faults[i]; t >= f.from && t < f.to {
 			return true
 		}
 	}
 	return false
 }
 
-func (s *scorer) latency(base, fault []*reqRec) Latency {
-	collect := func(rs []*reqRec) (ttft, total []time.Duration) {
-		for _, r := range rs {
-			if !r.ended || r.outcome == events.OutcomeFailed {
-				continue
-			}
-			if r.ttft > 0 {
-				ttft = append(ttft, r.ttft)
-			}
-			total = append(total, r.dur)
+// collect returns the TTFTs and durations of the requests of rs that
+// succeeded and the durations of those that failed.
+func (s *scorer) collect(rs []int32) (ttft, total, failed []time.Duration) {
+	total = make([]time.Duration, 0, len(rs))
+	ttft = make([]time.Duration, 0, len(rs))
+	for _, i := range rs {
+		r := &s.reqs[i]
+		if !r.ended {
+			continue
 		}
-		return
+		if r.outcome == events.OutcomeFailed {
+			failed = append(failed, r.dur)
+			continue
+		}
+		if r.ttft > 0 {
+			ttft = append(ttft, r.ttft)
+		}
+		total = append(total, r.dur)
 	}
-	bt, bd := collect(base)
-	ft, fd := collect(fault)
+	return
+}
+
+// latency compares the requests of rs with the baseline (requests started
+// outside every fault window).
+func (s *scorer) latency(rs []int32) Latency {
+	ft, fd, ff := s.collect(rs)
 	l := Latency{
-		BaselineTTFT: percentiles(bt), FaultTTFT: percentiles(ft),
-		BaselineTotal: percentiles(bd), FaultTotal: percentiles(fd),
+		BaselineTTFT: s.baseTTFT, FaultTTFT: percentiles(ft),
+		BaselineTotal: s.baseTotal, FaultTotal: percentiles(fd),
 	}
-	var failed []time.Duration
-	for _, rs := range [][]*reqRec{base, fault} {
-		for _, r := range rs {
-			if r.ended && r.outcome == events.OutcomeFailed {
-				failed = append(failed, r.dur)
-			}
-		}
-	}
+	failed := make([]time.Duration, 0, len(s.baseFailed)+len(ff))
+	failed = append(append(failed, s.baseFailed...), ff...)
 	l.Failed = percentiles(failed)
 	l.TTFTPenalty = ratio(float64(l.FaultTTFT.P95), float64(l.BaselineTTFT.P95))
 	l.TotalPenalty = ratio(float64(l.FaultTotal.P95), float64(l.BaselineTotal.P95))
 	return l
 }
 
-func (s *scorer) baselineReqs() []*reqRec {
-	var out []*reqRec
-	for _, r := range s.reqs {
-		if !s.inAnyFault(r.start) {
-			out = append(out, r)
+func (s *scorer) reqsIn(from, to int64) []int32 {
+	var out []int32
+	for i := range s.reqs {
+		if t := s.reqs[i].start; t >= from && t < to {
+			out = append(out, int32(i))
 		}
 	}
 	return out
 }
 
-func (s *scorer) faultReqs() []*reqRec {
-	var out []*reqRec
-	for _, r := range s.reqs {
-		if s.inAnyFault(r.start) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func (s *scorer) reqsIn(from, to time.Time) []*reqRec {
-	var out []*reqRec
-	for _, r := range s.reqs {
-		if !r.start.Before(from) && r.start.Before(to) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func (s *scorer) retry(reqs []*reqRec, from, to time.Time) Retry {
+func (s *scorer) retry(rs []int32, from, to time.Time) Retry {
 	rt := Retry{}
-	for _, r := range reqs {
+	for _, i := range rs {
 		rt.Requests++
-		rt.Attempts += r.attempts
+		rt.Attempts += int(s.reqs[i].attempts)
 	}
 	rt.Amplification = ratio(float64(rt.Attempts), float64(rt.Requests))
-	// Peak over sliding 10s windows of request start times.
-	in := func(t time.Time) bool { return !t.Before(from) && t.Before(to) }
-	reqS := s.series(func(put func(time.Time, float64)) {
-		for _, r := range s.reqs {
-			if in(r.start) {
-				put(r.start, 1)
-			}
+	// Peak over sliding 10s windows of request start times. Every request
+	// started in [from, to) is in rs.
+	f, t := s.off(from), s.off(to)
+	rb, ab := s.newBins(), s.newBins()
+	for _, i := range rs {
+		r := &s.reqs[i]
+		if r.start >= f && r.start < t {
+			s.put(rb, r.start, 1)
+			s.put(ab, r.start, r.attempts)
 		}
-	})
-	attS := s.series(func(put func(time.Time, float64)) {
-		for _, r := range s.reqs {
-			if in(r.start) {
-				put(r.start, float64(r.attempts))
-			}
-		}
-	})
+	}
+	reqS, attS := counts(rb), counts(ab)
 	w := int(peakWindow / bin)
 	lo, hi := s.binOf(from), s.binOf(to)
 	for k := lo + 1; k <= hi+1; k++ {
@@ -547,61 +871,68 @@ func (s *scorer) primaryFor(route string) string {
 	return s.in.PrimaryTarget
 }
 
-// counterfactual prices each served request's answering usage at its route's
-// primary price.
-func (s *scorer) counterfactual(reqs []*reqRec) float64 {
+// counterfactualOf prices a served request's answering usage at its route's
+// primary price (0 when it was not served).
+func (s *scorer) counterfactualOf(r *reqRec) float64 {
+	if r.served < 0 {
+		return 0
+	}
+	a := &s.atts[r.served]
+	if s.routeHas[r.rt] {
+		return s.routeP[r.rt].Cost(a.in, a.cache, a.out)
+	}
+	return a.cost
+}
+
+// counterfactual sums counterfactualOf over rs.
+func (s *scorer) counterfactual(rs []int32) float64 {
 	total := 0.0
-	for _, r := range reqs {
-		if r.served == nil {
-			continue
-		}
-		a := r.served
-		if p, ok := s.in.Prices[s.primaryFor(r.route)]; ok {
-			total += p.Cost(a.in, a.cache, a.out)
-		} else {
-			total += a.cost
+	for _, i := range rs {
+		if r := &s.reqs[i]; r.served >= 0 {
+			total += s.counterfactualOf(r)
 		}
 	}
 	return total
 }
 
-func spendPerRequest(reqs []*reqRec) float64 {
-	if len(reqs) == 0 {
+func (s *scorer) spendPerRequest(rs []int32) float64 {
+	if len(rs) == 0 {
 		return 0
 	}
 	t := 0.0
-	for _, r := range reqs {
-		t += r.cost
+	for _, i := range rs {
+		t += s.reqs[i].cost
 	}
-	return t / float64(len(reqs))
+	return t / float64(len(rs))
 }
 
 // warmupPenalty: per target, the cost of input tokens that missed the prompt
 // cache beyond the target's warm hit ratio (its hit ratio over the later half
 // of its attempts).
 func (s *scorer) warmupPenalty() float64 {
-	byT := map[string][]*attRec{}
-	for _, a := range s.atts {
-		if a.ended && a.in > 0 {
-			byT[a.target] = append(byT[a.target], a)
+	byT := make([][]int32, len(s.names.names))
+	for i := range s.atts {
+		if a := &s.atts[i]; a.ended && a.in > 0 {
+			byT[a.tgt] = append(byT[a.tgt], int32(i))
 		}
 	}
 	pen := 0.0
-	for _, t := range s.tgtNames {
-		as := byT[t]
-		p, ok := s.in.Prices[t]
-		if len(as) < 2 || !ok || p.InputPerMTok <= p.CachedInputPerMTok {
+	for p, t := range s.tgtNames {
+		as := byT[s.tgtIdx[p]]
+		pr, ok := s.in.Prices[t]
+		if len(as) < 2 || !ok || pr.InputPerMTok <= pr.CachedInputPerMTok {
 			continue
 		}
 		var in, cached int
-		for _, a := range as[len(as)/2:] {
-			in += a.in
-			cached += a.cache
+		for _, i := range as[len(as)/2:] {
+			in += s.atts[i].in
+			cached += s.atts[i].cache
 		}
 		h := float64(cached) / float64(in)
-		for _, a := range as {
+		for _, i := range as {
+			a := &s.atts[i]
 			if miss := h*float64(a.in) - float64(a.cache); miss > 0 {
-				pen += miss * (p.InputPerMTok - p.CachedInputPerMTok) / 1e6
+				pen += miss * (pr.InputPerMTok - pr.CachedInputPerMTok) / 1e6
 			}
 		}
 	}
@@ -610,21 +941,29 @@ func (s *scorer) warmupPenalty() float64 {
 
 func (s *scorer) overall() Overall {
 	var o Overall
-	o.Availability = availability(s.reqs)
-	base, fault := s.baselineReqs(), s.faultReqs()
-	o.Latency = s.latency(base, fault)
-	o.Retry = s.retry(s.reqs, s.start, s.end.Add(time.Nanosecond))
+	o.Availability = s.availability(s.all)
+	o.Latency = s.latency(s.fault)
+	o.Retry = s.retry(s.all, s.start, s.end.Add(time.Nanosecond))
 	o.Retry.BudgetExhausted = s.budget
 	c := Cost{ByTarget: map[string]float64{}}
-	for _, a := range s.atts {
+	byT := make([]float64, len(s.names.names))
+	has := make([]bool, len(s.names.names))
+	for i := range s.atts {
+		a := &s.atts[i]
 		c.Total += a.cost
 		if a.cost != 0 {
-			c.ByTarget[a.target] += a.cost
+			byT[a.tgt] += a.cost
+			has[a.tgt] = true
 		}
 	}
-	c.Counterfactual = s.counterfactual(s.reqs)
+	for i, n := range s.names.names {
+		if has[i] {
+			c.ByTarget[n] = byT[i]
+		}
+	}
+	c.Counterfactual = s.counterfactual(s.all)
 	c.FallbackPremium = c.Total - c.Counterfactual
-	c.Multiplier = ratio(spendPerRequest(fault), spendPerRequest(base))
+	c.Multiplier = ratio(s.spendPerRequest(s.fault), s.spendPerRequest(s.base))
 	c.CacheWarmupPenalty = s.warmupPenalty()
 	if len(c.ByTarget) == 0 {
 		c.ByTarget = nil
@@ -638,69 +977,84 @@ func (s *scorer) flapWindowEnd(f faultWin) time.Time { return f.end.Add(s.slo.Wi
 
 func (s *scorer) targets() []TargetScore {
 	out := make([]TargetScore, 0, len(s.tgtNames))
+	nt := len(s.names.names)
 	okTotal := 0
-	for _, a := range s.atts {
-		if a.ended && a.class == "ok" {
+	type tally struct {
+		attempts, ok, served, bad int
+		cost                      float64
+		pass, n                   int // quality
+	}
+	ts := make([]tally, nt)
+	var classes strIndex
+	var byClass [][]int // by class, by names index
+	for i := range s.atts {
+		a := &s.atts[i]
+		t := &ts[a.tgt]
+		t.attempts++
+		t.cost += a.cost
+		if !a.ended {
+			continue
+		}
+		if a.ok {
 			okTotal++
+			t.ok++
 		}
+		c := classes.add(a.class)
+		if int(c) == len(byClass) {
+			byClass = append(byClass, make([]int, nt))
+		}
+		byClass[c][a.tgt]++
 	}
-	quality := map[string][2]int{} // pass, n
 	if len(s.in.Evals) > 0 {
-		for _, e := range s.in.Evals {
-			q := quality[e.Target]
-			q[1]++
-			if e.Pass {
-				q[0]++
+		for i := range s.in.Evals {
+			e := &s.in.Evals[i]
+			ti, ok := s.names.find(e.Target)
+			if !ok {
+				continue // not a target
 			}
-			quality[e.Target] = q
-		}
-	} else {
-		for _, r := range s.reqs {
-			if r.ended && r.outcome != events.OutcomeFailed && r.target != "" && r.served != nil {
-				q := quality[r.target]
-				q[1]++
-				if !s.bad[r.id] {
-					q[0]++
-				}
-				quality[r.target] = q
+			ts[ti].n++
+			if e.Pass {
+				ts[ti].pass++
 			}
 		}
 	}
-	for _, t := range s.tgtNames {
-		ts := TargetScore{Target: t, Classes: map[string]int{}}
-		for _, a := range s.atts {
-			if a.target != t {
-				continue
+	for i := range s.reqs {
+		r := &s.reqs[i]
+		if !r.ended || r.outcome == events.OutcomeFailed || r.tgt < 0 {
+			continue
+		}
+		t := &ts[r.tgt]
+		t.served++
+		if r.bad {
+			t.bad++
+		}
+		if len(s.in.Evals) == 0 && r.target != "" && r.served >= 0 {
+			t.n++
+			if !r.bad {
+				t.pass++
 			}
-			ts.Attempts++
-			ts.Cost += a.cost
-			if a.ended {
-				ts.Classes[a.class]++
-				if a.class == "ok" {
-					ts.OK++
+		}
+	}
+	for p, name := range s.tgtNames {
+		ti := s.tgtIdx[p]
+		t := &ts[ti]
+		sc := TargetScore{Target: name, Attempts: t.attempts, Cost: t.cost, OK: t.ok, Served: t.served, BadServed: t.bad}
+		for c, n := range byClass {
+			if n[ti] > 0 {
+				if sc.Classes == nil {
+					sc.Classes = map[string]int{}
 				}
+				sc.Classes[classes.names[c]] = n[ti]
 			}
 		}
-		for _, r := range s.reqs {
-			if r.ended && r.outcome != events.OutcomeFailed && r.target == t {
-				ts.Served++
-				if s.bad[r.id] {
-					ts.BadServed++
-				}
-			}
+		sc.Share = ratio(float64(sc.OK), float64(okTotal))
+		sc.QualityN = t.n
+		sc.Quality = 1
+		if t.n > 0 {
+			sc.Quality = float64(t.pass) / float64(t.n)
 		}
-		ts.Share = ratio(float64(ts.OK), float64(okTotal))
-		q := quality[t]
-		ts.QualityN = q[1]
-		ts.Quality = 1
-		if q[1] > 0 {
-			ts.Quality = float64(q[0]) / float64(q[1])
-		}
-		ts.Openings, ts.Cycles, ts.Unhealthy, ts.FalsePositives, ts.Flaps = s.flaps(t)
-		if len(ts.Classes) == 0 {
-			ts.Classes = nil
-		}
-		out = append(out, ts)
+		sc.Openings, sc.Cycles, sc.Unhealthy, sc.FalsePositives, sc.Flaps = s.flaps(name)
+		out = append(out, sc)
 	}
 	return out
 }
@@ -765,31 +1119,58 @@ func (s *scorer) faultFlaps(f faultWin) int {
 	return fl
 }
 
-// shareSeries returns per-bin counts of attempts (okOnly: successful ones) on
-// target and on all targets.
+// shareSeries returns per-bin counts of attempts by start time (okOnly:
+// successful ones by end time) on target and on all targets. Each series is
+// built once.
 func (s *scorer) shareSeries(target string, okOnly bool) (mine, all prefix) {
-	pick := func(a *attRec) bool { return !okOnly || (a.ended && a.class == "ok") }
-	at := func(a *attRec) time.Time {
-		if okOnly {
-			return a.end
-		}
-		return a.start
+	ti, _ := s.names.find(target) // every fault target is in names
+	if s.startBy == nil {
+		s.startBy, s.okBy = map[int32]prefix{}, map[int32]prefix{}
 	}
-	mine = s.series(func(put func(time.Time, float64)) {
-		for _, a := range s.atts {
-			if a.target == target && pick(a) {
-				put(at(a), 1)
+	by, all := s.startBy, s.startAll
+	if okOnly {
+		by, all = s.okBy, s.okAll
+	}
+	mine, done := by[ti]
+	if done && all != nil {
+		return mine, all
+	}
+	mb := s.newBins()
+	var ab []int32
+	if all == nil {
+		ab = s.newBins()
+	}
+	for i := range s.atts {
+		a := &s.atts[i]
+		t := a.start
+		if okOnly {
+			if !a.ok || !a.ended {
+				continue
 			}
+			t = a.end
 		}
-	})
-	all = s.series(func(put func(time.Time, float64)) {
-		for _, a := range s.atts {
-			if pick(a) {
-				put(at(a), 1)
-			}
+		if t < 0 {
+			continue
 		}
-	})
-	return
+		b := s.binAt(t)
+		if a.tgt == ti {
+			mb[b]++
+		}
+		if ab != nil {
+			ab[b]++
+		}
+	}
+	mine = counts(mb)
+	by[ti] = mine
+	if ab != nil {
+		all = counts(ab)
+		if okOnly {
+			s.okAll = all
+		} else {
+			s.startAll = all
+		}
+	}
+	return mine, all
 }
 
 // baselineBins returns the bin range of f's baseline: from the end of the
@@ -813,8 +1194,7 @@ func (s *scorer) baselineShare(f faultWin, mine, all prefix) float64 {
 	}
 	var m, n float64
 	for k := 0; k < s.nbins; k++ {
-		t := s.start.Add(time.Duration(k) * bin)
-		if s.inAnyFault(t) {
+		if s.inAnyFault(s.off(s.start.Add(time.Duration(k) * bin))) {
 			continue
 		}
 		m += mine.sum(k, k+1)
@@ -830,22 +1210,18 @@ func (s *scorer) faultScores() []FaultScore {
 		w = 1
 	}
 	// User-visible success series by request end.
-	okS := s.series(func(put func(time.Time, float64)) {
-		for _, r := range s.reqs {
-			if r.ended && r.outcome != events.OutcomeFailed {
-				put(r.end, 1)
+	okB, totB := s.newBins(), s.newBins()
+	for i := range s.reqs {
+		r := &s.reqs[i]
+		if r.ended {
+			s.put(totB, r.end, 1)
+			if r.outcome != events.OutcomeFailed {
+				s.put(okB, r.end, 1)
 			}
 		}
-	})
-	totS := s.series(func(put func(time.Time, float64)) {
-		for _, r := range s.reqs {
-			if r.ended {
-				put(r.end, 1)
-			}
-		}
-	})
-	base := s.baselineReqs()
-	baseSpend := spendPerRequest(base)
+	}
+	okS, totS := counts(okB), counts(totB)
+	baseSpend := s.spendPerRequest(s.base)
 	for _, f := range s.faults {
 		fs := FaultScore{Step: f.step, Target: f.target, Kind: f.kind, Start: f.start, End: f.end}
 		lo, hi := s.binOf(f.start), s.binOf(f.end)
@@ -874,13 +1250,13 @@ func (s *scorer) faultScores() []FaultScore {
 		// TTR.
 		s.recover(&fs, f)
 
-		reqs := s.reqsIn(f.start, f.end)
-		fs.Availability = availability(reqs)
-		fs.Latency = s.latency(base, reqs)
+		reqs := s.reqsIn(f.from, f.to)
+		fs.Availability = s.availability(reqs)
+		fs.Latency = s.latency(reqs)
 		fs.Retry = s.retry(reqs, f.start, f.end)
-		fs.CostMultiplier = ratio(spendPerRequest(reqs), baseSpend)
-		for _, r := range reqs {
-			if s.bad[r.id] {
+		fs.CostMultiplier = ratio(s.spendPerRequest(reqs), baseSpend)
+		for _, i := range reqs {
+			if s.reqs[i].bad {
 				fs.BadServed++
 			}
 		}

@@ -65,27 +65,26 @@ func (s *scorer) timeseries() Series {
 	step := seriesStep(dur)
 	n := int(dur/step) + 1
 	ser := Series{Step: step, Targets: append([]string(nil), s.tgtNames...)}
-	idx := map[string]int{}
-	for i, t := range ser.Targets {
-		idx[t] = i
-	}
 	ser.Points = make([]Point, n)
 	ttfts := make([][]time.Duration, n)
 	cost := make([]float64, n)
 	cf := make([]float64, n)
+	byTarget := make([]int, n*len(ser.Targets))
 	for i := range ser.Points {
 		ser.Points[i].T = time.Duration(i) * step
-		ser.Points[i].ByTarget = make([]int, len(ser.Targets))
+		ser.Points[i].ByTarget = byTarget[i*len(ser.Targets) : (i+1)*len(ser.Targets) : (i+1)*len(ser.Targets)]
 	}
-	bucket := func(t time.Time) int {
-		b := int(t.Sub(s.start) / step)
+	bucket := func(t int64) int {
+		b := int(t / int64(step))
 		return min(max(b, 0), n-1)
 	}
-	for _, r := range s.reqs {
+	for i := range s.reqs {
+		r := &s.reqs[i]
 		if !r.ended {
 			continue
 		}
-		p := &ser.Points[bucket(r.end)]
+		b := bucket(r.end)
+		p := &ser.Points[b]
 		p.Requests++
 		switch r.outcome {
 		case events.OutcomeFailed:
@@ -94,17 +93,17 @@ func (s *scorer) timeseries() Series {
 			if r.outcome == events.OutcomeDegraded {
 				p.Degraded++
 			}
-			if i, ok := idx[r.target]; ok {
-				p.ByTarget[i]++
+			if r.tgt >= 0 {
+				p.ByTarget[s.tgtPos[r.tgt]]++
 			}
 			if r.ttft > 0 {
-				ttfts[bucket(r.end)] = append(ttfts[bucket(r.end)], r.ttft)
+				ttfts[b] = append(ttfts[b], r.ttft)
 			}
 		}
-		cf[bucket(r.end)] += s.counterfactual([]*reqRec{r})
+		cf[b] += s.counterfactualOf(r)
 	}
-	for _, a := range s.atts {
-		cost[bucket(a.end)] += a.cost
+	for i := range s.atts {
+		cost[bucket(s.atts[i].end)] += s.atts[i].cost
 	}
 	// Windowed success rate over the SLO window, by buckets.
 	win := max(int(s.slo.Window/step), 1)
@@ -170,15 +169,6 @@ func (s *scorer) timeseries() Series {
 		}
 		return int(a.From - b.From)
 	})
-	for _, e := range s.in.Events {
-		switch e.Kind {
-		case events.RequestStart, events.RequestEnd, events.AttemptStart, events.AttemptEnd:
-			continue
-		}
-		if len(ser.Timeline) >= MaxTimeline {
-			break
-		}
-		ser.Timeline = append(ser.Timeline, e)
-	}
+	ser.Timeline = s.timeline
 	return ser
 }
