@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"cmp"
+	"hash/maphash"
 	"math"
 	"math/bits"
 	"slices"
@@ -81,10 +82,7 @@ const (
 // (t.Sub(start)), so the hot loops compare and bin plain integers.
 
 type reqRec struct {
-	id       string
-	route    string
-	outcome  string
-	target   string
+	ev       int32 // the event that made the record (its RequestID is the id)
 	start    int64
 	end      int64
 	ttft     time.Duration
@@ -93,23 +91,44 @@ type reqRec struct {
 	attempts int32
 	served   int32 // the attempt that answered (index in atts), -1 for none
 	first    int32 // the first attempt whose tokens reached the user, -1 for none
-	tgt      int32 // target's index in names, -1 when it is not one
+	tgt      int32 // the target as a scored target (index in names), -1 when not one
+	target   int32 // the target string's index in names (0: "")
 	rt       int32 // route's index in routes
+	open     int32 // while reading: the attempt in flight, -1 for none
+	outcome  uint8
 	ended    bool
 	bad      bool // served corrupted
 	inFault  bool // started inside a fault window
 }
 
+// Request outcomes as reqRec.outcome.
+const (
+	outOther uint8 = iota
+	outServed
+	outDegraded
+	outFailed
+)
+
+func outcomeOf(o string) uint8 {
+	switch o {
+	case events.OutcomeServed:
+		return outServed
+	case events.OutcomeDegraded:
+		return outDegraded
+	case events.OutcomeFailed:
+		return outFailed
+	}
+	return outOther
+}
+
 type attRec struct {
-	req            string // request id
-	target         string
-	class          string
 	start, end     int64
 	ttft           time.Duration
 	in, out, cache int
 	cost           float64
 	ri             int32 // the request (index in reqs), -1 for none
 	tgt            int32 // target's index in names
+	class          int32 // index in classes
 	ended          bool
 	stream         bool
 	ok             bool // ended with class "ok"
@@ -232,7 +251,8 @@ type scorer struct {
 	timeline []events.Event // the first MaxTimeline notable events
 	summary  EventSummary
 
-	names    strIndex // every target string seen on an attempt or as a target
+	names    strIndex // every target string seen on an event, a journal entry or a fault
+	classes  strIndex // attempt outcome classes
 	isTarget []bool   // by names index: a scored target
 	tgtNames []string // the scored targets, sorted
 	tgtIdx   []int32  // tgtNames[i] is names.names[tgtIdx[i]]
@@ -254,6 +274,20 @@ type scorer struct {
 func (s *scorer) off(t time.Time) int64 { return int64(t.Sub(s.start)) }
 
 func newScorer(in Input) *scorer {
+	s := newScorerBase(in)
+	byID, ok := s.read(false)
+	if !ok {
+		// A log the fast reading does not cover: read it again keeping
+		// every request id.
+		s = newScorerBase(in)
+		byID, _ = s.read(true)
+	}
+	s.link()
+	s.badServed(byID)
+	return s
+}
+
+func newScorerBase(in Input) *scorer {
 	s := &scorer{in: in, slo: in.SLO, start: in.Start, end: in.End}
 	if s.slo.Window <= 0 {
 		s.slo.Window = defaultWindow
@@ -270,23 +304,45 @@ func newScorer(in Input) *scorer {
 	if s.nbins < 1 {
 		s.nbins = 1
 	}
-	byID := s.read()
-	s.link()
-	s.badServed(byID)
+	s.names.add("") // index 0
 	return s
 }
 
-// read makes the one pass over the event log. It returns the latest record
-// of each request id.
-func (s *scorer) read() map[string]int32 {
+// read makes the one pass over the event log.
+//
+// Unless exact, it reads a well-formed log: every attempt and request end
+// comes while its request is in flight (after its request.start, before
+// its request.end) and no request id is used twice. Then only the requests
+// in flight need an index by id. It returns false as soon as the log is not
+// like that.
+//
+// Exact, it indexes every request id and returns the latest record of each
+// (a request.end or an attempt may refer to a request ended or started
+// later). It is always true.
+//
+// Either way the result is the same: each request id denotes its latest
+// record once the whole log is read.
+func (s *scorer) read(exact bool) (byID map[string]int32, ok bool) {
 	in := s.in
-	// About six events per request: size the tables so they are not copied
-	// as they grow.
-	est := len(in.Events)/6 + 16
+	// About four to six events per request: size the tables so they are
+	// not copied as they grow.
+	est := len(in.Events)/4 + 16
 	s.reqs = make([]reqRec, 0, est)
 	s.atts = make([]attRec, 0, est)
-	byID := make(map[string]int32, est)   // request id -> its latest record
-	openAtt := make(map[string]int32, 64) // request id -> the attempt in flight
+	var (
+		live    flights          // fast: request id -> the request in flight
+		openAtt map[string]int32 // exact: request id -> the attempt in flight
+		attIDs  []string         // exact: request id by attempt
+		prevID  string           // fast: ids so far in increasing (length, bytes) order
+		ordered = true
+	)
+	if exact {
+		byID = make(map[string]int32, est)
+		openAtt = make(map[string]int32, 64)
+		attIDs = make([]string, 0, est)
+	} else {
+		live.init(256)
+	}
 	probeStreak := map[string]int{}
 	var kinds [len(summaryKinds)]int
 	var other strIndex // kinds not in summaryKinds
@@ -308,11 +364,14 @@ func (s *scorer) read() map[string]int32 {
 		}
 		return prices[tgt], priced[tgt] > 0
 	}
-	newReq := func(id, route string, start time.Time) int32 {
+	newReq := func(ev int, route string, start time.Time) int32 {
 		i := int32(len(s.reqs))
-		s.reqs = append(s.reqs, reqRec{id: id, route: route, start: s.off(start), served: -1, first: -1, tgt: -1,
+		id := in.Events[ev].RequestID
+		s.reqs = append(s.reqs, reqRec{ev: int32(ev), start: s.off(start), served: -1, first: -1, tgt: -1, open: -1,
 			rt: s.routes.add(route)})
-		byID[id] = i
+		if exact {
+			byID[id] = i
+		}
 		return i
 	}
 	lookup := func(id string) int32 {
@@ -321,25 +380,73 @@ func (s *scorer) read() map[string]int32 {
 		}
 		return -1
 	}
+	// The request of the last event, as consecutive events are often
+	// about the same request.
+	lastID, lastRI := "", int32(-1)
+	inFlight := func(id string) (int32, bool) {
+		if lastRI >= 0 && id == lastID {
+			return lastRI, true
+		}
+		ri, ok := live.find(id)
+		if ok {
+			lastID, lastRI = id, ri
+		}
+		return ri, ok
+	}
+	newAtt := func(a attRec, id string) int32 {
+		i := int32(len(s.atts))
+		s.atts = append(s.atts, a)
+		if exact {
+			attIDs = append(attIDs, id)
+		}
+		return i
+	}
+	lastTarget, lastTgt := "", int32(0)
 	for i := range in.Events {
 		e := &in.Events[i]
-		tgt := int32(-1)
+		tgt := int32(0)
 		if e.Target != "" && e.Kind != events.FaultStart && e.Kind != events.FaultEnd {
-			tgt = s.target(e.Target)
+			if e.Target == lastTarget {
+				tgt = lastTgt
+			} else {
+				tgt = s.target(e.Target)
+				lastTarget, lastTgt = e.Target, tgt
+			}
 		}
 		switch e.Kind {
 		case events.RequestStart:
 			kinds[kRequestStart]++
-			newReq(e.RequestID, e.Route, e.Time)
+			if exact {
+				newReq(i, e.Route, e.Time)
+				continue
+			}
+			id := e.RequestID
+			ri := newReq(i, e.Route, e.Time)
+			if !live.add(id, ri) {
+				return nil, false // in flight twice
+			}
+			lastID, lastRI = id, ri
+			if ordered {
+				ordered = len(id) > len(prevID) || (len(id) == len(prevID) && id > prevID)
+				prevID = id
+			}
 			continue
 		case events.RequestEnd:
 			kinds[kRequestEnd]++
-			ri := lookup(e.RequestID)
-			if ri < 0 {
-				ri = newReq(e.RequestID, e.Route, e.Time.Add(-e.Duration))
+			var ri int32
+			if exact {
+				if ri = lookup(e.RequestID); ri < 0 {
+					ri = newReq(i, e.Route, e.Time.Add(-e.Duration))
+				}
+			} else {
+				var ok bool
+				if ri, ok = live.remove(e.RequestID); !ok {
+					return nil, false
+				}
+				lastRI = -1
 			}
 			r := &s.reqs[ri]
-			r.ended, r.end, r.outcome, r.target = true, s.off(e.Time), e.Outcome, e.Target
+			r.ended, r.end, r.outcome, r.target = true, s.off(e.Time), outcomeOf(e.Outcome), tgt
 			r.ttft, r.dur = e.TTFT, e.Duration
 			if r.dur == 0 {
 				r.dur = time.Duration(r.end - r.start)
@@ -347,29 +454,43 @@ func (s *scorer) read() map[string]int32 {
 			continue
 		case events.AttemptStart:
 			kinds[kAttemptStart]++
-			if tgt < 0 {
-				tgt = s.names.add(e.Target)
+			a := attRec{tgt: tgt, start: s.off(e.Time), end: zeroOff, class: -1}
+			if exact {
+				a.ri = lookup(e.RequestID)
+				openAtt[e.RequestID] = newAtt(a, e.RequestID) // a request has one attempt in flight at a time
+				continue
 			}
-			ai := int32(len(s.atts))
-			s.atts = append(s.atts, attRec{req: e.RequestID, target: e.Target, tgt: tgt, start: s.off(e.Time), end: zeroOff,
-				ri: lookup(e.RequestID)})
-			openAtt[e.RequestID] = ai // a request has one attempt in flight at a time
+			ri, ok := inFlight(e.RequestID)
+			if !ok {
+				return nil, false
+			}
+			a.ri = ri
+			s.reqs[ri].open = newAtt(a, "")
 			continue
 		case events.AttemptEnd:
 			kinds[kAttemptEnd]++
-			if tgt < 0 {
-				tgt = s.names.add(e.Target)
-			}
-			ai, ok := openAtt[e.RequestID]
-			if ok && s.atts[ai].target == e.Target {
-				delete(openAtt, e.RequestID)
+			var ai int32
+			if exact {
+				var ok bool
+				if ai, ok = openAtt[e.RequestID]; ok && s.atts[ai].tgt == tgt {
+					delete(openAtt, e.RequestID)
+				} else {
+					ai = newAtt(attRec{tgt: tgt, start: s.off(e.Time.Add(-e.Duration)), ri: lookup(e.RequestID)}, e.RequestID)
+				}
 			} else {
-				ai = int32(len(s.atts))
-				s.atts = append(s.atts, attRec{req: e.RequestID, target: e.Target, tgt: tgt,
-					start: s.off(e.Time.Add(-e.Duration)), ri: lookup(e.RequestID)})
+				ri, ok := inFlight(e.RequestID)
+				if !ok {
+					return nil, false
+				}
+				r := &s.reqs[ri]
+				if ai = r.open; ai >= 0 && s.atts[ai].tgt == tgt {
+					r.open = -1
+				} else {
+					ai = newAtt(attRec{tgt: tgt, start: s.off(e.Time.Add(-e.Duration)), ri: ri}, "")
+				}
 			}
 			a := &s.atts[ai]
-			a.ended, a.end, a.class, a.ttft, a.stream = true, s.off(e.Time), e.Class, e.TTFT, e.Stream
+			a.ended, a.end, a.class, a.ttft, a.stream = true, s.off(e.Time), s.classes.add(e.Class), e.TTFT, e.Stream
 			a.ok = e.Class == "ok"
 			a.in, a.out, a.cache, a.cost = e.InputTokens, e.OutputTokens, e.CachedTokens, e.Cost
 			if a.cost == 0 {
@@ -438,6 +559,9 @@ func (s *scorer) read() map[string]int32 {
 			s.timeline = append(s.timeline, *e)
 		}
 	}
+	if !exact && !ordered && !s.uniqueIDs() {
+		return nil, false
+	}
 	s.summary = EventSummary{Total: len(in.Events), ByKind: map[string]int{}}
 	for k, n := range kinds {
 		if n > 0 {
@@ -449,37 +573,150 @@ func (s *scorer) read() map[string]int32 {
 	}
 
 	s.blackBox = in.BlackBox || (len(s.atts) == 0 && len(in.Journal) > 0)
-	if s.blackBox && len(s.atts) == 0 {
+	if s.blackBox && len(s.atts) == 0 && len(in.Journal) > 0 {
 		// Attempts as the mocks saw them.
+		if byID == nil {
+			byID = make(map[string]int32, len(s.reqs)) // ids are unique
+			for i := range s.reqs {
+				byID[s.reqID(i)] = int32(i)
+			}
+		}
 		for _, j := range in.Journal {
 			t := s.off(j.Time)
-			s.atts = append(s.atts, attRec{req: j.RequestID, target: j.Target, tgt: s.target(j.Target), start: t, end: t,
-				ended: true, class: j.Outcome, ok: j.Outcome == "ok", out: j.OutputTokens, ri: lookup(j.RequestID)})
+			s.atts = append(s.atts, attRec{tgt: s.target(j.Target), start: t, end: t, ended: true,
+				class: s.classes.add(j.Outcome), ok: j.Outcome == "ok", out: j.OutputTokens, ri: lookup(j.RequestID)})
 		}
 	}
 	for i := range in.Journal {
-		s.target(in.Journal[i].Target)
+		if t := in.Journal[i].Target; i == 0 || t != in.Journal[i-1].Target {
+			s.target(t)
+		}
 	}
 	for i := range s.faults {
 		f := &s.faults[i]
 		f.from, f.to = s.off(f.start), s.off(f.end)
 		s.target(f.target)
 	}
-	// A request id seen on more than one record: link by the latest record
-	// of each id once the whole log is read (what a map filled in log order
-	// holds at the end).
-	if len(byID) != len(s.reqs) {
-		for i := range s.atts {
-			s.atts[i].ri = lookup(s.atts[i].req)
-		}
-	} else {
-		for i := range s.atts {
-			if s.atts[i].ri < 0 {
-				s.atts[i].ri = lookup(s.atts[i].req)
+	if exact {
+		// With an id on more than one record, attempts belong to the
+		// latest; an attempt read before its request's first event
+		// belongs to it too.
+		dup := len(byID) != len(s.reqs)
+		for i := range attIDs {
+			if a := &s.atts[i]; dup || a.ri < 0 {
+				a.ri = lookup(attIDs[i])
 			}
 		}
 	}
-	return byID
+	return byID, true
+}
+
+// flights indexes the requests in flight by id: an open-addressing table
+// with linear probing, small enough to stay in cache, as requests come and
+// go at every step.
+type flights struct {
+	seed  maphash.Seed
+	slots []flight // a power of two in length
+	n     int
+}
+
+type flight struct {
+	id   string
+	hash uint64
+	ri   int32 // the request's index in reqs plus one; 0 for a free slot
+}
+
+func (t *flights) init(n int) {
+	t.seed = maphash.MakeSeed()
+	t.slots = make([]flight, n)
+	t.n = 0
+}
+
+// slot returns where id is, or the free slot where it would go.
+func (t *flights) slot(id string, h uint64) int {
+	mask := len(t.slots) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		sl := &t.slots[i]
+		if sl.ri == 0 || (sl.hash == h && sl.id == id) {
+			return i
+		}
+	}
+}
+
+func (t *flights) hash(id string) uint64 { return maphash.String(t.seed, id) }
+
+// add records request ri under id; false if id is already in flight.
+func (t *flights) add(id string, ri int32) bool { return t.put(id, t.hash(id), ri) }
+
+// find returns the request in flight under id.
+func (t *flights) find(id string) (int32, bool) { return t.get(id, t.hash(id)) }
+
+// remove takes id out of the table and returns its request.
+func (t *flights) remove(id string) (int32, bool) { return t.del(id, t.hash(id)) }
+
+func (t *flights) put(id string, h uint64, ri int32) bool {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.slots = make([]flight, 2*len(old))
+		for _, sl := range old {
+			if sl.ri != 0 {
+				t.slots[t.slot(sl.id, sl.hash)] = sl
+			}
+		}
+	}
+	i := t.slot(id, h)
+	if t.slots[i].ri != 0 {
+		return false
+	}
+	t.slots[i] = flight{id: id, hash: h, ri: ri + 1}
+	t.n++
+	return true
+}
+
+func (t *flights) get(id string, h uint64) (int32, bool) {
+	sl := t.slots[t.slot(id, h)]
+	return sl.ri - 1, sl.ri != 0
+}
+
+func (t *flights) del(id string, h uint64) (int32, bool) {
+	i := t.slot(id, h)
+	ri := t.slots[i].ri
+	if ri == 0 {
+		return -1, false
+	}
+	// Backward-shift deletion: move later entries of the probe run into
+	// the hole unless their home slot lies cyclically in (hole, entry].
+	mask := len(t.slots) - 1
+	for j := (i + 1) & mask; t.slots[j].ri != 0; j = (j + 1) & mask {
+		home := int(t.slots[j].hash) & mask
+		if (i < j && i < home && home <= j) || (i > j && (home > i || home <= j)) {
+			continue
+		}
+		t.slots[i] = t.slots[j]
+		i = j
+	}
+	t.slots[i] = flight{}
+	t.n--
+	return ri - 1, true
+}
+
+// reqID returns the id of request i.
+func (s *scorer) reqID(i int) string { return s.in.Events[s.reqs[i].ev].RequestID }
+
+// uniqueIDs reports whether no two requests have the same id.
+func (s *scorer) uniqueIDs() bool {
+	seed := maphash.MakeSeed()
+	hs := make([]uint64, len(s.reqs))
+	for i := range s.reqs {
+		hs[i] = maphash.String(seed, s.reqID(i))
+	}
+	slices.Sort(hs)
+	for i := 1; i < len(hs); i++ {
+		if hs[i] == hs[i-1] {
+			return false // or a collision: the exact reading decides
+		}
+	}
+	return true
 }
 
 // target records a scored target and returns its index in names.
@@ -508,7 +745,7 @@ func (s *scorer) link() {
 		}
 		r.attempts++
 		r.cost += a.cost
-		if a.ended && a.ok && (r.target == "" || r.target == a.target) {
+		if a.ended && a.ok && (r.target == 0 || r.target == a.tgt) {
 			r.served = int32(i)
 		}
 	}
@@ -540,11 +777,11 @@ func (s *scorer) link() {
 			f := &s.atts[r.first]
 			r.ttft = time.Duration(f.start-r.start) + f.ttft
 		}
-		if r.target == "" && r.served >= 0 {
-			r.target = s.atts[r.served].target
+		if r.target == 0 && r.served >= 0 {
+			r.target = s.atts[r.served].tgt
 		}
-		if t, ok := s.names.find(r.target); ok && s.tgtPos[t] >= 0 {
-			r.tgt = t
+		if s.tgtPos[r.target] >= 0 {
+			r.tgt = r.target
 		}
 		r.inFault = s.inAnyFault(r.start)
 		if !r.inFault {
@@ -591,25 +828,35 @@ func (s *scorer) badServed(byID map[string]int32) {
 			last[j.RequestID] = j
 		}
 	}
+	judge := func(ri int32, j *JournalEntry) bool {
+		r := &s.reqs[ri]
+		if !r.ended || r.outcome == outFailed {
+			return false
+		}
+		if j.Corrupted && (r.target == 0 || j.Target == s.names.names[r.target]) {
+			r.bad = true
+		}
+		return r.bad
+	}
+	if byID == nil {
+		// Request ids are unique.
+		for i := range s.reqs {
+			if j, ok := last[s.reqID(i)]; ok {
+				judge(int32(i), j)
+			}
+		}
+		return
+	}
 	bad := map[string]bool{}
 	for id, j := range last {
-		ri, ok := byID[id]
-		if !ok {
-			continue
-		}
-		r := &s.reqs[ri]
-		if !r.ended || r.outcome == events.OutcomeFailed {
-			continue
-		}
-		if j.Corrupted && (r.target == "" || j.Target == r.target) {
+		if ri, ok := byID[id]; ok && judge(ri, j) {
 			bad[id] = true
-			r.bad = true
 		}
 	}
 	if len(byID) != len(s.reqs) && len(bad) > 0 {
 		// An id on several records: every record of a bad id counts.
 		for i := range s.reqs {
-			if bad[s.reqs[i].id] {
+			if bad[s.reqID(i)] {
 				s.reqs[i].bad = true
 			}
 		}
@@ -682,9 +929,9 @@ func (s *scorer) availability(rs []int32) Availability {
 		}
 		a.Requests++
 		switch r.outcome {
-		case events.OutcomeServed:
+		case outServed:
 			a.Served++
-		case events.OutcomeDegraded:
+		case outDegraded:
 			a.Degraded++
 		default:
 			a.Failed++
@@ -700,23 +947,87 @@ func (s *scorer) availability(rs []int32) Availability {
 	return a
 }
 
+// rankOf returns the nearest-rank index of quantile q among n values.
+func rankOf(q float64, n int) int {
+	i := int(math.Ceil(q*float64(n))) - 1
+	return min(max(i, 0), n-1)
+}
+
 // percentiles returns the nearest-rank percentiles of ds, reordering ds.
 func percentiles(ds []time.Duration) Percentiles {
 	p := Percentiles{N: len(ds)}
 	if len(ds) == 0 {
 		return p
 	}
-	rank := func(q float64) int {
-		i := int(math.Ceil(q*float64(len(ds)))) - 1
-		return min(max(i, 0), len(ds)-1)
+	ranks := []int{rankOf(0.50, len(ds)), rankOf(0.95, len(ds)), rankOf(0.99, len(ds))}
+	var v [3]time.Duration
+	if len(ds) >= histSelectMin {
+		histSelect(ds, ranks, v[:])
+	} else {
+		// Each selection leaves the smaller values before the rank, so
+		// the next (lower) rank is looked for in that part only.
+		v[2] = selectNth(ds, ranks[2])
+		v[1] = selectNth(ds[:ranks[2]+1], ranks[1])
+		v[0] = selectNth(ds[:ranks[1]+1], ranks[0])
 	}
-	i50, i95, i99 := rank(0.50), rank(0.95), rank(0.99)
-	// Each selection leaves the smaller values before the rank, so the
-	// next (lower) rank is looked for in that part only.
-	p.P99 = selectNth(ds, i99)
-	p.P95 = selectNth(ds[:i99+1], i95)
-	p.P50 = selectNth(ds[:i95+1], i50)
+	p.P50, p.P95, p.P99 = v[0], v[1], v[2]
 	return p
+}
+
+// histSelectMin is the size from which histSelect beats selectNth.
+const histSelectMin = 1 << 13
+
+// histSelect sets out[i] to the value of rank ranks[i] (ascending) in ds,
+// in three passes: the range of ds, a histogram of 2^16 equal-width buckets
+// over it, and a gathering of the few buckets that hold the ranks, which
+// are then searched with selectNth. ds is left as it was.
+func histSelect(ds []time.Duration, ranks []int, out []time.Duration) {
+	lo, hi := ds[0], ds[0]
+	for _, v := range ds {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	shift := max(bits.Len64(uint64(hi)-uint64(lo))-16, 0)
+	key := func(v time.Duration) int { return int((uint64(v) - uint64(lo)) >> shift) }
+	hist := make([]int32, key(hi)+1)
+	for _, v := range ds {
+		hist[key(v)]++
+	}
+	// The bucket of each rank and the rank within it.
+	bk := make([]int, len(ranks))
+	within := make([]int, len(ranks))
+	b, below := 0, 0 // values in buckets before b
+	for i, r := range ranks {
+		for below+int(hist[b]) <= r {
+			below += int(hist[b])
+			b++
+		}
+		bk[i], within[i] = b, r-below
+	}
+	// Gather the values of those buckets (at most three), each bucket in
+	// one slice.
+	vals := make([][]time.Duration, len(ranks))
+	for i := range ranks {
+		if i > 0 && bk[i] == bk[i-1] {
+			continue
+		}
+		vals[i] = make([]time.Duration, 0, hist[bk[i]])
+	}
+	for _, v := range ds {
+		k := key(v)
+		for i := range bk {
+			if k == bk[i] {
+				vals[i] = append(vals[i], v)
+				break
+			}
+		}
+	}
+	for i := range ranks {
+		j := i
+		for j > 0 && bk[j] == bk[j-1] {
+			j--
+		}
+		out[i] = selectNth(vals[j], within[i])
+	}
 }
 
 // selectNth reorders ds so that ds[k] is the value a sort would put there,
@@ -789,7 +1100,7 @@ func (s *scorer) collect(rs []int32) (ttft, total, failed []time.Duration) {
 		if !r.ended {
 			continue
 		}
-		if r.outcome == events.OutcomeFailed {
+		if r.outcome == outFailed {
 			failed = append(failed, r.dur)
 			continue
 		}
@@ -910,15 +1221,28 @@ func (s *scorer) spendPerRequest(rs []int32) float64 {
 // cache beyond the target's warm hit ratio (its hit ratio over the later half
 // of its attempts).
 func (s *scorer) warmupPenalty() float64 {
-	byT := make([][]int32, len(s.names.names))
+	// The attempts of each target, in order, in one array.
+	at := make([]int, len(s.names.names)+1) // target t's are idx[at[t]:at[t+1]]
 	for i := range s.atts {
 		if a := &s.atts[i]; a.ended && a.in > 0 {
-			byT[a.tgt] = append(byT[a.tgt], int32(i))
+			at[a.tgt+1]++
+		}
+	}
+	for t := range len(s.names.names) {
+		at[t+1] += at[t]
+	}
+	idx := make([]int32, at[len(s.names.names)])
+	fill := slices.Clone(at)
+	for i := range s.atts {
+		if a := &s.atts[i]; a.ended && a.in > 0 {
+			idx[fill[a.tgt]] = int32(i)
+			fill[a.tgt]++
 		}
 	}
 	pen := 0.0
 	for p, t := range s.tgtNames {
-		as := byT[s.tgtIdx[p]]
+		t0 := s.tgtIdx[p]
+		as := idx[at[t0]:at[t0+1]]
 		pr, ok := s.in.Prices[t]
 		if len(as) < 2 || !ok || pr.InputPerMTok <= pr.CachedInputPerMTok {
 			continue
@@ -985,8 +1309,10 @@ func (s *scorer) targets() []TargetScore {
 		pass, n                   int // quality
 	}
 	ts := make([]tally, nt)
-	var classes strIndex
-	var byClass [][]int // by class, by names index
+	byClass := make([][]int, len(s.classes.names)) // by class, by names index
+	for c := range byClass {
+		byClass[c] = make([]int, nt)
+	}
 	for i := range s.atts {
 		a := &s.atts[i]
 		t := &ts[a.tgt]
@@ -999,11 +1325,7 @@ func (s *scorer) targets() []TargetScore {
 			okTotal++
 			t.ok++
 		}
-		c := classes.add(a.class)
-		if int(c) == len(byClass) {
-			byClass = append(byClass, make([]int, nt))
-		}
-		byClass[c][a.tgt]++
+		byClass[a.class][a.tgt]++
 	}
 	if len(s.in.Evals) > 0 {
 		for i := range s.in.Evals {
@@ -1020,7 +1342,7 @@ func (s *scorer) targets() []TargetScore {
 	}
 	for i := range s.reqs {
 		r := &s.reqs[i]
-		if !r.ended || r.outcome == events.OutcomeFailed || r.tgt < 0 {
+		if !r.ended || r.outcome == outFailed || r.tgt < 0 {
 			continue
 		}
 		t := &ts[r.tgt]
@@ -1028,7 +1350,7 @@ func (s *scorer) targets() []TargetScore {
 		if r.bad {
 			t.bad++
 		}
-		if len(s.in.Evals) == 0 && r.target != "" && r.served >= 0 {
+		if len(s.in.Evals) == 0 && r.target != 0 && r.served >= 0 {
 			t.n++
 			if !r.bad {
 				t.pass++
@@ -1044,7 +1366,7 @@ func (s *scorer) targets() []TargetScore {
 				if sc.Classes == nil {
 					sc.Classes = map[string]int{}
 				}
-				sc.Classes[classes.names[c]] = n[ti]
+				sc.Classes[s.classes.names[c]] = n[ti]
 			}
 		}
 		sc.Share = ratio(float64(sc.OK), float64(okTotal))
@@ -1215,7 +1537,7 @@ func (s *scorer) faultScores() []FaultScore {
 		r := &s.reqs[i]
 		if r.ended {
 			s.put(totB, r.end, 1)
-			if r.outcome != events.OutcomeFailed {
+			if r.outcome != outFailed {
 				s.put(okB, r.end, 1)
 			}
 		}

@@ -66,7 +66,6 @@ func (s *scorer) timeseries() Series {
 	n := int(dur/step) + 1
 	ser := Series{Step: step, Targets: append([]string(nil), s.tgtNames...)}
 	ser.Points = make([]Point, n)
-	ttfts := make([][]time.Duration, n)
 	cost := make([]float64, n)
 	cf := make([]float64, n)
 	byTarget := make([]int, n*len(ser.Targets))
@@ -78,6 +77,18 @@ func (s *scorer) timeseries() Series {
 		b := int(t / int64(step))
 		return min(max(b, 0), n-1)
 	}
+	// TTFTs of served requests by bucket: counted, then placed in one array.
+	ttftAt := make([]int, n+1) // bucket b's TTFTs are ttfts[ttftAt[b]:ttftAt[b+1]]
+	for i := range s.reqs {
+		if r := &s.reqs[i]; r.ended && r.outcome != outFailed && r.ttft > 0 {
+			ttftAt[bucket(r.end)+1]++
+		}
+	}
+	for b := range n {
+		ttftAt[b+1] += ttftAt[b]
+	}
+	ttfts := make([]time.Duration, ttftAt[n])
+	fill := slices.Clone(ttftAt[:n])
 	for i := range s.reqs {
 		r := &s.reqs[i]
 		if !r.ended {
@@ -87,17 +98,18 @@ func (s *scorer) timeseries() Series {
 		p := &ser.Points[b]
 		p.Requests++
 		switch r.outcome {
-		case events.OutcomeFailed:
+		case outFailed:
 			p.Failed++
 		default:
-			if r.outcome == events.OutcomeDegraded {
+			if r.outcome == outDegraded {
 				p.Degraded++
 			}
 			if r.tgt >= 0 {
 				p.ByTarget[s.tgtPos[r.tgt]]++
 			}
 			if r.ttft > 0 {
-				ttfts[b] = append(ttfts[b], r.ttft)
+				ttfts[fill[b]] = r.ttft
+				fill[b]++
 			}
 		}
 		cf[b] += s.counterfactualOf(r)
@@ -122,8 +134,8 @@ func (s *scorer) timeseries() Series {
 		if allSum > 0 {
 			p.Success = float64(okSum) / float64(allSum)
 		}
-		if len(ttfts[i]) > 0 {
-			p.P95TTFT = percentiles(ttfts[i]).P95
+		if ds := ttfts[ttftAt[i]:ttftAt[i+1]]; len(ds) > 0 {
+			p.P95TTFT = selectNth(ds, rankOf(0.95, len(ds)))
 		}
 		cumCost += cost[i]
 		cumCF += cf[i]
