@@ -239,7 +239,11 @@ type scorer struct {
 	start    time.Time
 	end      time.Time
 	endOff   int64
-	nbins    int
+	// wall: start has no monotonic clock reading; startSec and startNsec
+	// are its Unix seconds and nanoseconds.
+	wall                bool
+	startSec, startNsec int64
+	nbins               int
 
 	reqs     []reqRec
 	atts     []attRec
@@ -262,16 +266,42 @@ type scorer struct {
 	routeP   []Price // by routes index: the route's primary price
 	routeHas []bool  // whether routeP is known
 
-	all, base, fault []int32 // request indices
+	// From sums: all requests, those started outside every fault window
+	// (the baseline) and inside one.
+	all, base, fault tally
+	cf               float64 // the counterfactual cost of all requests
+	okEnd, allEnd    prefix  // successful and all requests by end time
 	baseTTFT         Percentiles
 	baseTotal        Percentiles
 	baseFailed       []time.Duration
+
+	// From link and sums: per target (by names index) and series tallies.
+	tt        []tgtTally
+	okTotal   int     // attempts that ended ok
+	costTotal float64 // of all attempts
+	byClass   [][]int // ended attempts by class, by names index
+	step      time.Duration
+	npts      int       // series points of step
+	ptCost    []float64 // attempt cost by series point of its end
+	ttftAt    []int     // served TTFTs by series point, counted (shifted by one)
 
 	startAll, okAll prefix           // attempts by start, ok attempts by end
 	startBy, okBy   map[int32]prefix // the same for one target
 }
 
-func (s *scorer) off(t time.Time) int64 { return int64(t.Sub(s.start)) }
+// off returns t as an offset from the run's start: t.Sub(start). When the
+// start carries no monotonic clock reading (a simulated run, a log read
+// back from a file), Sub subtracts wall clock seconds and nanoseconds,
+// which off does itself for times within ±285 years of the start, without
+// Sub's overflow check.
+func (s *scorer) off(t time.Time) int64 {
+	if s.wall {
+		if ds := t.Unix() - s.startSec; ds > -9e9 && ds < 9e9 {
+			return ds*1e9 + int64(t.Nanosecond()) - s.startNsec
+		}
+	}
+	return int64(t.Sub(s.start))
+}
 
 func newScorer(in Input) *scorer {
 	s := newScorerBase(in)
@@ -284,6 +314,7 @@ func newScorer(in Input) *scorer {
 	}
 	s.link()
 	s.badServed(byID)
+	s.sums()
 	return s
 }
 
@@ -299,12 +330,17 @@ func newScorerBase(in Input) *scorer {
 	if s.end.IsZero() && len(in.Events) > 0 {
 		s.end = in.Events[len(in.Events)-1].Time
 	}
+	s.wall = s.start == s.start.Round(0) // Round(0) strips a monotonic reading
+	s.startSec, s.startNsec = s.start.Unix(), int64(s.start.Nanosecond())
 	s.endOff = s.off(s.end)
 	s.nbins = int(s.end.Sub(s.start)/bin) + 1
 	if s.nbins < 1 {
 		s.nbins = 1
 	}
 	s.names.add("") // index 0
+	dur := s.end.Sub(s.start)
+	s.step = seriesStep(dur)
+	s.npts = int(dur/s.step) + 1
 	return s
 }
 
@@ -732,8 +768,34 @@ func (s *scorer) target(t string) int32 {
 // link ties attempts to their requests and fills what the request events
 // lack.
 func (s *scorer) link() {
+	nt := len(s.names.names)
+	s.tt = make([]tgtTally, nt)
+	s.byClass = make([][]int, len(s.classes.names))
+	for c := range s.byClass {
+		s.byClass[c] = make([]int, nt)
+	}
+	s.ptCost = make([]float64, s.npts)
 	for i := range s.atts {
 		a := &s.atts[i]
+		t := &s.tt[a.tgt]
+		t.attempts++
+		t.cost += a.cost
+		s.costTotal += a.cost
+		if a.cost != 0 {
+			t.costNZ += a.cost
+			t.hasCost = true
+		}
+		s.ptCost[s.point(a.end)] += a.cost
+		if a.ended {
+			if a.ok {
+				s.okTotal++
+				t.ok++
+			}
+			s.byClass[a.class][a.tgt]++
+			if a.in > 0 {
+				t.warm++
+			}
+		}
 		if a.ri < 0 {
 			continue
 		}
@@ -768,11 +830,8 @@ func (s *scorer) link() {
 	}
 	// Requests: fill TTFT from the first attempt that reached the user when
 	// request.end lacks it.
-	s.all = make([]int32, len(s.reqs))
-	nBase := 0
 	for i := range s.reqs {
 		r := &s.reqs[i]
-		s.all[i] = int32(i)
 		if r.ttft == 0 && r.first >= 0 {
 			f := &s.atts[r.first]
 			r.ttft = time.Duration(f.start-r.start) + f.ttft
@@ -784,18 +843,6 @@ func (s *scorer) link() {
 			r.tgt = r.target
 		}
 		r.inFault = s.inAnyFault(r.start)
-		if !r.inFault {
-			nBase++
-		}
-	}
-	s.base = make([]int32, 0, nBase)
-	s.fault = make([]int32, 0, len(s.reqs)-nBase)
-	for i := range s.reqs {
-		if s.reqs[i].inFault {
-			s.fault = append(s.fault, int32(i))
-		} else {
-			s.base = append(s.base, int32(i))
-		}
 	}
 	// Route prices for the counterfactual.
 	s.routeP = make([]Price, len(s.routes.names))
@@ -803,9 +850,6 @@ func (s *scorer) link() {
 	for i, rt := range s.routes.names {
 		s.routeP[i], s.routeHas[i] = s.in.Prices[s.primaryFor(rt)]
 	}
-	var bt, bd []time.Duration
-	bt, bd, s.baseFailed = s.collect(s.base)
-	s.baseTTFT, s.baseTotal = percentiles(bt), percentiles(bd)
 }
 
 // badServed marks the requests whose last journal entry is corrupted while
@@ -920,23 +964,8 @@ func (s *scorer) put(bins []int32, t int64, n int32) {
 	bins[s.binAt(t)] += n
 }
 
-func (s *scorer) availability(rs []int32) Availability {
-	var a Availability
-	for _, i := range rs {
-		r := &s.reqs[i]
-		if !r.ended {
-			continue
-		}
-		a.Requests++
-		switch r.outcome {
-		case outServed:
-			a.Served++
-		case outDegraded:
-			a.Degraded++
-		default:
-			a.Failed++
-		}
-	}
+// rates fills in the rates of a's counts.
+func rates(a Availability) Availability {
 	if a.Requests > 0 {
 		n := float64(a.Requests)
 		a.ServedRate = float64(a.Served) / n
@@ -945,6 +974,159 @@ func (s *scorer) availability(rs []int32) Availability {
 		a.Success = float64(a.Served+a.Degraded) / n
 	}
 	return a
+}
+
+// tally accumulates what the scores read from a set of requests, taken in
+// log order.
+type tally struct {
+	avail              Availability // counts; rates by rates
+	requests, attempts int
+	reqBins, attBins   []int32 // request starts and their attempts by bin, when kept
+	spend              float64 // summed cost
+	bad                int
+	// Of ended requests: TTFTs and durations of those that succeeded,
+	// durations of those that failed.
+	ttft, total, failed []time.Duration
+}
+
+// tgtTally is what the scores count per target.
+type tgtTally struct {
+	attempts, ok, served, bad int
+	cost                      float64 // of its attempts
+	costNZ                    float64 // the same, adding only nonzero costs
+	hasCost                   bool    // some attempt had a nonzero cost
+	warm                      int     // ended attempts with input tokens
+	pass, n                   int     // quality
+}
+
+// point returns the series point that t (an offset) falls in.
+func (s *scorer) point(t int64) int {
+	return min(max(int(t/int64(s.step)), 0), s.npts-1)
+}
+
+// count adds r to the request, attempt and availability counts.
+func (t *tally) count(r *reqRec) {
+	t.requests++
+	t.attempts += int(r.attempts)
+	if !r.ended {
+		return
+	}
+	t.avail.Requests++
+	switch r.outcome {
+	case outServed:
+		t.avail.Served++
+	case outDegraded:
+		t.avail.Degraded++
+	default:
+		t.avail.Failed++
+	}
+}
+
+// collect adds r's latencies.
+func (t *tally) collect(r *reqRec) {
+	if !r.ended {
+		return
+	}
+	if r.outcome == outFailed {
+		t.failed = append(t.failed, r.dur)
+		return
+	}
+	if r.ttft > 0 {
+		t.ttft = append(t.ttft, r.ttft)
+	}
+	t.total = append(t.total, r.dur)
+}
+
+func (t *tally) spendPerRequest() float64 {
+	if t.requests == 0 {
+		return 0
+	}
+	return t.spend / float64(t.requests)
+}
+
+// sums makes the one pass over the requests that the overall scores and
+// the baseline need.
+func (s *scorer) sums() {
+	nBase := 0
+	for i := range s.reqs {
+		if !s.reqs[i].inFault {
+			nBase++
+		}
+	}
+	n := len(s.reqs)
+	all := &s.all
+	all.reqBins, all.attBins = s.newBins(), s.newBins()
+	base, fault := &s.base, &s.fault
+	base.ttft, base.total = make([]time.Duration, 0, nBase), make([]time.Duration, 0, nBase)
+	fault.ttft, fault.total = make([]time.Duration, 0, n-nBase), make([]time.Duration, 0, n-nBase)
+	okB, totB := s.newBins(), s.newBins()
+	s.ttftAt = make([]int, s.npts+1)
+	evals := len(s.in.Evals) > 0
+	for i := range s.reqs {
+		r := &s.reqs[i]
+		all.count(r)
+		if r.ended && r.outcome != outFailed {
+			if r.ttft > 0 {
+				s.ttftAt[s.point(r.end)+1]++
+			}
+			if r.tgt >= 0 {
+				t := &s.tt[r.tgt]
+				t.served++
+				if r.bad {
+					t.bad++
+				}
+				if !evals && r.target != 0 && r.served >= 0 {
+					t.n++
+					if !r.bad {
+						t.pass++
+					}
+				}
+			}
+		}
+		if r.start >= 0 && r.start <= s.endOff {
+			s.put(all.reqBins, r.start, 1)
+			s.put(all.attBins, r.start, r.attempts)
+		}
+		if r.served >= 0 {
+			s.cf += s.counterfactualOf(r)
+		}
+		if r.ended {
+			s.put(totB, r.end, 1)
+			if r.outcome != outFailed {
+				s.put(okB, r.end, 1)
+			}
+		}
+		t := base
+		if r.inFault {
+			t = fault
+		}
+		t.requests++
+		t.spend += r.cost
+		t.collect(r)
+	}
+	s.okEnd, s.allEnd = counts(okB), counts(totB)
+	s.baseFailed = base.failed // read by every latency, never reordered
+	s.baseTTFT, s.baseTotal = percentiles(base.ttft), percentiles(base.total)
+}
+
+// window tallies the requests started in f.
+func (s *scorer) window(f faultWin) tally {
+	t := tally{reqBins: s.newBins(), attBins: s.newBins()}
+	for i := range s.reqs {
+		r := &s.reqs[i]
+		if r.start < f.from || r.start >= f.to {
+			continue
+		}
+		t.count(r)
+		t.spend += r.cost
+		s.put(t.reqBins, r.start, 1)
+		s.put(t.attBins, r.start, r.attempts)
+		if r.bad {
+			t.bad++
+		}
+		t.collect(r)
+	}
+	return t
 }
 
 // rankOf returns the nearest-rank index of quantile q among n values.
@@ -1090,73 +1272,28 @@ func (s *scorer) inAnyFault(t int64) bool {
 	return false
 }
 
-// collect returns the TTFTs and durations of the requests of rs that
-// succeeded and the durations of those that failed.
-func (s *scorer) collect(rs []int32) (ttft, total, failed []time.Duration) {
-	total = make([]time.Duration, 0, len(rs))
-	ttft = make([]time.Duration, 0, len(rs))
-	for _, i := range rs {
-		r := &s.reqs[i]
-		if !r.ended {
-			continue
-		}
-		if r.outcome == outFailed {
-			failed = append(failed, r.dur)
-			continue
-		}
-		if r.ttft > 0 {
-			ttft = append(ttft, r.ttft)
-		}
-		total = append(total, r.dur)
-	}
-	return
-}
-
-// latency compares the requests of rs with the baseline (requests started
+// latency compares the latencies of t with the baseline (requests started
 // outside every fault window).
-func (s *scorer) latency(rs []int32) Latency {
-	ft, fd, ff := s.collect(rs)
+func (s *scorer) latency(t *tally) Latency {
 	l := Latency{
-		BaselineTTFT: s.baseTTFT, FaultTTFT: percentiles(ft),
-		BaselineTotal: s.baseTotal, FaultTotal: percentiles(fd),
+		BaselineTTFT: s.baseTTFT, FaultTTFT: percentiles(t.ttft),
+		BaselineTotal: s.baseTotal, FaultTotal: percentiles(t.total),
 	}
-	failed := make([]time.Duration, 0, len(s.baseFailed)+len(ff))
-	failed = append(append(failed, s.baseFailed...), ff...)
+	failed := make([]time.Duration, 0, len(s.baseFailed)+len(t.failed))
+	failed = append(append(failed, s.baseFailed...), t.failed...)
 	l.Failed = percentiles(failed)
 	l.TTFTPenalty = ratio(float64(l.FaultTTFT.P95), float64(l.BaselineTTFT.P95))
 	l.TotalPenalty = ratio(float64(l.FaultTotal.P95), float64(l.BaselineTotal.P95))
 	return l
 }
 
-func (s *scorer) reqsIn(from, to int64) []int32 {
-	var out []int32
-	for i := range s.reqs {
-		if t := s.reqs[i].start; t >= from && t < to {
-			out = append(out, int32(i))
-		}
-	}
-	return out
-}
-
-func (s *scorer) retry(rs []int32, from, to time.Time) Retry {
-	rt := Retry{}
-	for _, i := range rs {
-		rt.Requests++
-		rt.Attempts += int(s.reqs[i].attempts)
-	}
+// retry scores t's attempts; its bins hold the requests started in
+// [from, to).
+func (s *scorer) retry(t *tally, from, to time.Time) Retry {
+	rt := Retry{Requests: t.requests, Attempts: t.attempts}
 	rt.Amplification = ratio(float64(rt.Attempts), float64(rt.Requests))
-	// Peak over sliding 10s windows of request start times. Every request
-	// started in [from, to) is in rs.
-	f, t := s.off(from), s.off(to)
-	rb, ab := s.newBins(), s.newBins()
-	for _, i := range rs {
-		r := &s.reqs[i]
-		if r.start >= f && r.start < t {
-			s.put(rb, r.start, 1)
-			s.put(ab, r.start, r.attempts)
-		}
-	}
-	reqS, attS := counts(rb), counts(ab)
+	// Peak over sliding 10s windows of request start times.
+	reqS, attS := counts(t.reqBins), counts(t.attBins)
 	w := int(peakWindow / bin)
 	lo, hi := s.binOf(from), s.binOf(to)
 	for k := lo + 1; k <= hi+1; k++ {
@@ -1195,41 +1332,14 @@ func (s *scorer) counterfactualOf(r *reqRec) float64 {
 	return a.cost
 }
 
-// counterfactual sums counterfactualOf over rs.
-func (s *scorer) counterfactual(rs []int32) float64 {
-	total := 0.0
-	for _, i := range rs {
-		if r := &s.reqs[i]; r.served >= 0 {
-			total += s.counterfactualOf(r)
-		}
-	}
-	return total
-}
-
-func (s *scorer) spendPerRequest(rs []int32) float64 {
-	if len(rs) == 0 {
-		return 0
-	}
-	t := 0.0
-	for _, i := range rs {
-		t += s.reqs[i].cost
-	}
-	return t / float64(len(rs))
-}
-
 // warmupPenalty: per target, the cost of input tokens that missed the prompt
 // cache beyond the target's warm hit ratio (its hit ratio over the later half
 // of its attempts).
 func (s *scorer) warmupPenalty() float64 {
 	// The attempts of each target, in order, in one array.
 	at := make([]int, len(s.names.names)+1) // target t's are idx[at[t]:at[t+1]]
-	for i := range s.atts {
-		if a := &s.atts[i]; a.ended && a.in > 0 {
-			at[a.tgt+1]++
-		}
-	}
 	for t := range len(s.names.names) {
-		at[t+1] += at[t]
+		at[t+1] = at[t] + s.tt[t].warm
 	}
 	idx := make([]int32, at[len(s.names.names)])
 	fill := slices.Clone(at)
@@ -1265,29 +1375,19 @@ func (s *scorer) warmupPenalty() float64 {
 
 func (s *scorer) overall() Overall {
 	var o Overall
-	o.Availability = s.availability(s.all)
-	o.Latency = s.latency(s.fault)
-	o.Retry = s.retry(s.all, s.start, s.end.Add(time.Nanosecond))
+	o.Availability = rates(s.all.avail)
+	o.Latency = s.latency(&s.fault)
+	o.Retry = s.retry(&s.all, s.start, s.end.Add(time.Nanosecond))
 	o.Retry.BudgetExhausted = s.budget
-	c := Cost{ByTarget: map[string]float64{}}
-	byT := make([]float64, len(s.names.names))
-	has := make([]bool, len(s.names.names))
-	for i := range s.atts {
-		a := &s.atts[i]
-		c.Total += a.cost
-		if a.cost != 0 {
-			byT[a.tgt] += a.cost
-			has[a.tgt] = true
-		}
-	}
+	c := Cost{ByTarget: map[string]float64{}, Total: s.costTotal}
 	for i, n := range s.names.names {
-		if has[i] {
-			c.ByTarget[n] = byT[i]
+		if t := &s.tt[i]; t.hasCost {
+			c.ByTarget[n] = t.costNZ
 		}
 	}
-	c.Counterfactual = s.counterfactual(s.all)
+	c.Counterfactual = s.cf
 	c.FallbackPremium = c.Total - c.Counterfactual
-	c.Multiplier = ratio(s.spendPerRequest(s.fault), s.spendPerRequest(s.base))
+	c.Multiplier = ratio(s.fault.spendPerRequest(), s.base.spendPerRequest())
 	c.CacheWarmupPenalty = s.warmupPenalty()
 	if len(c.ByTarget) == 0 {
 		c.ByTarget = nil
@@ -1301,32 +1401,8 @@ func (s *scorer) flapWindowEnd(f faultWin) time.Time { return f.end.Add(s.slo.Wi
 
 func (s *scorer) targets() []TargetScore {
 	out := make([]TargetScore, 0, len(s.tgtNames))
-	nt := len(s.names.names)
-	okTotal := 0
-	type tally struct {
-		attempts, ok, served, bad int
-		cost                      float64
-		pass, n                   int // quality
-	}
-	ts := make([]tally, nt)
-	byClass := make([][]int, len(s.classes.names)) // by class, by names index
-	for c := range byClass {
-		byClass[c] = make([]int, nt)
-	}
-	for i := range s.atts {
-		a := &s.atts[i]
-		t := &ts[a.tgt]
-		t.attempts++
-		t.cost += a.cost
-		if !a.ended {
-			continue
-		}
-		if a.ok {
-			okTotal++
-			t.ok++
-		}
-		byClass[a.class][a.tgt]++
-	}
+	ts := s.tt
+	okTotal, byClass := s.okTotal, s.byClass
 	if len(s.in.Evals) > 0 {
 		for i := range s.in.Evals {
 			e := &s.in.Evals[i]
@@ -1337,23 +1413,6 @@ func (s *scorer) targets() []TargetScore {
 			ts[ti].n++
 			if e.Pass {
 				ts[ti].pass++
-			}
-		}
-	}
-	for i := range s.reqs {
-		r := &s.reqs[i]
-		if !r.ended || r.outcome == outFailed || r.tgt < 0 {
-			continue
-		}
-		t := &ts[r.tgt]
-		t.served++
-		if r.bad {
-			t.bad++
-		}
-		if len(s.in.Evals) == 0 && r.target != 0 && r.served >= 0 {
-			t.n++
-			if !r.bad {
-				t.pass++
 			}
 		}
 	}
@@ -1532,18 +1591,8 @@ func (s *scorer) faultScores() []FaultScore {
 		w = 1
 	}
 	// User-visible success series by request end.
-	okB, totB := s.newBins(), s.newBins()
-	for i := range s.reqs {
-		r := &s.reqs[i]
-		if r.ended {
-			s.put(totB, r.end, 1)
-			if r.outcome != outFailed {
-				s.put(okB, r.end, 1)
-			}
-		}
-	}
-	okS, totS := counts(okB), counts(totB)
-	baseSpend := s.spendPerRequest(s.base)
+	okS, totS := s.okEnd, s.allEnd
+	baseSpend := s.base.spendPerRequest()
 	for _, f := range s.faults {
 		fs := FaultScore{Step: f.step, Target: f.target, Kind: f.kind, Start: f.start, End: f.end}
 		lo, hi := s.binOf(f.start), s.binOf(f.end)
@@ -1572,16 +1621,12 @@ func (s *scorer) faultScores() []FaultScore {
 		// TTR.
 		s.recover(&fs, f)
 
-		reqs := s.reqsIn(f.from, f.to)
-		fs.Availability = s.availability(reqs)
-		fs.Latency = s.latency(reqs)
-		fs.Retry = s.retry(reqs, f.start, f.end)
-		fs.CostMultiplier = ratio(s.spendPerRequest(reqs), baseSpend)
-		for _, i := range reqs {
-			if s.reqs[i].bad {
-				fs.BadServed++
-			}
-		}
+		t := s.window(f)
+		fs.Availability = rates(t.avail)
+		fs.Latency = s.latency(&t)
+		fs.Retry = s.retry(&t, f.start, f.end)
+		fs.CostMultiplier = ratio(t.spendPerRequest(), baseSpend)
+		fs.BadServed = t.bad
 		fs.Flaps = s.faultFlaps(f)
 
 		// Offered load on the faulted target.

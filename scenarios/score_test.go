@@ -690,3 +690,21 @@ func TestFlights(t *testing.T) {
 		})
 	}
 }
+
+// TestOffset: off is t.Sub(start), with or without monotonic clock
+// readings, near and far.
+func TestOffset(t *testing.T) {
+	now := time.Now() // has a monotonic reading
+	starts := []time.Time{t0, now, now.Round(0), {}, time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC), t0.In(time.FixedZone("x", 3600))}
+	for _, st := range starts {
+		s := newScorerBase(Input{Start: st, End: st.Add(time.Hour)})
+		times := []time.Time{st, st.Add(1), st.Add(-1), st.Add(time.Hour + 7), st.Add(-time.Hour), now, now.Round(0),
+			{}, time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+			st.Add(math.MaxInt64), st.Add(math.MinInt64), st.AddDate(280, 0, 0), st.AddDate(-290, 0, 0), t0.In(time.FixedZone("y", -7200))}
+		for _, tm := range times {
+			if got, want := s.off(tm), int64(tm.Sub(st)); got != want {
+				t.Errorf("start %v: off(%v) = %d, want %d", st, tm, got, want)
+			}
+		}
+	}
+}

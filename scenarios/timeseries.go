@@ -62,28 +62,19 @@ func seriesStep(d time.Duration) time.Duration {
 
 func (s *scorer) timeseries() Series {
 	dur := s.end.Sub(s.start)
-	step := seriesStep(dur)
-	n := int(dur/step) + 1
+	step, n := s.step, s.npts
 	ser := Series{Step: step, Targets: append([]string(nil), s.tgtNames...)}
 	ser.Points = make([]Point, n)
-	cost := make([]float64, n)
 	cf := make([]float64, n)
 	byTarget := make([]int, n*len(ser.Targets))
 	for i := range ser.Points {
 		ser.Points[i].T = time.Duration(i) * step
 		ser.Points[i].ByTarget = byTarget[i*len(ser.Targets) : (i+1)*len(ser.Targets) : (i+1)*len(ser.Targets)]
 	}
-	bucket := func(t int64) int {
-		b := int(t / int64(step))
-		return min(max(b, 0), n-1)
-	}
-	// TTFTs of served requests by bucket: counted, then placed in one array.
-	ttftAt := make([]int, n+1) // bucket b's TTFTs are ttfts[ttftAt[b]:ttftAt[b+1]]
-	for i := range s.reqs {
-		if r := &s.reqs[i]; r.ended && r.outcome != outFailed && r.ttft > 0 {
-			ttftAt[bucket(r.end)+1]++
-		}
-	}
+	bucket := s.point
+	// TTFTs of served requests by bucket (counted by sums), placed in one
+	// array: bucket b's are ttfts[ttftAt[b]:ttftAt[b+1]].
+	ttftAt := s.ttftAt
 	for b := range n {
 		ttftAt[b+1] += ttftAt[b]
 	}
@@ -114,9 +105,7 @@ func (s *scorer) timeseries() Series {
 		}
 		cf[b] += s.counterfactualOf(r)
 	}
-	for i := range s.atts {
-		cost[bucket(s.atts[i].end)] += s.atts[i].cost
-	}
+	cost := s.ptCost
 	// Windowed success rate over the SLO window, by buckets.
 	win := max(int(s.slo.Window/step), 1)
 	var okSum, allSum int
