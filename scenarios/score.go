@@ -153,17 +153,25 @@ type transition struct {
 type strIndex struct {
 	names []string
 	m     map[string]int32 // once there are many
+	last  int32            // the last one found: runs of the same string are common
 }
 
 const strIndexLinear = 16
 
 func (x *strIndex) find(s string) (int32, bool) {
+	if int(x.last) < len(x.names) && x.names[x.last] == s {
+		return x.last, true
+	}
 	if x.m != nil {
 		i, ok := x.m[s]
+		if ok {
+			x.last = i
+		}
 		return i, ok
 	}
 	for i, n := range x.names {
 		if n == s {
+			x.last = int32(i)
 			return int32(i), true
 		}
 	}
@@ -277,6 +285,7 @@ type scorer struct {
 
 	// From link and sums: per target (by names index) and series tallies.
 	tt        []tgtTally
+	corrupted bool    // the journal has a corrupted entry
 	okTotal   int     // attempts that ended ok
 	costTotal float64 // of all attempts
 	byClass   [][]int // ended attempts by class, by names index
@@ -624,8 +633,12 @@ func (s *scorer) read(exact bool) (byID map[string]int32, ok bool) {
 		}
 	}
 	for i := range in.Journal {
-		if t := in.Journal[i].Target; i == 0 || t != in.Journal[i-1].Target {
-			s.target(t)
+		j := &in.Journal[i]
+		if i == 0 || j.Target != in.Journal[i-1].Target {
+			s.target(j.Target)
+		}
+		if j.Corrupted {
+			s.corrupted = true
 		}
 	}
 	for i := range s.faults {
@@ -856,15 +869,15 @@ func (s *scorer) link() {
 // the request succeeded. Only requests with a corrupted entry need looking
 // at.
 func (s *scorer) badServed(byID map[string]int32) {
+	if !s.corrupted {
+		return
+	}
 	in := s.in
 	last := map[string]*JournalEntry{}
 	for i := range in.Journal {
 		if in.Journal[i].Corrupted {
 			last[in.Journal[i].RequestID] = nil
 		}
-	}
-	if len(last) == 0 {
-		return
 	}
 	for i := range in.Journal {
 		j := &in.Journal[i]
@@ -1501,57 +1514,60 @@ func (s *scorer) faultFlaps(f faultWin) int {
 }
 
 // shareSeries returns per-bin counts of attempts by start time (okOnly:
-// successful ones by end time) on target and on all targets. Each series is
-// built once.
+// successful ones by end time) on target and on all targets. The series of
+// every fault target are built in one pass, on first use.
 func (s *scorer) shareSeries(target string, okOnly bool) (mine, all prefix) {
-	ti, _ := s.names.find(target) // every fault target is in names
 	if s.startBy == nil {
-		s.startBy, s.okBy = map[int32]prefix{}, map[int32]prefix{}
+		s.buildShareSeries()
 	}
-	by, all := s.startBy, s.startAll
+	ti, _ := s.names.find(target) // every fault target is in names
 	if okOnly {
-		by, all = s.okBy, s.okAll
+		return s.okBy[ti], s.okAll
 	}
-	mine, done := by[ti]
-	if done && all != nil {
-		return mine, all
+	return s.startBy[ti], s.startAll
+}
+
+func (s *scorer) buildShareSeries() {
+	// slot[t] is where target t's series are in mine, -1 for none.
+	slot := make([]int, len(s.names.names))
+	for i := range slot {
+		slot[i] = -1
 	}
-	mb := s.newBins()
-	var ab []int32
-	if all == nil {
-		ab = s.newBins()
+	var tgts []int32
+	for _, f := range s.faults {
+		if ti, _ := s.names.find(f.target); slot[ti] < 0 {
+			slot[ti] = len(tgts)
+			tgts = append(tgts, ti)
+		}
+	}
+	startAll, okAll := s.newBins(), s.newBins()
+	startMine, okMine := make([][]int32, len(tgts)), make([][]int32, len(tgts))
+	for k := range tgts {
+		startMine[k], okMine[k] = s.newBins(), s.newBins()
 	}
 	for i := range s.atts {
 		a := &s.atts[i]
-		t := a.start
-		if okOnly {
-			if !a.ok || !a.ended {
-				continue
+		k := slot[a.tgt]
+		if a.start >= 0 {
+			b := s.binAt(a.start)
+			startAll[b]++
+			if k >= 0 {
+				startMine[k][b]++
 			}
-			t = a.end
 		}
-		if t < 0 {
-			continue
-		}
-		b := s.binAt(t)
-		if a.tgt == ti {
-			mb[b]++
-		}
-		if ab != nil {
-			ab[b]++
+		if a.ok && a.ended && a.end >= 0 {
+			b := s.binAt(a.end)
+			okAll[b]++
+			if k >= 0 {
+				okMine[k][b]++
+			}
 		}
 	}
-	mine = counts(mb)
-	by[ti] = mine
-	if ab != nil {
-		all = counts(ab)
-		if okOnly {
-			s.okAll = all
-		} else {
-			s.startAll = all
-		}
+	s.startAll, s.okAll = counts(startAll), counts(okAll)
+	s.startBy, s.okBy = make(map[int32]prefix, len(tgts)), make(map[int32]prefix, len(tgts))
+	for k, ti := range tgts {
+		s.startBy[ti], s.okBy[ti] = counts(startMine[k]), counts(okMine[k])
 	}
-	return mine, all
 }
 
 // baselineBins returns the bin range of f's baseline: from the end of the
