@@ -427,16 +427,19 @@ func (s *scorer) read(exact bool) (byID map[string]int32, ok bool) {
 	}
 	// The request of the last event, as consecutive events are often
 	// about the same request.
+	// lastSlot is where it is in live while live.ver is lastVer.
 	lastID, lastRI := "", int32(-1)
+	lastSlot, lastVer := 0, uint64(0)
 	inFlight := func(id string) (int32, bool) {
 		if lastRI >= 0 && id == lastID {
 			return lastRI, true
 		}
-		ri, ok := live.find(id)
-		if ok {
-			lastID, lastRI = id, ri
+		i, ok := live.lookup(id)
+		if !ok {
+			return -1, false
 		}
-		return ri, ok
+		lastID, lastRI, lastSlot, lastVer = id, live.slots[i].ri-1, i, live.ver
+		return lastRI, true
 	}
 	newAtt := func(a attRec, id string) int32 {
 		i := int32(len(s.atts))
@@ -467,10 +470,11 @@ func (s *scorer) read(exact bool) (byID map[string]int32, ok bool) {
 			}
 			id := e.RequestID
 			ri := newReq(i, e.Route, e.Time)
-			if !live.add(id, ri) {
+			slot, ok := live.add(id, ri)
+			if !ok {
 				return nil, false // in flight twice
 			}
-			lastID, lastRI = id, ri
+			lastID, lastRI, lastSlot, lastVer = id, ri, slot, live.ver
 			if ordered {
 				ordered = len(id) > len(prevID) || (len(id) == len(prevID) && id > prevID)
 				prevID = id
@@ -485,7 +489,9 @@ func (s *scorer) read(exact bool) (byID map[string]int32, ok bool) {
 				}
 			} else {
 				var ok bool
-				if ri, ok = live.remove(e.RequestID); !ok {
+				if lastRI >= 0 && e.RequestID == lastID && lastVer == live.ver {
+					ri = live.delAt(lastSlot) // usually: its attempt.end came just before
+				} else if ri, ok = live.remove(e.RequestID); !ok {
 					return nil, false
 				}
 				lastRI = -1
@@ -667,6 +673,7 @@ type flights struct {
 	seed  maphash.Seed
 	slots []flight // a power of two in length
 	n     int
+	ver   uint64 // changes whenever entries may move
 }
 
 type flight struct {
@@ -694,16 +701,21 @@ func (t *flights) slot(id string, h uint64) int {
 
 func (t *flights) hash(id string) uint64 { return maphash.String(t.seed, id) }
 
-// add records request ri under id; false if id is already in flight.
-func (t *flights) add(id string, ri int32) bool { return t.put(id, t.hash(id), ri) }
+// add records request ri under id and returns its slot; false if id is
+// already in flight.
+func (t *flights) add(id string, ri int32) (int, bool) { return t.put(id, t.hash(id), ri) }
 
-// find returns the request in flight under id.
-func (t *flights) find(id string) (int32, bool) { return t.get(id, t.hash(id)) }
+// lookup returns the slot of id.
+func (t *flights) lookup(id string) (int, bool) {
+	i := t.slot(id, t.hash(id))
+	return i, t.slots[i].ri != 0
+}
 
 // remove takes id out of the table and returns its request.
 func (t *flights) remove(id string) (int32, bool) { return t.del(id, t.hash(id)) }
 
-func (t *flights) put(id string, h uint64, ri int32) bool {
+func (t *flights) put(id string, h uint64, ri int32) (int, bool) {
+	t.ver++
 	if 2*(t.n+1) > len(t.slots) {
 		old := t.slots
 		t.slots = make([]flight, 2*len(old))
@@ -715,24 +727,25 @@ func (t *flights) put(id string, h uint64, ri int32) bool {
 	}
 	i := t.slot(id, h)
 	if t.slots[i].ri != 0 {
-		return false
+		return i, false
 	}
 	t.slots[i] = flight{id: id, hash: h, ri: ri + 1}
 	t.n++
-	return true
-}
-
-func (t *flights) get(id string, h uint64) (int32, bool) {
-	sl := t.slots[t.slot(id, h)]
-	return sl.ri - 1, sl.ri != 0
+	return i, true
 }
 
 func (t *flights) del(id string, h uint64) (int32, bool) {
 	i := t.slot(id, h)
-	ri := t.slots[i].ri
-	if ri == 0 {
+	if t.slots[i].ri == 0 {
 		return -1, false
 	}
+	return t.delAt(i), true
+}
+
+// delAt empties slot i, which holds an entry, and returns its request.
+func (t *flights) delAt(i int) int32 {
+	t.ver++
+	ri := t.slots[i].ri
 	// Backward-shift deletion: move later entries of the probe run into
 	// the hole unless their home slot lies cyclically in (hole, entry].
 	mask := len(t.slots) - 1
@@ -746,7 +759,7 @@ func (t *flights) del(id string, h uint64) (int32, bool) {
 	}
 	t.slots[i] = flight{}
 	t.n--
-	return ri - 1, true
+	return ri - 1
 }
 
 // reqID returns the id of request i.

@@ -662,17 +662,18 @@ func TestFlights(t *testing.T) {
 			for i := range 20000 {
 				id := fmt.Sprintf("req-%d", rnd.IntN(40))
 				h := hash(&f, id)
-				switch rnd.IntN(3) {
+				switch rnd.IntN(4) {
 				case 0:
 					_, had := want[id]
-					if added := f.put(id, h, int32(i)); added == had {
+					if _, added := f.put(id, h, int32(i)); added == had {
 						t.Fatalf("op %d: add(%s) = %v with it in flight = %v", i, id, added, had)
 					}
 					if !had {
 						want[id] = int32(i)
 					}
 				case 1:
-					ri, ok := f.get(id, h)
+					sl := f.slots[f.slot(id, h)]
+					ri, ok := sl.ri-1, sl.ri != 0
 					if w, had := want[id]; ok != had || (ok && ri != w) {
 						t.Fatalf("op %d: find(%s) = %d %v, want %d %v", i, id, ri, ok, w, had)
 					}
@@ -682,6 +683,18 @@ func TestFlights(t *testing.T) {
 						t.Fatalf("op %d: remove(%s) = %d %v, want %d %v", i, id, ri, ok, w, had)
 					}
 					delete(want, id)
+				case 3: // find, then remove from the slot found
+					slot := f.slot(id, h)
+					w, had := want[id]
+					if ok := f.slots[slot].ri != 0; ok != had {
+						t.Fatalf("op %d: slot of %s holds an entry = %v, want %v", i, id, ok, had)
+					}
+					if had {
+						if ri := f.delAt(slot); ri != w {
+							t.Fatalf("op %d: delAt(slot of %s) = %d, want %d", i, id, ri, w)
+						}
+						delete(want, id)
+					}
 				}
 				if f.n != len(want) {
 					t.Fatalf("op %d: %d in flight, want %d", i, f.n, len(want))
