@@ -274,6 +274,8 @@ type scorer struct {
 	routeP   []Price // by routes index: the route's primary price
 	routeHas []bool  // whether routeP is known
 
+	corrupted bool // the journal has a corrupted entry
+
 	// From sums: all requests, those started outside every fault window
 	// (the baseline) and inside one.
 	all, base, fault tally
@@ -285,7 +287,6 @@ type scorer struct {
 
 	// From link and sums: per target (by names index) and series tallies.
 	tt        []tgtTally
-	corrupted bool    // the journal has a corrupted entry
 	okTotal   int     // attempts that ended ok
 	costTotal float64 // of all attempts
 	byClass   [][]int // ended attempts by class, by names index
