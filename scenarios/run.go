@@ -45,13 +45,17 @@ func runSim(ctx context.Context, s *Scenario, seed uint64) (*Result, error) {
 		return nil, err
 	}
 	m.run()
-	end := Epoch.Add(time.Duration(m.end))
-	in := Input{Packed: &m.log, Journal: m.journal(), Evals: m.evalRecs, Start: Epoch, End: end,
-		SLO: SLO{SuccessRate: s.SLO.SuccessRate.F(), Window: s.SLO.Window.D()}, Primary: s.env.primary, Prices: s.env.prices}
-	res := finish(s, in, ModeSim, seed, m.aborted)
+	res := finish(s, m.input(), ModeSim, seed, m.aborted)
 	res.Start = Epoch
 	res.Elapsed = time.Duration(m.end)
 	return res, nil
+}
+
+// input is what a finished simulation gives the scorer.
+func (m *sim) input() Input {
+	s := m.s
+	return Input{Packed: &m.log, Journal: m.journal(), Evals: m.evalRecs, Start: Epoch, End: Epoch.Add(time.Duration(m.end)),
+		SLO: SLO{SuccessRate: s.SLO.SuccessRate.F(), Window: s.SLO.Window.D()}, Primary: s.env.primary, Prices: s.env.prices}
 }
 
 // finish scores a run and judges its expectations.

@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"cmp"
+	"hash/maphash"
 	"iter"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -69,6 +71,14 @@ type Input struct {
 	BlackBox bool
 }
 
+// len returns the number of events in the log.
+func (in *Input) len() int {
+	if in.Packed != nil {
+		return in.Packed.Len()
+	}
+	return len(in.Events)
+}
+
 // all returns the events of the log, Packed or Events.
 func (in *Input) all() iter.Seq2[int, events.Event] {
 	if in.Packed != nil {
@@ -87,37 +97,67 @@ const (
 	defaultWindow   = 10 * time.Second
 )
 
+// Requests and attempts are kept by value in two slices and refer to each
+// other by position; times are offsets in nanoseconds from the run's start
+// (t.Sub(start)), so the hot loops compare and bin plain integers.
+
 type reqRec struct {
-	id       string
-	route    string
-	start    time.Time
-	end      time.Time
-	ended    bool
-	outcome  string
-	target   string
+	ev       int32 // the event that made the record (its RequestID is the id)
+	start    int64
+	end      int64
 	ttft     time.Duration
 	dur      time.Duration
-	attempts int
 	cost     float64
-	served   *attRec // the attempt that answered
-	first    *attRec // the first attempt whose tokens reached the user
+	attempts int32
+	served   int32 // the attempt that answered (index in atts), -1 for none
+	first    int32 // the first attempt whose tokens reached the user, -1 for none
+	tgt      int32 // the target as a scored target (index in names), -1 when not one
+	target   int32 // the target string's index in names (0: "")
+	rt       int32 // route's index in routes
+	open     int32 // while reading: the attempt in flight, -1 for none
+	outcome  uint8
+	ended    bool
+	bad      bool // served corrupted
+	inFault  bool // started inside a fault window
+}
+
+// Request outcomes as reqRec.outcome.
+const (
+	outOther uint8 = iota
+	outServed
+	outDegraded
+	outFailed
+)
+
+func outcomeOf(o string) uint8 {
+	switch o {
+	case events.OutcomeServed:
+		return outServed
+	case events.OutcomeDegraded:
+		return outDegraded
+	case events.OutcomeFailed:
+		return outFailed
+	}
+	return outOther
 }
 
 type attRec struct {
-	req            string
-	target         string
-	start, end     time.Time
-	class          string
+	start, end     int64
 	ttft           time.Duration
 	in, out, cache int
 	cost           float64
+	ri             int32 // the request (index in reqs), -1 for none
+	tgt            int32 // target's index in names
+	class          int32 // index in classes
 	ended          bool
 	stream         bool
+	ok             bool // ended with class "ok"
 }
 
 type faultWin struct {
 	step, target, kind string
 	start, end         time.Time
+	from, to           int64 // start and end as offsets
 }
 
 type transition struct {
@@ -127,6 +167,78 @@ type transition struct {
 	to     string
 	kind   events.Kind
 }
+
+// strIndex numbers a small set of strings (targets, routes, classes) in the
+// order they are first seen.
+type strIndex struct {
+	names []string
+	m     map[string]int32 // once there are many
+	last  int32            // the last one found: runs of the same string are common
+}
+
+const strIndexLinear = 16
+
+func (x *strIndex) find(s string) (int32, bool) {
+	if int(x.last) < len(x.names) && x.names[x.last] == s {
+		return x.last, true
+	}
+	if x.m != nil {
+		i, ok := x.m[s]
+		if ok {
+			x.last = i
+		}
+		return i, ok
+	}
+	for i, n := range x.names {
+		if n == s {
+			x.last = int32(i)
+			return int32(i), true
+		}
+	}
+	return -1, false
+}
+
+func (x *strIndex) add(s string) int32 {
+	if i, ok := x.find(s); ok {
+		return i
+	}
+	i := int32(len(x.names))
+	x.names = append(x.names, s)
+	if x.m != nil {
+		x.m[s] = i
+	} else if len(x.names) > strIndexLinear {
+		x.m = make(map[string]int32, 2*len(x.names))
+		for j, n := range x.names {
+			x.m[n] = int32(j)
+		}
+	}
+	return i
+}
+
+// Kinds counted without a map in the event summary.
+var summaryKinds = [...]events.Kind{
+	events.RequestStart, events.RequestEnd, events.AttemptStart, events.AttemptEnd,
+	events.BreakerTransition, events.HealthChange, events.ProbeResult, events.DetectorSignal,
+	events.AlertFired, events.AlertResolved, events.AlertDelivered, events.BudgetExhausted,
+	events.FaultStart, events.FaultEnd,
+}
+
+const (
+	kRequestStart = iota
+	kRequestEnd
+	kAttemptStart
+	kAttemptEnd
+	kBreaker
+	kHealth
+	kProbe
+	kDetector
+	kAlertFired
+	kAlertResolved
+	kAlertDelivered
+	kBudget
+	kFaultStart
+	kFaultEnd
+)
 
 // Score computes every score of DESIGN.md from in. It is a pure function:
 // the same input gives the same result. The returned Result has Overall,
@@ -154,31 +266,94 @@ type scorer struct {
 	blackBox bool
 	start    time.Time
 	end      time.Time
-	nbins    int
+	endOff   int64
+	// wall: start has no monotonic clock reading; startSec and startNsec
+	// are its Unix seconds and nanoseconds.
+	wall                bool
+	startSec, startNsec int64
+	nbins               int
 
-	reqs     []*reqRec
-	byID     map[string]*reqRec
-	atts     []*attRec
+	reqs     []reqRec
+	ids      []string // request id by reqs index
+	atts     []attRec
 	faults   []faultWin
 	trans    []transition // breaker and health, in log order
 	signals  []transition // detector signals and probe detections
 	budget   int
 	alertEv  []events.Event
+	timeline []events.Event // the first MaxTimeline notable events
 	summary  EventSummary
-	tgtNames []string
-	bad      map[string]bool // request ids served corrupted
+
+	names    strIndex // every target string seen on an event, a journal entry or a fault
+	classes  strIndex // attempt outcome classes
+	isTarget []bool   // by names index: a scored target
+	tgtNames []string // the scored targets, sorted
+	tgtIdx   []int32  // tgtNames[i] is names.names[tgtIdx[i]]
+	tgtPos   []int32  // by names index: position in tgtNames, -1 for none
+
+	routes   strIndex
+	routeP   []Price // by routes index: the route's primary price
+	routeHas []bool  // whether routeP is known
+
+	corrupted bool // the journal has a corrupted entry
+
+	// From sums: all requests, those started outside every fault window
+	// (the baseline) and inside one.
+	all, base, fault tally
+	cf               float64 // the counterfactual cost of all requests
+	okEnd, allEnd    prefix  // successful and all requests by end time
+	baseTTFT         Percentiles
+	baseTotal        Percentiles
+	baseFailed       []time.Duration
+
+	// From link and sums: per target (by names index) and series tallies.
+	tt        []tgtTally
+	okTotal   int     // attempts that ended ok
+	costTotal float64 // of all attempts
+	byClass   [][]int // ended attempts by class, by names index
+	step      time.Duration
+	npts      int       // series points of step
+	ptCost    []float64 // attempt cost by series point of its end
+	ttftAt    []int     // served TTFTs by series point, counted (shifted by one)
+
+	startAll, okAll prefix           // attempts by start, ok attempts by end
+	startBy, okBy   map[int32]prefix // the same for one target
+}
+
+// off returns t as an offset from the run's start: t.Sub(start). When the
+// start carries no monotonic clock reading (a simulated run, a log read
+// back from a file), Sub subtracts wall clock seconds and nanoseconds,
+// which off does itself for times within ±285 years of the start, without
+// Sub's overflow check.
+func (s *scorer) off(t time.Time) int64 {
+	if s.wall {
+		if ds := t.Unix() - s.startSec; ds > -9e9 && ds < 9e9 {
+			return ds*1e9 + int64(t.Nanosecond()) - s.startNsec
+		}
+	}
+	return int64(t.Sub(s.start))
 }
 
 func newScorer(in Input) *scorer {
-	// About six events per request: size the request and attempt tables
-	// so they are not rehashed and copied as they grow.
-	est := len(in.Events)/6 + 16
-	s := &scorer{in: in, slo: in.SLO, start: in.Start, end: in.End, byID: make(map[string]*reqRec, est),
-		reqs: make([]*reqRec, 0, est), atts: make([]*attRec, 0, est)}
+	s := newScorerBase(in)
+	byID, ok := s.read(false)
+	if !ok {
+		// A log the fast reading does not cover: read it again keeping
+		// every request id.
+		s = newScorerBase(in)
+		byID, _ = s.read(true)
+	}
+	s.link()
+	s.badServed(byID)
+	s.sums()
+	return s
+}
+
+func newScorerBase(in Input) *scorer {
+	s := &scorer{in: in, slo: in.SLO, start: in.Start, end: in.End}
 	if s.slo.Window <= 0 {
 		s.slo.Window = defaultWindow
 	}
-	s.summary = EventSummary{ByKind: map[string]int{}}
 	// Infer bounds when not given.
 	if s.start.IsZero() || s.end.IsZero() {
 		first := true
@@ -192,60 +367,223 @@ func newScorer(in Input) *scorer {
 			}
 		}
 	}
+	s.wall = s.start == s.start.Round(0) // Round(0) strips a monotonic reading
+	s.startSec, s.startNsec = s.start.Unix(), int64(s.start.Nanosecond())
+	s.endOff = s.off(s.end)
 	s.nbins = int(s.end.Sub(s.start)/bin) + 1
 	if s.nbins < 1 {
 		s.nbins = 1
 	}
-	openAtt := make(map[string]*attRec, 64) // request id -> the attempt in flight
+	s.names.add("") // index 0
+	dur := s.end.Sub(s.start)
+	s.step = seriesStep(dur)
+	s.npts = int(dur/s.step) + 1
+	return s
+}
+
+// read makes the one pass over the event log.
+//
+// Unless exact, it reads a well-formed log: every attempt and request end
+// comes while its request is in flight (after its request.start, before
+// its request.end) and no request id is used twice. Then only the requests
+// in flight need an index by id. It returns false as soon as the log is not
+// like that.
+//
+// Exact, it indexes every request id and returns the latest record of each
+// (a request.end or an attempt may refer to a request ended or started
+// later). It is always true.
+//
+// Either way the result is the same: each request id denotes its latest
+// record once the whole log is read.
+func (s *scorer) read(exact bool) (byID map[string]int32, ok bool) {
+	in := s.in
+	// About four to six events per request: size the tables so they are
+	// not copied as they grow.
+	est := in.len()/4 + 16
+	s.reqs = make([]reqRec, 0, est)
+	s.ids = make([]string, 0, est)
+	s.atts = make([]attRec, 0, est)
+	var (
+		live    flights          // fast: request id -> the request in flight
+		openAtt map[string]int32 // exact: request id -> the attempt in flight
+		attIDs  []string         // exact: request id by attempt
+		prevID  string           // fast: ids so far in increasing (length, bytes) order
+		ordered = true
+	)
+	if exact {
+		byID = make(map[string]int32, est)
+		openAtt = make(map[string]int32, 64)
+		attIDs = make([]string, 0, est)
+	} else {
+		live.init(256)
+	}
 	probeStreak := map[string]int{}
-	targets := map[string]bool{}
-	for _, ev := range in.all() {
+	var kinds [len(summaryKinds)]int
+	var other strIndex // kinds not in summaryKinds
+	var otherN []int
+	zeroOff := s.off(time.Time{}) // where a missing end time falls
+	var prices []Price            // by names index, for attempts without a cost
+	var priced []int8             // 0 unknown, 1 priced, -1 no price
+	price := func(tgt int32, target string) (Price, bool) {
+		for int(tgt) >= len(priced) {
+			priced = append(priced, 0)
+			prices = append(prices, Price{})
+		}
+		if priced[tgt] == 0 {
+			p, ok := in.Prices[target]
+			prices[tgt], priced[tgt] = p, 1
+			if !ok {
+				priced[tgt] = -1
+			}
+		}
+		return prices[tgt], priced[tgt] > 0
+	}
+	newReq := func(ev int, id, route string, start time.Time) int32 {
+		i := int32(len(s.reqs))
+		s.ids = append(s.ids, id)
+		s.reqs = append(s.reqs, reqRec{ev: int32(ev), start: s.off(start), served: -1, first: -1, tgt: -1, open: -1,
+			rt: s.routes.add(route)})
+		if exact {
+			byID[id] = i
+		}
+		return i
+	}
+	lookup := func(id string) int32 {
+		if i, ok := byID[id]; ok {
+			return i
+		}
+		return -1
+	}
+	// The request of the last event, as consecutive events are often
+	// about the same request.
+	// lastSlot is where it is in live while live.ver is lastVer.
+	lastID, lastRI := "", int32(-1)
+	lastSlot, lastVer := 0, uint64(0)
+	inFlight := func(id string) (int32, bool) {
+		if lastRI >= 0 && id == lastID {
+			return lastRI, true
+		}
+		i, ok := live.lookup(id)
+		if !ok {
+			return -1, false
+		}
+		lastID, lastRI, lastSlot, lastVer = id, live.slots[i].ri-1, i, live.ver
+		return lastRI, true
+	}
+	newAtt := func(a attRec, id string) int32 {
+		i := int32(len(s.atts))
+		s.atts = append(s.atts, a)
+		if exact {
+			attIDs = append(attIDs, id)
+		}
+		return i
+	}
+	lastTarget, lastTgt := "", int32(0)
+	for i, ev := range in.all() {
 		e := &ev
-		s.summary.Total++
-		s.summary.ByKind[string(e.Kind)]++
+		tgt := int32(0)
 		if e.Target != "" && e.Kind != events.FaultStart && e.Kind != events.FaultEnd {
-			targets[e.Target] = true
+			if e.Target == lastTarget {
+				tgt = lastTgt
+			} else {
+				tgt = s.target(e.Target)
+				lastTarget, lastTgt = e.Target, tgt
+			}
 		}
 		switch e.Kind {
 		case events.RequestStart:
-			r := &reqRec{id: e.RequestID, route: e.Route, start: e.Time}
-			s.reqs = append(s.reqs, r)
-			s.byID[e.RequestID] = r
-		case events.RequestEnd:
-			r := s.byID[e.RequestID]
-			if r == nil {
-				r = &reqRec{id: e.RequestID, route: e.Route, start: e.Time.Add(-e.Duration)}
-				s.reqs = append(s.reqs, r)
-				s.byID[e.RequestID] = r
+			kinds[kRequestStart]++
+			if exact {
+				newReq(i, e.RequestID, e.Route, e.Time)
+				continue
 			}
-			r.ended, r.end, r.outcome, r.target = true, e.Time, e.Outcome, e.Target
+			id := e.RequestID
+			ri := newReq(i, e.RequestID, e.Route, e.Time)
+			slot, ok := live.add(id, ri)
+			if !ok {
+				return nil, false // in flight twice
+			}
+			lastID, lastRI, lastSlot, lastVer = id, ri, slot, live.ver
+			if ordered {
+				ordered = len(id) > len(prevID) || (len(id) == len(prevID) && id > prevID)
+				prevID = id
+			}
+			continue
+		case events.RequestEnd:
+			kinds[kRequestEnd]++
+			var ri int32
+			if exact {
+				if ri = lookup(e.RequestID); ri < 0 {
+					ri = newReq(i, e.RequestID, e.Route, e.Time.Add(-e.Duration))
+				}
+			} else {
+				var ok bool
+				if lastRI >= 0 && e.RequestID == lastID && lastVer == live.ver {
+					ri = live.delAt(lastSlot) // usually: its attempt.end came just before
+				} else if ri, ok = live.remove(e.RequestID); !ok {
+					return nil, false
+				}
+				lastRI = -1
+			}
+			r := &s.reqs[ri]
+			r.ended, r.end, r.outcome, r.target = true, s.off(e.Time), outcomeOf(e.Outcome), tgt
 			r.ttft, r.dur = e.TTFT, e.Duration
 			if r.dur == 0 {
-				r.dur = e.Time.Sub(r.start)
+				r.dur = time.Duration(r.end - r.start)
 			}
+			continue
 		case events.AttemptStart:
-			a := &attRec{req: e.RequestID, target: e.Target, start: e.Time}
-			s.atts = append(s.atts, a)
-			openAtt[e.RequestID] = a // a request has one attempt in flight at a time
-		case events.AttemptEnd:
-			a := openAtt[e.RequestID]
-			if a != nil && a.target == e.Target {
-				delete(openAtt, e.RequestID)
-			} else {
-				start := e.Time.Add(-e.Duration)
-				a = &attRec{req: e.RequestID, target: e.Target, start: start}
-				s.atts = append(s.atts, a)
+			kinds[kAttemptStart]++
+			a := attRec{tgt: tgt, start: s.off(e.Time), end: zeroOff, class: -1}
+			if exact {
+				a.ri = lookup(e.RequestID)
+				openAtt[e.RequestID] = newAtt(a, e.RequestID) // a request has one attempt in flight at a time
+				continue
 			}
-			a.ended, a.end, a.class, a.ttft, a.stream = true, e.Time, e.Class, e.TTFT, e.Stream
+			ri, ok := inFlight(e.RequestID)
+			if !ok {
+				return nil, false
+			}
+			a.ri = ri
+			s.reqs[ri].open = newAtt(a, "")
+			continue
+		case events.AttemptEnd:
+			kinds[kAttemptEnd]++
+			var ai int32
+			if exact {
+				var ok bool
+				if ai, ok = openAtt[e.RequestID]; ok && s.atts[ai].tgt == tgt {
+					delete(openAtt, e.RequestID)
+				} else {
+					ai = newAtt(attRec{tgt: tgt, start: s.off(e.Time.Add(-e.Duration)), ri: lookup(e.RequestID)}, e.RequestID)
+				}
+			} else {
+				ri, ok := inFlight(e.RequestID)
+				if !ok {
+					return nil, false
+				}
+				r := &s.reqs[ri]
+				if ai = r.open; ai >= 0 && s.atts[ai].tgt == tgt {
+					r.open = -1
+				} else {
+					ai = newAtt(attRec{tgt: tgt, start: s.off(e.Time.Add(-e.Duration)), ri: ri}, "")
+				}
+			}
+			a := &s.atts[ai]
+			a.ended, a.end, a.class, a.ttft, a.stream = true, s.off(e.Time), s.classes.add(e.Class), e.TTFT, e.Stream
+			a.ok = e.Class == "ok"
 			a.in, a.out, a.cache, a.cost = e.InputTokens, e.OutputTokens, e.CachedTokens, e.Cost
 			if a.cost == 0 {
-				if p, ok := in.Prices[e.Target]; ok {
+				if p, ok := price(tgt, e.Target); ok {
 					a.cost = p.Cost(a.in, a.cache, a.out)
 				}
 			}
+			continue
 		case events.FaultStart:
+			kinds[kFaultStart]++
 			s.faults = append(s.faults, faultWin{step: e.Name, target: e.Target, kind: e.Reason, start: e.Time, end: s.end})
 		case events.FaultEnd:
+			kinds[kFaultEnd]++
 			for j := len(s.faults) - 1; j >= 0; j-- {
 				f := &s.faults[j]
 				if f.step == e.Name && f.target == e.Target && f.end.Equal(s.end) && !f.start.After(e.Time) {
@@ -254,10 +592,17 @@ func newScorer(in Input) *scorer {
 				}
 			}
 		case events.BreakerTransition, events.HealthChange:
+			if e.Kind == events.BreakerTransition {
+				kinds[kBreaker]++
+			} else {
+				kinds[kHealth]++
+			}
 			s.trans = append(s.trans, transition{t: e.Time, target: e.Target, from: normState(e.From), to: normState(e.To), kind: e.Kind})
 		case events.DetectorSignal:
+			kinds[kDetector]++
 			s.signals = append(s.signals, transition{t: e.Time, target: e.Target, to: "detector:" + e.Name, kind: e.Kind})
 		case events.ProbeResult:
+			kinds[kProbe]++
 			if e.Class == probeRateLimited {
 				break // not a failure, not a success
 			}
@@ -270,84 +615,351 @@ func newScorer(in Input) *scorer {
 				}
 			}
 		case events.BudgetExhausted:
+			kinds[kBudget]++
 			s.budget++
 		case events.AlertFired, events.AlertResolved, events.AlertDelivered:
+			switch e.Kind {
+			case events.AlertFired:
+				kinds[kAlertFired]++
+			case events.AlertResolved:
+				kinds[kAlertResolved]++
+			default:
+				kinds[kAlertDelivered]++
+			}
 			s.alertEv = append(s.alertEv, *e)
+		default:
+			k := other.add(string(e.Kind))
+			if int(k) == len(otherN) {
+				otherN = append(otherN, 0)
+			}
+			otherN[k]++
+		}
+		// Not a request or attempt event: part of the timeline.
+		if len(s.timeline) < MaxTimeline {
+			s.timeline = append(s.timeline, *e)
 		}
 	}
+	if !exact && !ordered && !s.uniqueIDs() {
+		return nil, false
+	}
+	s.summary = EventSummary{Total: in.len(), ByKind: map[string]int{}}
+	for k, n := range kinds {
+		if n > 0 {
+			s.summary.ByKind[string(summaryKinds[k])] = n
+		}
+	}
+	for k, n := range otherN {
+		s.summary.ByKind[other.names[k]] = n
+	}
+
 	s.blackBox = in.BlackBox || (len(s.atts) == 0 && len(in.Journal) > 0)
-	if s.blackBox && len(s.atts) == 0 {
+	if s.blackBox && len(s.atts) == 0 && len(in.Journal) > 0 {
 		// Attempts as the mocks saw them.
+		if byID == nil {
+			byID = make(map[string]int32, len(s.reqs)) // ids are unique
+			for i := range s.reqs {
+				byID[s.reqID(i)] = int32(i)
+			}
+		}
 		for _, j := range in.Journal {
-			class := j.Outcome
-			s.atts = append(s.atts, &attRec{req: j.RequestID, target: j.Target, start: j.Time, end: j.Time, ended: true, class: class, out: j.OutputTokens})
-			targets[j.Target] = true
+			t := s.off(j.Time)
+			s.atts = append(s.atts, attRec{tgt: s.target(j.Target), start: t, end: t, ended: true,
+				class: s.classes.add(j.Outcome), ok: j.Outcome == "ok", out: j.OutputTokens, ri: lookup(j.RequestID)})
 		}
 	}
-	for _, j := range in.Journal {
-		targets[j.Target] = true
+	for i := range in.Journal {
+		j := &in.Journal[i]
+		if i == 0 || j.Target != in.Journal[i-1].Target {
+			s.target(j.Target)
+		}
+		if j.Corrupted {
+			s.corrupted = true
+		}
 	}
-	for _, f := range s.faults {
-		targets[f.target] = true
+	for i := range s.faults {
+		f := &s.faults[i]
+		f.from, f.to = s.off(f.start), s.off(f.end)
+		s.target(f.target)
 	}
-	// Link attempts to requests.
-	for _, a := range s.atts {
-		r := s.byID[a.req]
-		if r == nil {
+	if exact {
+		// With an id on more than one record, attempts belong to the
+		// latest; an attempt read before its request's first event
+		// belongs to it too.
+		dup := len(byID) != len(s.reqs)
+		for i := range attIDs {
+			if a := &s.atts[i]; dup || a.ri < 0 {
+				a.ri = lookup(attIDs[i])
+			}
+		}
+	}
+	return byID, true
+}
+
+// flights indexes the requests in flight by id: an open-addressing table
+// with linear probing, small enough to stay in cache, as requests come and
+// go at every step.
+type flights struct {
+	seed  maphash.Seed
+	slots []flight // a power of two in length
+	n     int
+	ver   uint64 // changes whenever entries may move
+}
+
+type flight struct {
+	id   string
+	hash uint64
+	ri   int32 // the request's index in reqs plus one; 0 for a free slot
+}
+
+func (t *flights) init(n int) {
+	t.seed = maphash.MakeSeed()
+	t.slots = make([]flight, n)
+	t.n = 0
+}
+
+// slot returns where id is, or the free slot where it would go.
+func (t *flights) slot(id string, h uint64) int {
+	mask := len(t.slots) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		sl := &t.slots[i]
+		if sl.ri == 0 || (sl.hash == h && sl.id == id) {
+			return i
+		}
+	}
+}
+
+func (t *flights) hash(id string) uint64 { return maphash.String(t.seed, id) }
+
+// add records request ri under id and returns its slot; false if id is
+// already in flight.
+func (t *flights) add(id string, ri int32) (int, bool) { return t.put(id, t.hash(id), ri) }
+
+// lookup returns the slot of id.
+func (t *flights) lookup(id string) (int, bool) {
+	i := t.slot(id, t.hash(id))
+	return i, t.slots[i].ri != 0
+}
+
+// remove takes id out of the table and returns its request.
+func (t *flights) remove(id string) (int32, bool) { return t.del(id, t.hash(id)) }
+
+func (t *flights) put(id string, h uint64, ri int32) (int, bool) {
+	t.ver++
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.slots = make([]flight, 2*len(old))
+		for _, sl := range old {
+			if sl.ri != 0 {
+				t.slots[t.slot(sl.id, sl.hash)] = sl
+			}
+		}
+	}
+	i := t.slot(id, h)
+	if t.slots[i].ri != 0 {
+		return i, false
+	}
+	t.slots[i] = flight{id: id, hash: h, ri: ri + 1}
+	t.n++
+	return i, true
+}
+
+func (t *flights) del(id string, h uint64) (int32, bool) {
+	i := t.slot(id, h)
+	if t.slots[i].ri == 0 {
+		return -1, false
+	}
+	return t.delAt(i), true
+}
+
+// delAt empties slot i, which holds an entry, and returns its request.
+func (t *flights) delAt(i int) int32 {
+	t.ver++
+	ri := t.slots[i].ri
+	// Backward-shift deletion: move later entries of the probe run into
+	// the hole unless their home slot lies cyclically in (hole, entry].
+	mask := len(t.slots) - 1
+	for j := (i + 1) & mask; t.slots[j].ri != 0; j = (j + 1) & mask {
+		home := int(t.slots[j].hash) & mask
+		if (i < j && i < home && home <= j) || (i > j && (home > i || home <= j)) {
 			continue
 		}
-		if r.first == nil && a.ended && a.ttft > 0 && (a.class == "ok" || (a.stream && a.out > 0)) {
+		t.slots[i] = t.slots[j]
+		i = j
+	}
+	t.slots[i] = flight{}
+	t.n--
+	return ri - 1
+}
+
+// reqID returns the id of request i.
+func (s *scorer) reqID(i int) string { return s.ids[i] }
+
+// uniqueIDs reports whether no two requests have the same id.
+func (s *scorer) uniqueIDs() bool {
+	seed := maphash.MakeSeed()
+	hs := make([]uint64, len(s.reqs))
+	for i := range s.reqs {
+		hs[i] = maphash.String(seed, s.reqID(i))
+	}
+	slices.Sort(hs)
+	for i := 1; i < len(hs); i++ {
+		if hs[i] == hs[i-1] {
+			return false // or a collision: the exact reading decides
+		}
+	}
+	return true
+}
+
+// target records a scored target and returns its index in names.
+func (s *scorer) target(t string) int32 {
+	i := s.names.add(t)
+	for int(i) >= len(s.isTarget) {
+		s.isTarget = append(s.isTarget, false)
+	}
+	s.isTarget[i] = true
+	return i
+}
+
+// link ties attempts to their requests and fills what the request events
+// lack.
+func (s *scorer) link() {
+	nt := len(s.names.names)
+	s.tt = make([]tgtTally, nt)
+	s.byClass = make([][]int, len(s.classes.names))
+	for c := range s.byClass {
+		s.byClass[c] = make([]int, nt)
+	}
+	s.ptCost = make([]float64, s.npts)
+	for i := range s.atts {
+		a := &s.atts[i]
+		t := &s.tt[a.tgt]
+		t.attempts++
+		t.cost += a.cost
+		s.costTotal += a.cost
+		if a.cost != 0 {
+			t.costNZ += a.cost
+			t.hasCost = true
+		}
+		s.ptCost[s.point(a.end)] += a.cost
+		if a.ended {
+			if a.ok {
+				s.okTotal++
+				t.ok++
+			}
+			s.byClass[a.class][a.tgt]++
+			if a.in > 0 {
+				t.warm++
+			}
+		}
+		if a.ri < 0 {
+			continue
+		}
+		r := &s.reqs[a.ri]
+		if r.first < 0 && a.ended && a.ttft > 0 && (a.ok || (a.stream && a.out > 0)) {
 			// The first attempt whose tokens reached the user (a stream
 			// that failed mid-answer still showed its first token).
-			r.first = a
+			r.first = int32(i)
 		}
 		r.attempts++
 		r.cost += a.cost
-		if a.ended && a.class == "ok" && (r.target == "" || r.target == a.target) {
-			r.served = a
+		if a.ended && a.ok && (r.target == 0 || r.target == a.tgt) {
+			r.served = int32(i)
 		}
+	}
+	// Sorted targets.
+	for i, n := range s.names.names {
+		if i < len(s.isTarget) && s.isTarget[i] {
+			s.tgtNames = append(s.tgtNames, n)
+		}
+	}
+	slices.Sort(s.tgtNames)
+	s.tgtPos = make([]int32, len(s.names.names))
+	for i := range s.tgtPos {
+		s.tgtPos[i] = -1
+	}
+	s.tgtIdx = make([]int32, len(s.tgtNames))
+	for p, n := range s.tgtNames {
+		i, _ := s.names.find(n)
+		s.tgtIdx[p] = i
+		s.tgtPos[i] = int32(p)
 	}
 	// Requests: fill TTFT from the first attempt that reached the user when
 	// request.end lacks it.
-	for _, r := range s.reqs {
-		if r.ttft == 0 && r.first != nil {
-			r.ttft = r.first.start.Sub(r.start) + r.first.ttft
+	for i := range s.reqs {
+		r := &s.reqs[i]
+		if r.ttft == 0 && r.first >= 0 {
+			f := &s.atts[r.first]
+			r.ttft = time.Duration(f.start-r.start) + f.ttft
 		}
-		if r.target == "" && r.served != nil {
-			r.target = r.served.target
+		if r.target == 0 && r.served >= 0 {
+			r.target = s.atts[r.served].tgt
 		}
+		if s.tgtPos[r.target] >= 0 {
+			r.tgt = r.target
+		}
+		r.inFault = s.inAnyFault(r.start)
 	}
-	// Bad served: the last journal entry of a successful request is
-	// corrupted. Only requests with a corrupted entry need looking at.
-	s.bad = map[string]bool{}
+	// Route prices for the counterfactual.
+	s.routeP = make([]Price, len(s.routes.names))
+	s.routeHas = make([]bool, len(s.routes.names))
+	for i, rt := range s.routes.names {
+		s.routeP[i], s.routeHas[i] = s.in.Prices[s.primaryFor(rt)]
+	}
+}
+
+// badServed marks the requests whose last journal entry is corrupted while
+// the request succeeded. Only requests with a corrupted entry need looking
+// at.
+func (s *scorer) badServed(byID map[string]int32) {
+	if !s.corrupted {
+		return
+	}
+	in := s.in
 	last := map[string]*JournalEntry{}
 	for i := range in.Journal {
 		if in.Journal[i].Corrupted {
 			last[in.Journal[i].RequestID] = nil
 		}
 	}
-	if len(last) > 0 {
-		for i := range in.Journal {
-			j := &in.Journal[i]
-			if p, ok := last[j.RequestID]; ok && (p == nil || !j.Time.Before(p.Time)) {
-				last[j.RequestID] = j
+	for i := range in.Journal {
+		j := &in.Journal[i]
+		if p, ok := last[j.RequestID]; ok && (p == nil || !j.Time.Before(p.Time)) {
+			last[j.RequestID] = j
+		}
+	}
+	judge := func(ri int32, j *JournalEntry) bool {
+		r := &s.reqs[ri]
+		if !r.ended || r.outcome == outFailed {
+			return false
+		}
+		if j.Corrupted && (r.target == 0 || j.Target == s.names.names[r.target]) {
+			r.bad = true
+		}
+		return r.bad
+	}
+	if byID == nil {
+		// Request ids are unique.
+		for i := range s.reqs {
+			if j, ok := last[s.reqID(i)]; ok {
+				judge(int32(i), j)
 			}
 		}
-		for id, j := range last {
-			r := s.byID[id]
-			if r == nil || !r.ended || r.outcome == events.OutcomeFailed {
-				continue
-			}
-			if j.Corrupted && (r.target == "" || j.Target == r.target) {
-				s.bad[id] = true
+		return
+	}
+	bad := map[string]bool{}
+	for id, j := range last {
+		if ri, ok := byID[id]; ok && judge(ri, j) {
+			bad[id] = true
+		}
+	}
+	if len(byID) != len(s.reqs) && len(bad) > 0 {
+		// An id on several records: every record of a bad id counts.
+		for i := range s.reqs {
+			if bad[s.reqID(i)] {
+				s.reqs[i].bad = true
 			}
 		}
 	}
-	for t := range targets {
-		s.tgtNames = append(s.tgtNames, t)
-	}
-	slices.Sort(s.tgtNames)
-	return s
 }
 
 func normState(v string) string {
@@ -366,13 +978,15 @@ func isOpening(tr transition) bool {
 	return false
 }
 
-func (s *scorer) binOf(t time.Time) int {
-	i := int(t.Sub(s.start) / bin)
+func (s *scorer) binOf(t time.Time) int { return s.binAt(s.off(t)) }
+
+func (s *scorer) binAt(off int64) int {
+	i := int(off / int64(bin))
 	return min(max(i, 0), s.nbins-1)
 }
 
-// prefix returns the prefix sums of a per-bin count.
-type prefix []float64
+// prefix holds the prefix sums of a per-bin count.
+type prefix []int32
 
 func (p prefix) sum(from, to int) float64 { // bins [from, to)
 	from = max(from, 0)
@@ -380,40 +994,33 @@ func (p prefix) sum(from, to int) float64 { // bins [from, to)
 	if to <= from {
 		return 0
 	}
-	return p[to] - p[from]
+	return float64(p[to] - p[from])
 }
 
-func (s *scorer) series(add func(put func(t time.Time, v float64))) prefix {
-	bins := make([]float64, s.nbins)
-	add(func(t time.Time, v float64) {
-		if t.Before(s.start) {
-			return
-		}
-		bins[s.binOf(t)] += v
-	})
-	p := make(prefix, s.nbins+1)
+// counts turns per-bin counts into their prefix sums, in place: bins must
+// have one spare slot at the end.
+func counts(bins []int32) prefix {
+	var run int32
 	for i, v := range bins {
-		p[i+1] = p[i] + v
+		bins[i] = run
+		run += v
 	}
-	return p
+	return prefix(bins)
 }
 
-func availability(reqs []*reqRec) Availability {
-	var a Availability
-	for _, r := range reqs {
-		if !r.ended {
-			continue
-		}
-		a.Requests++
-		switch r.outcome {
-		case events.OutcomeServed:
-			a.Served++
-		case events.OutcomeDegraded:
-			a.Degraded++
-		default:
-			a.Failed++
-		}
+// newBins returns zeroed per-bin counts with the spare slot counts needs.
+func (s *scorer) newBins() []int32 { return make([]int32, s.nbins+1) }
+
+// put counts n at offset t; times before the run's start are not counted.
+func (s *scorer) put(bins []int32, t int64, n int32) {
+	if t < 0 {
+		return
 	}
+	bins[s.binAt(t)] += n
+}
+
+// rates fills in the rates of a's counts.
+func rates(a Availability) Availability {
 	if a.Requests > 0 {
 		n := float64(a.Requests)
 		a.ServedRate = float64(a.Served) / n
@@ -424,18 +1031,284 @@ func availability(reqs []*reqRec) Availability {
 	return a
 }
 
+// tally accumulates what the scores read from a set of requests, taken in
+// log order.
+type tally struct {
+	avail              Availability // counts; rates by rates
+	requests, attempts int
+	reqBins, attBins   []int32 // request starts and their attempts by bin, when kept
+	spend              float64 // summed cost
+	bad                int
+	// Of ended requests: TTFTs and durations of those that succeeded,
+	// durations of those that failed.
+	ttft, total, failed []time.Duration
+}
+
+// tgtTally is what the scores count per target.
+type tgtTally struct {
+	attempts, ok, served, bad int
+	cost                      float64 // of its attempts
+	costNZ                    float64 // the same, adding only nonzero costs
+	hasCost                   bool    // some attempt had a nonzero cost
+	warm                      int     // ended attempts with input tokens
+	pass, n                   int     // quality
+}
+
+// point returns the series point that t (an offset) falls in.
+func (s *scorer) point(t int64) int {
+	return min(max(int(t/int64(s.step)), 0), s.npts-1)
+}
+
+// count adds r to the request, attempt and availability counts.
+func (t *tally) count(r *reqRec) {
+	t.requests++
+	t.attempts += int(r.attempts)
+	if !r.ended {
+		return
+	}
+	t.avail.Requests++
+	switch r.outcome {
+	case outServed:
+		t.avail.Served++
+	case outDegraded:
+		t.avail.Degraded++
+	default:
+		t.avail.Failed++
+	}
+}
+
+// collect adds r's latencies.
+func (t *tally) collect(r *reqRec) {
+	if !r.ended {
+		return
+	}
+	if r.outcome == outFailed {
+		t.failed = append(t.failed, r.dur)
+		return
+	}
+	if r.ttft > 0 {
+		t.ttft = append(t.ttft, r.ttft)
+	}
+	t.total = append(t.total, r.dur)
+}
+
+func (t *tally) spendPerRequest() float64 {
+	if t.requests == 0 {
+		return 0
+	}
+	return t.spend / float64(t.requests)
+}
+
+// sums makes the one pass over the requests that the overall scores and
+// the baseline need.
+func (s *scorer) sums() {
+	nBase := 0
+	for i := range s.reqs {
+		if !s.reqs[i].inFault {
+			nBase++
+		}
+	}
+	n := len(s.reqs)
+	all := &s.all
+	all.reqBins, all.attBins = s.newBins(), s.newBins()
+	base, fault := &s.base, &s.fault
+	base.ttft, base.total = make([]time.Duration, 0, nBase), make([]time.Duration, 0, nBase)
+	fault.ttft, fault.total = make([]time.Duration, 0, n-nBase), make([]time.Duration, 0, n-nBase)
+	okB, totB := s.newBins(), s.newBins()
+	s.ttftAt = make([]int, s.npts+1)
+	evals := len(s.in.Evals) > 0
+	for i := range s.reqs {
+		r := &s.reqs[i]
+		all.count(r)
+		if r.ended && r.outcome != outFailed {
+			if r.ttft > 0 {
+				s.ttftAt[s.point(r.end)+1]++
+			}
+			if r.tgt >= 0 {
+				t := &s.tt[r.tgt]
+				t.served++
+				if r.bad {
+					t.bad++
+				}
+				if !evals && r.target != 0 && r.served >= 0 {
+					t.n++
+					if !r.bad {
+						t.pass++
+					}
+				}
+			}
+		}
+		if r.start >= 0 && r.start <= s.endOff {
+			s.put(all.reqBins, r.start, 1)
+			s.put(all.attBins, r.start, r.attempts)
+		}
+		if r.served >= 0 {
+			s.cf += s.counterfactualOf(r)
+		}
+		if r.ended {
+			s.put(totB, r.end, 1)
+			if r.outcome != outFailed {
+				s.put(okB, r.end, 1)
+			}
+		}
+		t := base
+		if r.inFault {
+			t = fault
+		}
+		t.requests++
+		t.spend += r.cost
+		t.collect(r)
+	}
+	s.okEnd, s.allEnd = counts(okB), counts(totB)
+	s.baseFailed = base.failed // read by every latency, never reordered
+	s.baseTTFT, s.baseTotal = percentiles(base.ttft), percentiles(base.total)
+}
+
+// window tallies the requests started in f.
+func (s *scorer) window(f faultWin) tally {
+	t := tally{reqBins: s.newBins(), attBins: s.newBins()}
+	for i := range s.reqs {
+		r := &s.reqs[i]
+		if r.start < f.from || r.start >= f.to {
+			continue
+		}
+		t.count(r)
+		t.spend += r.cost
+		s.put(t.reqBins, r.start, 1)
+		s.put(t.attBins, r.start, r.attempts)
+		if r.bad {
+			t.bad++
+		}
+		t.collect(r)
+	}
+	return t
+}
+
+// rankOf returns the nearest-rank index of quantile q among n values.
+func rankOf(q float64, n int) int {
+	i := int(math.Ceil(q*float64(n))) - 1
+	return min(max(i, 0), n-1)
+}
+
+// percentiles returns the nearest-rank percentiles of ds, reordering ds.
 func percentiles(ds []time.Duration) Percentiles {
 	p := Percentiles{N: len(ds)}
 	if len(ds) == 0 {
 		return p
 	}
-	slices.Sort(ds)
-	rank := func(q float64) time.Duration {
-		i := int(math.Ceil(q*float64(len(ds)))) - 1
-		return ds[min(max(i, 0), len(ds)-1)]
+	ranks := []int{rankOf(0.50, len(ds)), rankOf(0.95, len(ds)), rankOf(0.99, len(ds))}
+	var v [3]time.Duration
+	if len(ds) >= histSelectMin {
+		histSelect(ds, ranks, v[:])
+	} else {
+		// Each selection leaves the smaller values before the rank, so
+		// the next (lower) rank is looked for in that part only.
+		v[2] = selectNth(ds, ranks[2])
+		v[1] = selectNth(ds[:ranks[2]+1], ranks[1])
+		v[0] = selectNth(ds[:ranks[1]+1], ranks[0])
 	}
-	p.P50, p.P95, p.P99 = rank(0.50), rank(0.95), rank(0.99)
+	p.P50, p.P95, p.P99 = v[0], v[1], v[2]
 	return p
+}
+
+// histSelectMin is the size from which histSelect beats selectNth.
+const histSelectMin = 1 << 13
+
+// histSelect sets out[i] to the value of rank ranks[i] (ascending) in ds,
+// in three passes: the range of ds, a histogram of 2^16 equal-width buckets
+// over it, and a gathering of the few buckets that hold the ranks, which
+// are then searched with selectNth. ds is left as it was.
+func histSelect(ds []time.Duration, ranks []int, out []time.Duration) {
+	lo, hi := ds[0], ds[0]
+	for _, v := range ds {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	shift := max(bits.Len64(uint64(hi)-uint64(lo))-16, 0)
+	key := func(v time.Duration) int { return int((uint64(v) - uint64(lo)) >> shift) }
+	hist := make([]int32, key(hi)+1)
+	for _, v := range ds {
+		hist[key(v)]++
+	}
+	// The bucket of each rank and the rank within it.
+	bk := make([]int, len(ranks))
+	within := make([]int, len(ranks))
+	b, below := 0, 0 // values in buckets before b
+	for i, r := range ranks {
+		for below+int(hist[b]) <= r {
+			below += int(hist[b])
+			b++
+		}
+		bk[i], within[i] = b, r-below
+	}
+	// Gather the values of those buckets (at most three), each bucket in
+	// one slice.
+	vals := make([][]time.Duration, len(ranks))
+	for i := range ranks {
+		if i > 0 && bk[i] == bk[i-1] {
+			continue
+		}
+		vals[i] = make([]time.Duration, 0, hist[bk[i]])
+	}
+	for _, v := range ds {
+		k := key(v)
+		for i := range bk {
+			if k == bk[i] {
+				vals[i] = append(vals[i], v)
+				break
+			}
+		}
+	}
+	for i := range ranks {
+		j := i
+		for j > 0 && bk[j] == bk[j-1] {
+			j--
+		}
+		out[i] = selectNth(vals[j], within[i])
+	}
+}
+
+// selectNth reorders ds so that ds[k] is the value a sort would put there,
+// with no greater value before it and no smaller one after it, and returns
+// it. Expected linear time; it falls back to sorting on inputs that defeat
+// its pivots.
+func selectNth(ds []time.Duration, k int) time.Duration {
+	lo, hi := 0, len(ds) // the k-th is in ds[lo:hi]
+	budget := 2 * bits.Len(uint(len(ds)))
+	for hi-lo > 16 {
+		if budget--; budget < 0 {
+			slices.Sort(ds[lo:hi])
+			return ds[k]
+		}
+		// Median of three as the pivot.
+		m := lo + (hi-lo)/2
+		a, b, c := ds[lo], ds[m], ds[hi-1]
+		pv := max(min(a, b), min(max(a, b), c))
+		// Three-way partition: [lo,lt) < pv, [lt,gt) == pv, [gt,hi) > pv.
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch v := ds[i]; {
+			case v < pv:
+				ds[lt], ds[i] = v, ds[lt]
+				lt++
+				i++
+			case v > pv:
+				gt--
+				ds[gt], ds[i] = v, ds[gt]
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return pv
+		}
+	}
+	slices.Sort(ds[lo:hi])
+	return ds[k]
 }
 
 func ratio(a, b float64) float64 {
@@ -445,101 +1318,37 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-func (s *scorer) inAnyFault(t time.Time) bool {
-	for _, f := range s.faults {
-		if !t.Before(f.start) && t.Before(f.end) {
+func (s *scorer) inAnyFault(t int64) bool {
+	for i := range s.faults {
+		if f := &s.faults[i]; t >= f.from && t < f.to {
 			return true
 		}
 	}
 	return false
 }
 
-func (s *scorer) latency(base, fault []*reqRec) Latency {
-	collect := func(rs []*reqRec) (ttft, total []time.Duration) {
-		for _, r := range rs {
-			if !r.ended || r.outcome == events.OutcomeFailed {
-				continue
-			}
-			if r.ttft > 0 {
-				ttft = append(ttft, r.ttft)
-			}
-			total = append(total, r.dur)
-		}
-		return
-	}
-	bt, bd := collect(base)
-	ft, fd := collect(fault)
+// latency compares the latencies of t with the baseline (requests started
+// outside every fault window).
+func (s *scorer) latency(t *tally) Latency {
 	l := Latency{
-		BaselineTTFT: percentiles(bt), FaultTTFT: percentiles(ft),
-		BaselineTotal: percentiles(bd), FaultTotal: percentiles(fd),
+		BaselineTTFT: s.baseTTFT, FaultTTFT: percentiles(t.ttft),
+		BaselineTotal: s.baseTotal, FaultTotal: percentiles(t.total),
 	}
-	var failed []time.Duration
-	for _, rs := range [][]*reqRec{base, fault} {
-		for _, r := range rs {
-			if r.ended && r.outcome == events.OutcomeFailed {
-				failed = append(failed, r.dur)
-			}
-		}
-	}
+	failed := make([]time.Duration, 0, len(s.baseFailed)+len(t.failed))
+	failed = append(append(failed, s.baseFailed...), t.failed...)
 	l.Failed = percentiles(failed)
 	l.TTFTPenalty = ratio(float64(l.FaultTTFT.P95), float64(l.BaselineTTFT.P95))
 	l.TotalPenalty = ratio(float64(l.FaultTotal.P95), float64(l.BaselineTotal.P95))
 	return l
 }
 
-func (s *scorer) baselineReqs() []*reqRec {
-	var out []*reqRec
-	for _, r := range s.reqs {
-		if !s.inAnyFault(r.start) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func (s *scorer) faultReqs() []*reqRec {
-	var out []*reqRec
-	for _, r := range s.reqs {
-		if s.inAnyFault(r.start) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func (s *scorer) reqsIn(from, to time.Time) []*reqRec {
-	var out []*reqRec
-	for _, r := range s.reqs {
-		if !r.start.Before(from) && r.start.Before(to) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func (s *scorer) retry(reqs []*reqRec, from, to time.Time) Retry {
-	rt := Retry{}
-	for _, r := range reqs {
-		rt.Requests++
-		rt.Attempts += r.attempts
-	}
+// retry scores t's attempts; its bins hold the requests started in
+// [from, to).
+func (s *scorer) retry(t *tally, from, to time.Time) Retry {
+	rt := Retry{Requests: t.requests, Attempts: t.attempts}
 	rt.Amplification = ratio(float64(rt.Attempts), float64(rt.Requests))
 	// Peak over sliding 10s windows of request start times.
-	in := func(t time.Time) bool { return !t.Before(from) && t.Before(to) }
-	reqS := s.series(func(put func(time.Time, float64)) {
-		for _, r := range s.reqs {
-			if in(r.start) {
-				put(r.start, 1)
-			}
-		}
-	})
-	attS := s.series(func(put func(time.Time, float64)) {
-		for _, r := range s.reqs {
-			if in(r.start) {
-				put(r.start, float64(r.attempts))
-			}
-		}
-	})
+	reqS, attS := counts(t.reqBins), counts(t.attBins)
 	w := int(peakWindow / bin)
 	lo, hi := s.binOf(from), s.binOf(to)
 	for k := lo + 1; k <= hi+1; k++ {
@@ -565,61 +1374,54 @@ func (s *scorer) primaryFor(route string) string {
 	return s.in.PrimaryTarget
 }
 
-// counterfactual prices each served request's answering usage at its route's
-// primary price.
-func (s *scorer) counterfactual(reqs []*reqRec) float64 {
-	total := 0.0
-	for _, r := range reqs {
-		if r.served == nil {
-			continue
-		}
-		a := r.served
-		if p, ok := s.in.Prices[s.primaryFor(r.route)]; ok {
-			total += p.Cost(a.in, a.cache, a.out)
-		} else {
-			total += a.cost
-		}
-	}
-	return total
-}
-
-func spendPerRequest(reqs []*reqRec) float64 {
-	if len(reqs) == 0 {
+// counterfactualOf prices a served request's answering usage at its route's
+// primary price (0 when it was not served).
+func (s *scorer) counterfactualOf(r *reqRec) float64 {
+	if r.served < 0 {
 		return 0
 	}
-	t := 0.0
-	for _, r := range reqs {
-		t += r.cost
+	a := &s.atts[r.served]
+	if s.routeHas[r.rt] {
+		return s.routeP[r.rt].Cost(a.in, a.cache, a.out)
 	}
-	return t / float64(len(reqs))
+	return a.cost
 }
 
 // warmupPenalty: per target, the cost of input tokens that missed the prompt
 // cache beyond the target's warm hit ratio (its hit ratio over the later half
 // of its attempts).
 func (s *scorer) warmupPenalty() float64 {
-	byT := map[string][]*attRec{}
-	for _, a := range s.atts {
-		if a.ended && a.in > 0 {
-			byT[a.target] = append(byT[a.target], a)
+	// The attempts of each target, in order, in one array.
+	at := make([]int, len(s.names.names)+1) // target t's are idx[at[t]:at[t+1]]
+	for t := range len(s.names.names) {
+		at[t+1] = at[t] + s.tt[t].warm
+	}
+	idx := make([]int32, at[len(s.names.names)])
+	fill := slices.Clone(at)
+	for i := range s.atts {
+		if a := &s.atts[i]; a.ended && a.in > 0 {
+			idx[fill[a.tgt]] = int32(i)
+			fill[a.tgt]++
 		}
 	}
 	pen := 0.0
-	for _, t := range s.tgtNames {
-		as := byT[t]
-		p, ok := s.in.Prices[t]
-		if len(as) < 2 || !ok || p.InputPerMTok <= p.CachedInputPerMTok {
+	for p, t := range s.tgtNames {
+		t0 := s.tgtIdx[p]
+		as := idx[at[t0]:at[t0+1]]
+		pr, ok := s.in.Prices[t]
+		if len(as) < 2 || !ok || pr.InputPerMTok <= pr.CachedInputPerMTok {
 			continue
 		}
 		var in, cached int
-		for _, a := range as[len(as)/2:] {
-			in += a.in
-			cached += a.cache
+		for _, i := range as[len(as)/2:] {
+			in += s.atts[i].in
+			cached += s.atts[i].cache
 		}
 		h := float64(cached) / float64(in)
-		for _, a := range as {
+		for _, i := range as {
+			a := &s.atts[i]
 			if miss := h*float64(a.in) - float64(a.cache); miss > 0 {
-				pen += miss * (p.InputPerMTok - p.CachedInputPerMTok) / 1e6
+				pen += miss * (pr.InputPerMTok - pr.CachedInputPerMTok) / 1e6
 			}
 		}
 	}
@@ -628,21 +1430,19 @@ func (s *scorer) warmupPenalty() float64 {
 
 func (s *scorer) overall() Overall {
 	var o Overall
-	o.Availability = availability(s.reqs)
-	base, fault := s.baselineReqs(), s.faultReqs()
-	o.Latency = s.latency(base, fault)
-	o.Retry = s.retry(s.reqs, s.start, s.end.Add(time.Nanosecond))
+	o.Availability = rates(s.all.avail)
+	o.Latency = s.latency(&s.fault)
+	o.Retry = s.retry(&s.all, s.start, s.end.Add(time.Nanosecond))
 	o.Retry.BudgetExhausted = s.budget
-	c := Cost{ByTarget: map[string]float64{}}
-	for _, a := range s.atts {
-		c.Total += a.cost
-		if a.cost != 0 {
-			c.ByTarget[a.target] += a.cost
+	c := Cost{ByTarget: map[string]float64{}, Total: s.costTotal}
+	for i, n := range s.names.names {
+		if t := &s.tt[i]; t.hasCost {
+			c.ByTarget[n] = t.costNZ
 		}
 	}
-	c.Counterfactual = s.counterfactual(s.reqs)
+	c.Counterfactual = s.cf
 	c.FallbackPremium = c.Total - c.Counterfactual
-	c.Multiplier = ratio(spendPerRequest(fault), spendPerRequest(base))
+	c.Multiplier = ratio(s.fault.spendPerRequest(), s.base.spendPerRequest())
 	c.CacheWarmupPenalty = s.warmupPenalty()
 	if len(c.ByTarget) == 0 {
 		c.ByTarget = nil
@@ -656,69 +1456,41 @@ func (s *scorer) flapWindowEnd(f faultWin) time.Time { return f.end.Add(s.slo.Wi
 
 func (s *scorer) targets() []TargetScore {
 	out := make([]TargetScore, 0, len(s.tgtNames))
-	okTotal := 0
-	for _, a := range s.atts {
-		if a.ended && a.class == "ok" {
-			okTotal++
-		}
-	}
-	quality := map[string][2]int{} // pass, n
+	ts := s.tt
+	okTotal, byClass := s.okTotal, s.byClass
 	if len(s.in.Evals) > 0 {
-		for _, e := range s.in.Evals {
-			q := quality[e.Target]
-			q[1]++
-			if e.Pass {
-				q[0]++
+		for i := range s.in.Evals {
+			e := &s.in.Evals[i]
+			ti, ok := s.names.find(e.Target)
+			if !ok {
+				continue // not a target
 			}
-			quality[e.Target] = q
-		}
-	} else {
-		for _, r := range s.reqs {
-			if r.ended && r.outcome != events.OutcomeFailed && r.target != "" && r.served != nil {
-				q := quality[r.target]
-				q[1]++
-				if !s.bad[r.id] {
-					q[0]++
-				}
-				quality[r.target] = q
+			ts[ti].n++
+			if e.Pass {
+				ts[ti].pass++
 			}
 		}
 	}
-	for _, t := range s.tgtNames {
-		ts := TargetScore{Target: t, Classes: map[string]int{}}
-		for _, a := range s.atts {
-			if a.target != t {
-				continue
-			}
-			ts.Attempts++
-			ts.Cost += a.cost
-			if a.ended {
-				ts.Classes[a.class]++
-				if a.class == "ok" {
-					ts.OK++
+	for p, name := range s.tgtNames {
+		ti := s.tgtIdx[p]
+		t := &ts[ti]
+		sc := TargetScore{Target: name, Attempts: t.attempts, Cost: t.cost, OK: t.ok, Served: t.served, BadServed: t.bad}
+		for c, n := range byClass {
+			if n[ti] > 0 {
+				if sc.Classes == nil {
+					sc.Classes = map[string]int{}
 				}
+				sc.Classes[s.classes.names[c]] = n[ti]
 			}
 		}
-		for _, r := range s.reqs {
-			if r.ended && r.outcome != events.OutcomeFailed && r.target == t {
-				ts.Served++
-				if s.bad[r.id] {
-					ts.BadServed++
-				}
-			}
+		sc.Share = ratio(float64(sc.OK), float64(okTotal))
+		sc.QualityN = t.n
+		sc.Quality = 1
+		if t.n > 0 {
+			sc.Quality = float64(t.pass) / float64(t.n)
 		}
-		ts.Share = ratio(float64(ts.OK), float64(okTotal))
-		q := quality[t]
-		ts.QualityN = q[1]
-		ts.Quality = 1
-		if q[1] > 0 {
-			ts.Quality = float64(q[0]) / float64(q[1])
-		}
-		ts.Openings, ts.Cycles, ts.Unhealthy, ts.FalsePositives, ts.Flaps = s.flaps(t)
-		if len(ts.Classes) == 0 {
-			ts.Classes = nil
-		}
-		out = append(out, ts)
+		sc.Openings, sc.Cycles, sc.Unhealthy, sc.FalsePositives, sc.Flaps = s.flaps(name)
+		out = append(out, sc)
 	}
 	return out
 }
@@ -783,31 +1555,61 @@ func (s *scorer) faultFlaps(f faultWin) int {
 	return fl
 }
 
-// shareSeries returns per-bin counts of attempts (okOnly: successful ones) on
-// target and on all targets.
+// shareSeries returns per-bin counts of attempts by start time (okOnly:
+// successful ones by end time) on target and on all targets. The series of
+// every fault target are built in one pass, on first use.
 func (s *scorer) shareSeries(target string, okOnly bool) (mine, all prefix) {
-	pick := func(a *attRec) bool { return !okOnly || (a.ended && a.class == "ok") }
-	at := func(a *attRec) time.Time {
-		if okOnly {
-			return a.end
-		}
-		return a.start
+	if s.startBy == nil {
+		s.buildShareSeries()
 	}
-	mine = s.series(func(put func(time.Time, float64)) {
-		for _, a := range s.atts {
-			if a.target == target && pick(a) {
-				put(at(a), 1)
+	ti, _ := s.names.find(target) // every fault target is in names
+	if okOnly {
+		return s.okBy[ti], s.okAll
+	}
+	return s.startBy[ti], s.startAll
+}
+
+func (s *scorer) buildShareSeries() {
+	// slot[t] is where target t's series are in mine, -1 for none.
+	slot := make([]int, len(s.names.names))
+	for i := range slot {
+		slot[i] = -1
+	}
+	var tgts []int32
+	for _, f := range s.faults {
+		if ti, _ := s.names.find(f.target); slot[ti] < 0 {
+			slot[ti] = len(tgts)
+			tgts = append(tgts, ti)
+		}
+	}
+	startAll, okAll := s.newBins(), s.newBins()
+	startMine, okMine := make([][]int32, len(tgts)), make([][]int32, len(tgts))
+	for k := range tgts {
+		startMine[k], okMine[k] = s.newBins(), s.newBins()
+	}
+	for i := range s.atts {
+		a := &s.atts[i]
+		k := slot[a.tgt]
+		if a.start >= 0 {
+			b := s.binAt(a.start)
+			startAll[b]++
+			if k >= 0 {
+				startMine[k][b]++
 			}
 		}
-	})
-	all = s.series(func(put func(time.Time, float64)) {
-		for _, a := range s.atts {
-			if pick(a) {
-				put(at(a), 1)
+		if a.ok && a.ended && a.end >= 0 {
+			b := s.binAt(a.end)
+			okAll[b]++
+			if k >= 0 {
+				okMine[k][b]++
 			}
 		}
-	})
-	return
+	}
+	s.startAll, s.okAll = counts(startAll), counts(okAll)
+	s.startBy, s.okBy = make(map[int32]prefix, len(tgts)), make(map[int32]prefix, len(tgts))
+	for k, ti := range tgts {
+		s.startBy[ti], s.okBy[ti] = counts(startMine[k]), counts(okMine[k])
+	}
 }
 
 // baselineBins returns the bin range of f's baseline: from the end of the
@@ -831,8 +1633,7 @@ func (s *scorer) baselineShare(f faultWin, mine, all prefix) float64 {
 	}
 	var m, n float64
 	for k := 0; k < s.nbins; k++ {
-		t := s.start.Add(time.Duration(k) * bin)
-		if s.inAnyFault(t) {
+		if s.inAnyFault(s.off(s.start.Add(time.Duration(k) * bin))) {
 			continue
 		}
 		m += mine.sum(k, k+1)
@@ -848,22 +1649,8 @@ func (s *scorer) faultScores() []FaultScore {
 		w = 1
 	}
 	// User-visible success series by request end.
-	okS := s.series(func(put func(time.Time, float64)) {
-		for _, r := range s.reqs {
-			if r.ended && r.outcome != events.OutcomeFailed {
-				put(r.end, 1)
-			}
-		}
-	})
-	totS := s.series(func(put func(time.Time, float64)) {
-		for _, r := range s.reqs {
-			if r.ended {
-				put(r.end, 1)
-			}
-		}
-	})
-	base := s.baselineReqs()
-	baseSpend := spendPerRequest(base)
+	okS, totS := s.okEnd, s.allEnd
+	baseSpend := s.base.spendPerRequest()
 	for _, f := range s.faults {
 		fs := FaultScore{Step: f.step, Target: f.target, Kind: f.kind, Start: f.start, End: f.end}
 		lo, hi := s.binOf(f.start), s.binOf(f.end)
@@ -892,16 +1679,12 @@ func (s *scorer) faultScores() []FaultScore {
 		// TTR.
 		s.recover(&fs, f)
 
-		reqs := s.reqsIn(f.start, f.end)
-		fs.Availability = availability(reqs)
-		fs.Latency = s.latency(base, reqs)
-		fs.Retry = s.retry(reqs, f.start, f.end)
-		fs.CostMultiplier = ratio(spendPerRequest(reqs), baseSpend)
-		for _, r := range reqs {
-			if s.bad[r.id] {
-				fs.BadServed++
-			}
-		}
+		t := s.window(f)
+		fs.Availability = rates(t.avail)
+		fs.Latency = s.latency(&t)
+		fs.Retry = s.retry(&t, f.start, f.end)
+		fs.CostMultiplier = ratio(t.spendPerRequest(), baseSpend)
+		fs.BadServed = t.bad
 		fs.Flaps = s.faultFlaps(f)
 
 		// Offered load on the faulted target.

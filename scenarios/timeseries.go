@@ -62,50 +62,50 @@ func seriesStep(d time.Duration) time.Duration {
 
 func (s *scorer) timeseries() Series {
 	dur := s.end.Sub(s.start)
-	step := seriesStep(dur)
-	n := int(dur/step) + 1
+	step, n := s.step, s.npts
 	ser := Series{Step: step, Targets: append([]string(nil), s.tgtNames...)}
-	idx := map[string]int{}
-	for i, t := range ser.Targets {
-		idx[t] = i
-	}
 	ser.Points = make([]Point, n)
-	ttfts := make([][]time.Duration, n)
-	cost := make([]float64, n)
 	cf := make([]float64, n)
+	byTarget := make([]int, n*len(ser.Targets))
 	for i := range ser.Points {
 		ser.Points[i].T = time.Duration(i) * step
-		ser.Points[i].ByTarget = make([]int, len(ser.Targets))
+		ser.Points[i].ByTarget = byTarget[i*len(ser.Targets) : (i+1)*len(ser.Targets) : (i+1)*len(ser.Targets)]
 	}
-	bucket := func(t time.Time) int {
-		b := int(t.Sub(s.start) / step)
-		return min(max(b, 0), n-1)
+	bucket := s.point
+	// TTFTs of served requests by bucket (counted by sums), placed in one
+	// array: bucket b's are ttfts[ttftAt[b]:ttftAt[b+1]].
+	ttftAt := s.ttftAt
+	for b := range n {
+		ttftAt[b+1] += ttftAt[b]
 	}
-	for _, r := range s.reqs {
+	ttfts := make([]time.Duration, ttftAt[n])
+	fill := slices.Clone(ttftAt[:n])
+	for i := range s.reqs {
+		r := &s.reqs[i]
 		if !r.ended {
 			continue
 		}
-		p := &ser.Points[bucket(r.end)]
+		b := bucket(r.end)
+		p := &ser.Points[b]
 		p.Requests++
 		switch r.outcome {
-		case events.OutcomeFailed:
+		case outFailed:
 			p.Failed++
 		default:
-			if r.outcome == events.OutcomeDegraded {
+			if r.outcome == outDegraded {
 				p.Degraded++
 			}
-			if i, ok := idx[r.target]; ok {
-				p.ByTarget[i]++
+			if r.tgt >= 0 {
+				p.ByTarget[s.tgtPos[r.tgt]]++
 			}
 			if r.ttft > 0 {
-				ttfts[bucket(r.end)] = append(ttfts[bucket(r.end)], r.ttft)
+				ttfts[fill[b]] = r.ttft
+				fill[b]++
 			}
 		}
-		cf[bucket(r.end)] += s.counterfactual([]*reqRec{r})
+		cf[b] += s.counterfactualOf(r)
 	}
-	for _, a := range s.atts {
-		cost[bucket(a.end)] += a.cost
-	}
+	cost := s.ptCost
 	// Windowed success rate over the SLO window, by buckets.
 	win := max(int(s.slo.Window/step), 1)
 	var okSum, allSum int
@@ -123,8 +123,8 @@ func (s *scorer) timeseries() Series {
 		if allSum > 0 {
 			p.Success = float64(okSum) / float64(allSum)
 		}
-		if len(ttfts[i]) > 0 {
-			p.P95TTFT = percentiles(ttfts[i]).P95
+		if ds := ttfts[ttftAt[i]:ttftAt[i+1]]; len(ds) > 0 {
+			p.P95TTFT = selectNth(ds, rankOf(0.95, len(ds)))
 		}
 		cumCost += cost[i]
 		cumCF += cf[i]
@@ -170,15 +170,6 @@ func (s *scorer) timeseries() Series {
 		}
 		return int(a.From - b.From)
 	})
-	for _, e := range s.in.all() {
-		switch e.Kind {
-		case events.RequestStart, events.RequestEnd, events.AttemptStart, events.AttemptEnd:
-			continue
-		}
-		if len(ser.Timeline) >= MaxTimeline {
-			break
-		}
-		ser.Timeline = append(ser.Timeline, e)
-	}
+	ser.Timeline = s.timeline
 	return ser
 }
