@@ -146,6 +146,7 @@ func (h *timerHeap) pop() timer {
 
 type simReq struct {
 	id       string
+	n        int32 // request number (its id is req-n)
 	traffic  int
 	prompt   int
 	req      llm.Request
@@ -183,6 +184,7 @@ type sim struct {
 	cancels      []timerFIFO // per traffic class: client deadlines
 	free         []*simReq   // done requests no timer refers to
 	ids          []string    // the next request IDs from idNext on; see requestID
+	doneBits     []uint64    // by request number: done
 	idNext       int
 	seq          uint64
 	rnd          *rand.Rand
@@ -251,10 +253,29 @@ func (m *sim) schedule(at int64, kind uint8, idx int32, r *simReq) {
 // traffic class come in arrival order, so they queue instead of entering
 // the heap; the sequence number orders them with the heap's timers exactly
 // as if they were in it.
+//
+// A deadline does not hold its request: it names it by number too, and a
+// request found done by number is not touched (it may already serve a
+// later arrival).
 func (m *sim) scheduleCancel(r *simReq) {
-	r.timers++
 	m.seq++
-	m.cancels[r.traffic].push(timer{at: r.deadline, seq: m.seq, kind: tCancel, req: r})
+	m.cancels[r.traffic].push(timer{at: r.deadline, seq: m.seq, kind: tCancel, idx: r.n, req: r})
+}
+
+// setDone marks r done, in r and by its number.
+func (m *sim) setDone(r *simReq) {
+	r.done = true
+	w := int(r.n) / 64
+	for len(m.doneBits) <= w {
+		m.doneBits = append(m.doneBits, 0)
+	}
+	m.doneBits[w] |= 1 << (uint(r.n) % 64)
+}
+
+// isDone reports whether request number n is done.
+func (m *sim) isDone(n int32) bool {
+	w := int(n) / 64
+	return w < len(m.doneBits) && m.doneBits[w]&(1<<(uint(n)%64)) != 0
 }
 
 // pop removes the next timer by (at, seq) from the heap and the deadline
@@ -412,7 +433,10 @@ func (m *sim) run() {
 		case tObserve:
 			m.observe(tm.req)
 		case tCancel:
-			m.cancel(tm.req)
+			if !m.isDone(tm.idx) {
+				m.cancel(tm.req)
+			}
+			tm.req = nil // not counted in its timers
 		case tTick:
 			if tm.at == m.tickAt {
 				m.tickAt = 0
@@ -553,7 +577,7 @@ func (m *sim) arrive(i int) {
 	} else {
 		r = new(simReq)
 	}
-	r.id, r.traffic, r.deadline = m.requestID(m.nreq), i, m.now+int64(t.ClientTimeout)
+	r.id, r.n, r.traffic, r.deadline = m.requestID(m.nreq), int32(m.nreq), i, m.now+int64(t.ClientTimeout)
 	r.prompt = m.rnd.IntN(len(m.prompts[i]))
 	stream := m.rnd.Float64() < t.Stream.F()
 	structured := m.rnd.Float64() < t.Structured.F()
@@ -590,16 +614,16 @@ func (m *sim) next(r *simReq) {
 		}
 		r.att.Observe(now, o)
 		if o.Class == policy.OK {
-			r.done = true
+			m.setDone(r)
 			m.userResult(true)
 			return
 		}
 		m.next(r)
 	case policy.Fail:
-		r.done = true
+		m.setDone(r)
 		m.userResult(false)
 	case policy.Done:
-		r.done = true
+		m.setDone(r)
 		m.userResult(true)
 	}
 }
@@ -940,7 +964,7 @@ func (m *sim) cancel(r *simReq) {
 	if r.done {
 		return
 	}
-	r.done = true
+	m.setDone(r)
 	now := m.t(m.now)
 	inAttempt := r.plan != nil || r.pendingConnect
 	if r.plan != nil {
