@@ -37,9 +37,28 @@ type Packed struct {
 		id uint32
 		ok bool
 	}
+	// prev is the previous string of each frequent field and its id: an
+	// event's route, target or class is most often its predecessor's, and
+	// comparing the same string is cheaper than hashing it.
+	prev [numLast]struct {
+		s  string
+		id uint32
+		ok bool
+	}
 }
 
 const internSlots = 4096
+
+// Fields with a previous-string slot of their own (Packed.prev).
+const (
+	lKind = iota
+	lRequestID
+	lRoute
+	lTarget
+	lClass
+	lOutcome
+	numLast
+)
 
 // packedBlock is the size of a storage block; an event never spans two.
 const (
@@ -98,7 +117,7 @@ func (p *Packed) Append(e Event) {
 
 	b := p.room()
 	b = binary.AppendUvarint(b, mask)
-	b = binary.AppendUvarint(b, uint64(p.intern(string(e.Kind))))
+	b = binary.AppendUvarint(b, uint64(p.internLast(lKind, string(e.Kind))))
 	at := int64(e.Time.Sub(p.base))
 	b = binary.AppendVarint(b, at-p.last)
 	p.last = at
@@ -106,13 +125,13 @@ func (p *Packed) Append(e Event) {
 		b = binary.AppendUvarint(b, e.Seq)
 	}
 	if mask&fRequestID != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(e.RequestID)))
+		b = binary.AppendUvarint(b, uint64(p.internLast(lRequestID, e.RequestID)))
 	}
 	if mask&fRoute != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(e.Route)))
+		b = binary.AppendUvarint(b, uint64(p.internLast(lRoute, e.Route)))
 	}
 	if mask&fTarget != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(e.Target)))
+		b = binary.AppendUvarint(b, uint64(p.internLast(lTarget, e.Target)))
 	}
 	if mask&fTier != 0 {
 		b = binary.AppendUvarint(b, uint64(p.intern(e.Tier)))
@@ -124,10 +143,10 @@ func (p *Packed) Append(e Event) {
 		b = binary.AppendVarint(b, int64(e.Status))
 	}
 	if mask&fClass != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(e.Class)))
+		b = binary.AppendUvarint(b, uint64(p.internLast(lClass, e.Class)))
 	}
 	if mask&fOutcome != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(e.Outcome)))
+		b = binary.AppendUvarint(b, uint64(p.internLast(lOutcome, e.Outcome)))
 	}
 	if mask&fTTFT != 0 {
 		b = binary.AppendVarint(b, int64(e.TTFT))
@@ -197,6 +216,17 @@ func (p *Packed) room() []byte {
 	b := make([]byte, 0, packedBlock)
 	p.blocks = append(p.blocks, b)
 	return b
+}
+
+// internLast is intern through the field's previous-string slot.
+func (p *Packed) internLast(field int, s string) uint32 {
+	l := &p.prev[field]
+	if l.ok && l.s == s {
+		return l.id
+	}
+	id := p.intern(s)
+	l.s, l.id, l.ok = s, id, true
+	return id
 }
 
 func (p *Packed) intern(s string) uint32 {
