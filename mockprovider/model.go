@@ -71,6 +71,41 @@ type Model struct {
 	// spare holds token-time buffers of finished plans for new ones, by
 	// size class (see ReuseTokenTimes); nil when off.
 	spare *timesPool
+	// plans holds plans given back with Recycle, for Plan to reuse.
+	plans []*Plan
+}
+
+// maxRecycled bounds the plans Recycle keeps.
+const maxRecycled = 1024
+
+// Recycle gives a finished plan back to the model, which may reuse its
+// memory for a later plan. The caller must have finished it (Finish,
+// FinishSent) and must not use it, nor anything it points to that the
+// plan owns (its Response, headers, tool starts), afterwards. For callers
+// that plan very many requests in one process, such as the game-day
+// simulator; servers leave plans to the garbage collector.
+func (m *Model) Recycle(p *Plan) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.plans) < maxRecycled {
+		m.plans = append(m.plans, p)
+	}
+}
+
+// newPlan returns a new plan, reusing a recycled one when there is one
+// (callers hold m.mu).
+func (m *Model) newPlan() *Plan {
+	n := len(m.plans)
+	if n == 0 {
+		return faults.NewPlan()
+	}
+	p := m.plans[n-1]
+	m.plans[n-1] = nil
+	m.plans = m.plans[:n-1]
+	starts := p.ToolStart[:0] // a plan's own; the rest may be shared
+	*p = *faults.NewPlan()
+	p.ToolStart = starts
+	return p
 }
 
 // ReuseTokenTimes makes Finish and FinishSent take back a plan's TokenTimes
@@ -307,7 +342,7 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.seq++
-	p := faults.NewPlan()
+	p := m.newPlan()
 	p.Seq = m.seq
 	p.Stream = req.Stream || meta.Stream
 	prompt := m.promptTokens(req)

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/mockprovider"
@@ -611,6 +614,47 @@ func TestReuseTokenTimes(t *testing.T) {
 	}
 	if reused < 100 {
 		t.Fatalf("%d of 400 plans reused the previous plan's token times", reused)
+	}
+}
+
+// TestRecycle: a model given its finished plans back (Recycle) plans the
+// same answers as one that is not (tool calls, headers, faults included),
+// and reuses the plans' memory.
+func TestRecycle(t *testing.T) {
+	s := realistic()
+	s.Faults = append(s.Faults,
+		faults.Spec{Kind: faults.KindTokenRate, Rate: 30, Jitter: 0.5, Selector: faults.Selector{Probability: pct(0.3)}},
+		faults.Spec{Kind: faults.KindHTTPError, Status: 429, Selector: faults.Selector{Probability: pct(0.2)}},
+		faults.Spec{Kind: faults.KindRefusal, Selector: faults.Selector{Probability: pct(0.1)}})
+	plain, recycling := newModel(t, s), newModel(t, s)
+	recycling.ReuseTokenTimes()
+	plain.ReuseTokenTimes()
+	reused := 0
+	var prev *mockprovider.Plan
+	for i := range 400 {
+		now := t0.Add(time.Duration(i) * 50 * time.Millisecond)
+		req := userReq("gpt-4o", "anything")
+		req.Stream = i%2 == 0
+		if i%5 == 0 {
+			req.Tools = []llm.Tool{{Name: "lookup", Parameters: []byte(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)}}
+			req.ToolChoice = &llm.ToolChoice{Mode: llm.ToolChoiceRequired}
+		}
+		a := plain.Plan(now, req, mockprovider.Meta{})
+		b := recycling.Plan(now, req, mockprovider.Meta{})
+		// A recycled plan keeps its tool-start slice, empty, not nil.
+		if diff := cmp.Diff(a, b, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("plan %d differs (-plain +recycled):\n%s", i, diff)
+		}
+		if b == prev {
+			reused++
+		}
+		plain.Finish(now, a)
+		recycling.Finish(now, b)
+		recycling.Recycle(b)
+		prev = b
+	}
+	if reused < 300 {
+		t.Fatalf("%d of 400 plans reused the previous plan", reused)
 	}
 }
 

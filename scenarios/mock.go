@@ -70,6 +70,8 @@ func (a *mockModel) AppendJournal(dst []JournalEntry) []JournalEntry {
 
 func (a *mockModel) FillerCorpus() string { return a.m.FillerCorpus() }
 
+func (a *mockModel) Recycle(p *faults.Plan) { a.m.Recycle(p) }
+
 // JournalLen returns the number of journal entries.
 func (a *mockModel) JournalLen() int { return a.m.JournalLen() }
 

@@ -31,6 +31,8 @@ type provider interface {
 	// Abandon ends an attempt the gateway gave up on (a deadline or the
 	// watchdog fired, or the client left) after sent tokens.
 	Abandon(now time.Time, p *faults.Plan, sent int)
+	// Recycle gives back a finished plan nothing reads any more.
+	Recycle(p *faults.Plan)
 	// FillerCorpus is the text every planned filler answer is cut from.
 	FillerCorpus() string
 	// AppendJournal appends the journal to dst; JournalLen is its length.
@@ -879,6 +881,7 @@ func (m *sim) observe(r *simReq) {
 		r.partial += strings.Join(r.plan.Chunks[:min(o.OutputTokens, len(r.plan.Chunks))], "")
 	}
 	corrupted := r.plan != nil && r.plan.Corrupted
+	plan, prov := r.plan, r.planProv
 	if r.plan != nil {
 		switch o.Class {
 		case policy.TimeoutTTFT, policy.TimeoutTotal, policy.Stall, policy.TokenRateFloor:
@@ -895,6 +898,11 @@ func (m *sim) observe(r *simReq) {
 		// Every complete answer is evidence for the detectors, served or
 		// rejected as invalid output (see the evals package).
 		m.complete(r, now, o.Class == policy.OK, corrupted)
+	}
+	if plan != nil {
+		// Nothing reads the plan any more (r.resp was its Response).
+		r.resp = nil
+		prov.Recycle(plan)
 	}
 	r.att.Observe(now, o)
 	m.next(r)
