@@ -175,28 +175,29 @@ func (p *Packed) Append(e Event) {
 
 // appendRare encodes the fields request events do not use.
 func (p *Packed) appendRare(b []byte, mask uint64, e *Event) []byte {
-	if mask&fFrom != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(e.From)))
-	}
-	if mask&fTo != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(e.To)))
-	}
-	if mask&fReason != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(e.Reason)))
-	}
-	if mask&fName != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(e.Name)))
-	}
-	if mask&fSeverity != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(e.Severity)))
-	}
-	if mask&fSink != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(e.Sink)))
+	for _, f := range rareStrings {
+		if mask&f.bit != 0 {
+			b = binary.AppendUvarint(b, uint64(p.intern(*f.field(e))))
+		}
 	}
 	if mask&fValue != 0 {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(e.Value))
 	}
 	return b
+}
+
+// rareStrings are the string fields of appendRare and decodeRare, in
+// encoding order.
+var rareStrings = [...]struct {
+	bit   uint64
+	field func(*Event) *string
+}{
+	{fFrom, func(e *Event) *string { return &e.From }},
+	{fTo, func(e *Event) *string { return &e.To }},
+	{fReason, func(e *Event) *string { return &e.Reason }},
+	{fName, func(e *Event) *string { return &e.Name }},
+	{fSeverity, func(e *Event) *string { return &e.Severity }},
+	{fSink, func(e *Event) *string { return &e.Sink }},
 }
 
 func bit(ok bool, b uint64) uint64 {
@@ -373,23 +374,10 @@ func (p *Packed) decode(b []byte, prev int64, i int, e *Event) ([]byte, int64) {
 
 // decodeRare reads the fields appendRare writes.
 func decodeRare(d *decoder, mask uint64, e *Event) {
-	if mask&fFrom != 0 {
-		e.From = d.str()
-	}
-	if mask&fTo != 0 {
-		e.To = d.str()
-	}
-	if mask&fReason != 0 {
-		e.Reason = d.str()
-	}
-	if mask&fName != 0 {
-		e.Name = d.str()
-	}
-	if mask&fSeverity != 0 {
-		e.Severity = d.str()
-	}
-	if mask&fSink != 0 {
-		e.Sink = d.str()
+	for _, f := range rareStrings {
+		if mask&f.bit != 0 {
+			*f.field(e) = d.str()
+		}
 	}
 	if mask&fValue != 0 {
 		e.Value = d.float()

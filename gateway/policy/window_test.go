@@ -8,11 +8,10 @@ import (
 )
 
 // refWindow is the window without the cached newest bucket: every time is
-// divided into its bucket.
+// divided into its bucket (its slot; sums is the window's, which reads only
+// the buckets).
 type refWindow struct {
-	width, cur int64
-	a, b       [nBuckets]float64
-	idx        [nBuckets]int64
+	window
 }
 
 func (w *refWindow) slot(now time.Time) int {
@@ -31,27 +30,13 @@ func (w *refWindow) slot(now time.Time) int {
 	return s
 }
 
-func (w *refWindow) sums(now time.Time) (a, b float64) {
-	i := now.UnixNano() / w.width
-	if i < w.cur {
-		i = w.cur
-	}
-	for s := range nBuckets {
-		if d := i - w.idx[s]; d >= 0 && d < nBuckets {
-			a += w.a[s]
-			b += w.b[s]
-		}
-	}
-	return a, b
-}
-
 // The window counts exactly like the plain division per sample, whatever
 // the order of the times (backwards too, and before 1970) and the resets.
 func TestWindowMatchesReference(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		d := time.Duration(rapid.Int64Range(1, int64(time.Minute)).Draw(t, "window"))
 		w := newWindow(d)
-		ref := refWindow{width: w.width, cur: w.cur}
+		ref := refWindow{window{width: w.width, cur: w.cur}}
 		base := rapid.SampledFrom([]int64{0, t0.UnixNano(), -int64(time.Hour)}).Draw(t, "base")
 		now := base
 		for i := range rapid.IntRange(1, 200).Draw(t, "steps") {

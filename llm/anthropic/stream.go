@@ -14,7 +14,7 @@ import (
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/sse"
 
-	"github.com/brownout-dev/brownout/llm/internal/jsonstr"
+	"github.com/brownout-dev/brownout/internal/jsonstr"
 )
 
 // Errors of the stream encoder, for callers that misuse it.

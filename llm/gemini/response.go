@@ -10,7 +10,7 @@ import (
 
 	"github.com/brownout-dev/brownout/llm"
 
-	"github.com/brownout-dev/brownout/llm/internal/jsonstr"
+	"github.com/brownout-dev/brownout/internal/jsonstr"
 )
 
 // finishFrom maps a Gemini finishReason. STOP with function calls is

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/brownout-dev/brownout/llm/internal/jsonstr"
+	"github.com/brownout-dev/brownout/internal/jsonstr"
 )
 
 // appendString appends s as a JSON string, escaping like encoding/json with

@@ -1,5 +1,6 @@
 // Package jsonstr appends Go strings as JSON string literals without
-// allocating, for the codecs' hand-written stream encoders.
+// allocating, for the hand-written encoders of the llm codecs and of the
+// event log (events).
 package jsonstr
 
 import "unicode/utf8"
