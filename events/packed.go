@@ -175,9 +175,9 @@ func (p *Packed) Append(e Event) {
 
 // appendRare encodes the fields request events do not use.
 func (p *Packed) appendRare(b []byte, mask uint64, e *Event) []byte {
-	for _, f := range rareStrings {
-		if mask&f.bit != 0 {
-			b = binary.AppendUvarint(b, uint64(p.intern(*f.field(e))))
+	for _, bit := range rareBits {
+		if mask&bit != 0 {
+			b = binary.AppendUvarint(b, uint64(p.intern(*rareString(e, bit))))
 		}
 	}
 	if mask&fValue != 0 {
@@ -186,18 +186,26 @@ func (p *Packed) appendRare(b []byte, mask uint64, e *Event) []byte {
 	return b
 }
 
-// rareStrings are the string fields of appendRare and decodeRare, in
-// encoding order.
-var rareStrings = [...]struct {
-	bit   uint64
-	field func(*Event) *string
-}{
-	{fFrom, func(e *Event) *string { return &e.From }},
-	{fTo, func(e *Event) *string { return &e.To }},
-	{fReason, func(e *Event) *string { return &e.Reason }},
-	{fName, func(e *Event) *string { return &e.Name }},
-	{fSeverity, func(e *Event) *string { return &e.Severity }},
-	{fSink, func(e *Event) *string { return &e.Sink }},
+// rareBits are the string fields of appendRare and decodeRare, in encoding
+// order; rareString returns the field of a bit.
+var rareBits = [...]uint64{fFrom, fTo, fReason, fName, fSeverity, fSink}
+
+// rareString is a plain switch, not a table of functions: through a
+// function value the event would escape to the heap on every call.
+func rareString(e *Event, bit uint64) *string {
+	switch bit {
+	case fFrom:
+		return &e.From
+	case fTo:
+		return &e.To
+	case fReason:
+		return &e.Reason
+	case fName:
+		return &e.Name
+	case fSeverity:
+		return &e.Severity
+	}
+	return &e.Sink
 }
 
 func bit(ok bool, b uint64) uint64 {
@@ -243,17 +251,26 @@ func (p *Packed) intern(s string) uint32 {
 
 // internHash mixes the length and up to eight bytes from each end of s.
 func internHash(s string) uint64 {
-	h := uint64(len(s))
 	n := len(s)
-	for i := 0; i < 8 && i < n; i++ {
-		h = h<<8 | uint64(s[i])
-	}
-	for i := max(n-8, 8); i < n; i++ {
-		h = h*31 + uint64(s[i])
+	h := uint64(n)
+	if n >= 8 {
+		h ^= load64(s) ^ load64(s[n-8:])*31
+	} else {
+		for i := range n {
+			h = h<<8 | uint64(s[i])
+		}
 	}
 	h ^= h >> 29
 	h *= 0x9e3779b97f4a7c15
 	return h >> 32
+}
+
+// load64 reads the first eight bytes of s as one little-endian word (the
+// compiler makes it one load).
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // All returns the events in the order they were appended, with their
@@ -374,9 +391,9 @@ func (p *Packed) decode(b []byte, prev int64, i int, e *Event) ([]byte, int64) {
 
 // decodeRare reads the fields appendRare writes.
 func decodeRare(d *decoder, mask uint64, e *Event) {
-	for _, f := range rareStrings {
-		if mask&f.bit != 0 {
-			*f.field(e) = d.str()
+	for _, bit := range rareBits {
+		if mask&bit != 0 {
+			*rareString(e, bit) = d.str()
 		}
 	}
 	if mask&fValue != 0 {
