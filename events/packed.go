@@ -8,19 +8,19 @@ import (
 )
 
 // Packed is an append-only event log stored compactly: each event is a few
-// varint-encoded bytes (only the fields that are set, times as deltas, every
-// string interned), about 20 bytes for a typical request event instead of
-// the 328 of an Event value, and the storage holds no pointers for the
-// garbage collector to scan. The simulator records millions of events per
-// game day in one; a plain []Event of that size costs more in fresh memory
-// than the simulation itself.
+// varint-encoded bytes (only the fields that are set, times as deltas,
+// strings as numbers into a table), 20 to 40 bytes for a request's events
+// instead of the 328 of an Event value, in blocks the garbage collector
+// need not scan. The simulator records millions of events per game day in
+// one; a plain []Event of that size costs more in fresh memory than the
+// simulation itself.
 //
 // Events come back equal to those appended, with one exception: times are
 // returned in the location of the first event's time (a log whose events
 // share one location, as every log written by one process does, is
-// unaffected). Strings come back as the interned copy of the first equal
-// string appended. The zero value is ready to use; a Packed is not safe
-// for concurrent use.
+// unaffected). A string comes back equal, as a copy the log kept (the same
+// string appended again may be kept again). The zero value is ready to use;
+// a Packed is not safe for concurrent use.
 type Packed struct {
 	blocks [][]byte
 	n      int
