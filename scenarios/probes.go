@@ -109,7 +109,7 @@ func (m *sim) probeTarget(key string) *policy.Target {
 // sendProbes sends the probes due now.
 func (m *sim) sendProbes() {
 	sp := m.probes
-	now := m.t(m.now)
+	now := m.nowT
 	for _, key := range sp.sched.Due(now) {
 		sp.n++
 		f := &probeFlight{target: key}
@@ -168,7 +168,7 @@ func (m *sim) probeDone(i int) {
 	sp := m.probes
 	f := sp.flight[i]
 	sp.flight[i] = nil
-	now := m.t(m.now)
+	now := m.nowT
 	if f.plan != nil {
 		if f.abort {
 			f.prov.Abandon(now, f.plan, 0)

@@ -182,6 +182,7 @@ type sim struct {
 	s            *Scenario
 	ctx          context.Context
 	now          int64
+	nowT         time.Time // Epoch + now
 	q            timerHeap
 	cancels      []timerFIFO // per traffic class: client deadlines
 	free         []*simReq   // done requests no timer refers to
@@ -311,7 +312,7 @@ func seedFor(seed uint64, name string) uint64 {
 }
 
 func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
-	m := &sim{s: s, ctx: ctx, rnd: rand.New(rand.NewPCG(seed, seedFor(seed, "traffic"))),
+	m := &sim{s: s, ctx: ctx, nowT: Epoch, rnd: rand.New(rand.NewPCG(seed, seedFor(seed, "traffic"))),
 		provs: map[string]provider{}, killed: map[string]bool{}, faultIDs: map[int][]faultRef{},
 		sinksDown: map[string]bool{}, end: int64(s.Duration), keys: map[*policy.Target]string{}}
 	eng, err := policy.New(s.env.policy, policy.Options{Rand: rand.New(rand.NewPCG(seed, seedFor(seed, "policy"))), Events: m})
@@ -420,7 +421,7 @@ func (m *sim) run() {
 			m.release(tm.req)
 			continue
 		}
-		m.now = tm.at
+		m.now, m.nowT = tm.at, m.t(tm.at)
 		steps++
 		if steps&0x3ff == 0 && m.ctx.Err() != nil {
 			m.aborted = "canceled"
@@ -443,7 +444,7 @@ func (m *sim) run() {
 			if tm.at == m.tickAt {
 				m.tickAt = 0
 			}
-			m.eng.Tick(m.t(m.now))
+			m.eng.Tick(m.nowT)
 		case tStepStart:
 			m.stepStart(int(tm.idx))
 		case tStepEnd:
@@ -590,7 +591,7 @@ func (m *sim) arrive(i int) {
 	}
 	r.eng = m.eng
 	r.att = &r.attv
-	m.eng.BeginInto(r.att, m.t(m.now), policy.Request{ID: r.id, Route: t.Route, PromptTokens: t.PromptTokens,
+	m.eng.BeginInto(r.att, m.nowT, policy.Request{ID: r.id, Route: t.Route, PromptTokens: t.PromptTokens,
 		Stream: stream, Structured: structured})
 	m.scheduleCancel(r)
 	m.next(r)
@@ -600,7 +601,7 @@ func (m *sim) next(r *simReq) {
 	if r.done {
 		return
 	}
-	now := m.t(m.now)
+	now := m.nowT
 	d := r.att.Next(now)
 	switch d.Kind {
 	case policy.Send:
@@ -874,7 +875,7 @@ func quietTokens(p *faults.Plan, limit int, t policy.Timeouts) (fed int, maxT ti
 }
 
 func (m *sim) observe(r *simReq) {
-	now := m.t(m.now)
+	now := m.nowT
 	o := r.pending
 	r.pendingConnect = false
 	if o.Partial && r.plan != nil && o.OutputTokens > 0 {
@@ -973,7 +974,7 @@ func (m *sim) cancel(r *simReq) {
 		return
 	}
 	m.setDone(r)
-	now := m.t(m.now)
+	now := m.nowT
 	inAttempt := r.plan != nil || r.pendingConnect
 	if r.plan != nil {
 		r.planProv.Abandon(now, r.plan, 0)
@@ -1010,7 +1011,7 @@ func (m *sim) checkStop() bool {
 
 func (m *sim) stepStart(i int) {
 	st := &m.s.Timeline[i]
-	now := m.t(m.now)
+	now := m.nowT
 	switch st.Kind() {
 	case "fault":
 		targets, _ := m.s.expandTarget(st.Target)
@@ -1064,7 +1065,7 @@ func firstLine(s string) string {
 
 func (m *sim) stepEnd(i int) {
 	st := &m.s.Timeline[i]
-	now := m.t(m.now)
+	now := m.nowT
 	switch st.Kind() {
 	case "fault", "kill":
 		refs := m.faultIDs[i]
@@ -1087,7 +1088,7 @@ func (m *sim) stepEnd(i int) {
 }
 
 func (m *sim) evaluateAlerts() {
-	now := m.t(m.now)
+	now := m.nowT
 	for _, e := range m.alerts.Evaluate(now) {
 		m.Emit(e)
 		for _, k := range m.s.Alerts.Sinks {
