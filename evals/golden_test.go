@@ -4,29 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/brownout-dev/brownout/internal/golden"
 	"github.com/brownout-dev/brownout/llm"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run with -update to create it")
-	require.Equal(t, string(want), string(got))
-}
 
 // A fallback whose output drifts, run over the example suite: the report's
 // JSON and text are golden, and identical across runs and concurrency.
@@ -59,10 +44,10 @@ func TestReportGolden(t *testing.T) {
 		require.NoError(t, err)
 		if first == nil {
 			first = b
-			golden(t, "report.golden.json", append(b, '\n'))
+			golden.Check(t, "testdata/report.golden.json", append(b, '\n'))
 			var txt bytes.Buffer
 			require.NoError(t, rep.WriteText(&txt))
-			golden(t, "report.golden.txt", txt.Bytes())
+			golden.Check(t, "testdata/report.golden.txt", txt.Bytes())
 		} else {
 			require.Equal(t, string(first), string(b))
 		}

@@ -3,7 +3,6 @@ package reports
 import (
 	"bytes"
 	"encoding/xml"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,26 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/brownout-dev/brownout/internal/golden"
 	"github.com/brownout-dev/brownout/scenarios"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create %s", path)
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s differs (-want +got); run go test -update after checking:\n%s", name, d)
-	}
-}
 
 func TestFixtureIsAnIncident(t *testing.T) {
 	r := fixture()
@@ -45,13 +29,13 @@ func TestFixtureIsAnIncident(t *testing.T) {
 func TestMarkdownGolden(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, WriteMarkdown(&buf, fixture()))
-	golden(t, "report.md.golden", buf.Bytes())
+	golden.Check(t, "testdata/report.md.golden", buf.Bytes())
 }
 
 func TestJUnitGolden(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, WriteJUnit(&buf, fixture()))
-	golden(t, "junit.xml.golden", buf.Bytes())
+	golden.Check(t, "testdata/junit.xml.golden", buf.Bytes())
 }
 
 // TestJUnitShape checks the output against the shape of the common JUnit

@@ -3,7 +3,6 @@ package schemas
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,9 +15,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/brownout-dev/brownout/evals"
+	"github.com/brownout-dev/brownout/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the committed schema files from the Go types")
 
 // The committed files are what the generator makes from the Go types today.
 func TestSchemasUpToDate(t *testing.T) {
@@ -38,7 +36,7 @@ func TestSchemasUpToDate(t *testing.T) {
 func checkFresh(t *testing.T, name string, want []byte) {
 	t.Helper()
 	path := name + ".schema.json"
-	if *update {
+	if golden.Update() {
 		require.NoError(t, os.WriteFile(path, want, 0o644))
 		return
 	}

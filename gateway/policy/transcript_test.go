@@ -3,7 +3,6 @@ package policy
 import (
 	"bufio"
 	"container/heap"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -15,11 +14,10 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/internal/golden"
 	"github.com/brownout-dev/brownout/yamlfile"
 	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite the expected output of testdata/*.txt transcripts")
 
 // TestTranscripts runs the incident transcripts in testdata/*.txt (in the
 // style of etcd raft's datadriven interaction tests). Each block is a
@@ -106,13 +104,13 @@ func runTranscript(t *testing.T, path string) {
 			out = []string{"(no events)"}
 		}
 		got = append(got, out)
-		if !*update {
+		if !golden.Update() {
 			if d := cmp.Diff(b.want, out); d != "" {
 				t.Errorf("%s: %s (-want +got):\n%s", path, b.cmd, d)
 			}
 		}
 	}
-	if *update {
+	if golden.Update() {
 		var sb strings.Builder
 		for _, l := range raw {
 			if strings.HasPrefix(l, "\x00") {

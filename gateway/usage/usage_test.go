@@ -2,7 +2,6 @@ package usage
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,9 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func load(t *testing.T) []Record {
 	t.Helper()
@@ -36,13 +34,7 @@ func TestReportGolden(t *testing.T) {
 			require.NoError(t, err)
 			var buf bytes.Buffer
 			require.NoError(t, WriteTable(&buf, by, rows))
-			golden := filepath.Join("testdata", "report-"+string(by)+".golden")
-			if *update {
-				require.NoError(t, os.WriteFile(golden, buf.Bytes(), 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err)
-			assert.Equal(t, string(want), buf.String())
+			golden.Check(t, filepath.Join("testdata", "report-"+string(by)+".golden"), buf.Bytes())
 		})
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,33 +14,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/brownout-dev/brownout/internal/golden"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/sse"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
-
-// golden compares got with testdata/golden/name, rewriting it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs from golden (-want +got):\n%s", path, diff)
-	}
-}
 
 func indent(t *testing.T, v any) []byte {
 	t.Helper()
@@ -79,12 +55,12 @@ func TestGoldenRequests(t *testing.T) {
 			if err != nil {
 				t.Fatalf("DecodeRequest: %v", err)
 			}
-			golden(t, "requests/"+base(path)+".llm.json", indent(t, req))
+			golden.Check(t, "testdata/golden/requests/"+base(path)+".llm.json", indent(t, req))
 			wire, err := codec.EncodeRequest(req)
 			if err != nil {
 				t.Fatalf("EncodeRequest: %v", err)
 			}
-			golden(t, "requests/"+base(path)+".wire.json", append(wire, '\n'))
+			golden.Check(t, "testdata/golden/requests/"+base(path)+".wire.json", append(wire, '\n'))
 			again, err := codec.DecodeRequest(wire)
 			if err != nil {
 				t.Fatalf("DecodeRequest(EncodeRequest): %v", err)
@@ -108,12 +84,12 @@ func TestGoldenResponses(t *testing.T) {
 			if err != nil {
 				t.Fatalf("DecodeResponse: %v", err)
 			}
-			golden(t, "responses/"+base(path)+".llm.json", indent(t, resp))
+			golden.Check(t, "testdata/golden/responses/"+base(path)+".llm.json", indent(t, resp))
 			wire, err := codec.EncodeResponse(resp)
 			if err != nil {
 				t.Fatalf("EncodeResponse: %v", err)
 			}
-			golden(t, "responses/"+base(path)+".wire.json", append(wire, '\n'))
+			golden.Check(t, "testdata/golden/responses/"+base(path)+".wire.json", append(wire, '\n'))
 			again, err := codec.DecodeResponse(wire)
 			if err != nil {
 				t.Fatalf("DecodeResponse(EncodeResponse): %v", err)
@@ -169,7 +145,7 @@ func TestGoldenStreams(t *testing.T) {
 			}
 			defer f.Close()
 			events, got := transcript(t, f)
-			golden(t, "streams/"+base(path)+".events", got)
+			golden.Check(t, "testdata/golden/streams/"+base(path)+".events", got)
 			if bytes.Contains(got, []byte("malformed event")) {
 				return
 			}
@@ -233,7 +209,7 @@ func TestGoldenEncodeStreams(t *testing.T) {
 					t.Fatalf("Encode(%s): %v", sc.Text(), err)
 				}
 			}
-			golden(t, "events/"+base(path)+".sse", out.Bytes())
+			golden.Check(t, "testdata/golden/events/"+base(path)+".sse", out.Bytes())
 
 			events, tr := transcript(t, bytes.NewReader(out.Bytes()))
 			if want := "end: EOF\n"; !bytes.HasSuffix(tr, []byte(want)) && closed {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,33 +12,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/brownout-dev/brownout/internal/golden"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/gemini"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
-
-// golden compares got with testdata/golden/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden file:\n got: %s\nwant: %s", path, got, want)
-	}
-}
 
 func indent(t *testing.T, v any) []byte {
 	t.Helper()
@@ -74,12 +50,12 @@ func TestGoldenRequests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "requests/"+name+".llm.json", indent(t, req))
+			golden.Check(t, "testdata/golden/requests/"+name+".llm.json", indent(t, req))
 			enc, err := c.EncodeRequest(req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "requests/"+name+".gemini.json", append(enc, '\n'))
+			golden.Check(t, "testdata/golden/requests/"+name+".gemini.json", append(enc, '\n'))
 			again, err := c.DecodeRequest(enc)
 			if err != nil {
 				t.Fatal(err)
@@ -104,12 +80,12 @@ func TestGoldenResponses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "responses/"+name+".llm.json", indent(t, resp))
+			golden.Check(t, "testdata/golden/responses/"+name+".llm.json", indent(t, resp))
 			enc, err := c.EncodeResponse(resp)
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "responses/"+name+".gemini.json", append(enc, '\n'))
+			golden.Check(t, "testdata/golden/responses/"+name+".gemini.json", append(enc, '\n'))
 			again, err := c.DecodeResponse(enc)
 			if err != nil {
 				t.Fatal(err)
@@ -153,7 +129,7 @@ func TestGoldenStreams(t *testing.T) {
 				out.WriteByte('\n')
 			}
 			out.WriteString("end: " + end.Error() + "\n")
-			golden(t, "streams/"+name+".events", out.Bytes())
+			golden.Check(t, "testdata/golden/streams/"+name+".events", out.Bytes())
 
 			var enc bytes.Buffer
 			e := gemini.Codec{}.NewStreamEncoder(&enc)
@@ -167,7 +143,7 @@ func TestGoldenStreams(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			golden(t, "streams/"+name+".encoded.sse", enc.Bytes())
+			golden.Check(t, "testdata/golden/streams/"+name+".encoded.sse", enc.Bytes())
 			again, end2 := decodeAll(&enc)
 			if diff := cmp.Diff(evs, again); diff != "" {
 				t.Errorf("re-encoded stream decodes differently (-first +second):\n%s", diff)

@@ -3,35 +3,12 @@ package openai_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/brownout-dev/brownout/internal/golden"
 	"github.com/brownout-dev/brownout/llm"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\ngot:\n%s\nwant:\n%s", name, got, want)
-	}
-}
 
 func fullRequest() *llm.Request {
 	temp, topP, seed := 0.7, 0.95, int64(7)
@@ -64,7 +41,7 @@ func TestGoldenRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "request_full.json", body)
+	golden.Check(t, "testdata/request_full.json", body)
 	// Determinism: the same request encodes to the same bytes.
 	again, _ := codec().EncodeRequest(fullRequest())
 	if !bytes.Equal(body, again) {
@@ -83,7 +60,7 @@ func TestGoldenResponses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, name, body)
+			golden.Check(t, "testdata/"+name, body)
 		})
 	}
 }
@@ -96,7 +73,7 @@ func TestGoldenErrors(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			status, body := codec().EncodeError(e)
-			golden(t, name, append([]byte(statusLine(status)+"\n"), body...))
+			golden.Check(t, "testdata/"+name, append([]byte(statusLine(status)+"\n"), body...))
 		})
 	}
 }
@@ -124,7 +101,7 @@ func TestGoldenStreams(t *testing.T) {
 			if err := enc.Close(); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, name, buf.Bytes())
+			golden.Check(t, "testdata/"+name, buf.Bytes())
 		})
 	}
 }
