@@ -279,14 +279,8 @@ func decodePart(raw json.RawMessage, path string) (decodedPart, error) {
 			return p, err
 		}
 		c := &functionCall{}
-		if c.ID, _, err = f.str("id"); err != nil {
+		if c.ID, c.Name, err = idAndName(f, "functionCall"); err != nil {
 			return p, err
-		}
-		if c.Name, _, err = f.str("name"); err != nil {
-			return p, err
-		}
-		if c.Name == "" {
-			return p, llm.BadRequest(f.at("name"), "functionCall.name is required")
 		}
 		c.Args = json.RawMessage("{}")
 		if v, ok := f.take("args"); ok {
@@ -304,14 +298,8 @@ func decodePart(raw json.RawMessage, path string) (decodedPart, error) {
 			return p, err
 		}
 		r := &functionResponse{}
-		if r.ID, _, err = f.str("id"); err != nil {
+		if r.ID, r.Name, err = idAndName(f, "functionResponse"); err != nil {
 			return p, err
-		}
-		if r.Name, _, err = f.str("name"); err != nil {
-			return p, err
-		}
-		if r.Name == "" {
-			return p, llm.BadRequest(f.at("name"), "functionResponse.name is required")
 		}
 		v, ok := f.take("response")
 		if !ok {
@@ -731,4 +719,19 @@ func convertSchema(m map[string]any) {
 			}
 		}
 	}
+}
+
+// idAndName reads the optional id and the required name of a functionCall
+// or functionResponse part (kind names it in errors).
+func idAndName(f *object, kind string) (id, name string, err error) {
+	if id, _, err = f.str("id"); err != nil {
+		return "", "", err
+	}
+	if name, _, err = f.str("name"); err != nil {
+		return "", "", err
+	}
+	if name == "" {
+		return "", "", llm.BadRequest(f.at("name"), kind+".name is required")
+	}
+	return id, name, nil
 }
