@@ -731,7 +731,7 @@ func idAndName(f *object, kind string) (id, name string, err error) {
 		return "", "", err
 	}
 	if name == "" {
-		return "", "", llm.BadRequest(f.at("name"), kind+".name is required")
+		return "", "", llm.BadRequest(f.at("name"), "%s.name is required", kind)
 	}
 	return id, name, nil
 }
