@@ -491,47 +491,33 @@ func (d *Detectors) evaluate(st *targetState, now time.Time, o Observation) []Si
 		}
 	}
 
+	// share runs a detector of a rate among the responses that can show it
+	// (n of them in the window, baseN in the baseline): rate gives the
+	// rate of a counts, format describes value and baseline in percent.
+	share := func(i int, rule Rule, n, baseN float64, rate func(c *counts) float64, format string) {
+		if rule.Disabled || n < minN {
+			return
+		}
+		r := rate(w)
+		b := 0.0
+		if baseN >= minN {
+			b = rate(base)
+		}
+		th := rule.Threshold.F()
+		on := d.rising(r, b, n, th) || hold(i, r, b, th)
+		if decide(i, on) {
+			signal(i, r, b, n, fmt.Sprintf(format, 100*r, 100*b))
+		}
+	}
 	// JSON parse failures on structured routes.
-	if !cfg.JSONInvalid.Disabled && w.structured >= minN {
-		r := 1 - w.jsonValid/w.structured
-		b := 0.0
-		if base.structured >= minN {
-			b = 1 - base.jsonValid/base.structured
-		}
-		th := cfg.JSONInvalid.Threshold.F()
-		on := d.rising(r, b, w.structured, th) || hold(2, r, b, th)
-		if decide(2, on) {
-			signal(2, r, b, w.structured, fmt.Sprintf("%.0f%% of structured responses are not valid JSON (baseline %.0f%%)", 100*r, 100*b))
-		}
-	}
-
+	share(2, cfg.JSONInvalid, w.structured, base.structured, func(c *counts) float64 { return 1 - c.jsonValid/c.structured },
+		"%.0f%% of structured responses are not valid JSON (baseline %.0f%%)")
 	// Refusal-phrase rate.
-	if !cfg.Refusal.Disabled && w.n >= minN {
-		r := w.refusal / w.n
-		b := 0.0
-		if base.n >= minN {
-			b = base.refusal / base.n
-		}
-		th := cfg.Refusal.Threshold.F()
-		on := d.rising(r, b, w.n, th) || hold(3, r, b, th)
-		if decide(3, on) {
-			signal(3, r, b, w.n, fmt.Sprintf("%.0f%% of responses are refusals (baseline %.0f%%)", 100*r, 100*b))
-		}
-	}
-
+	share(3, cfg.Refusal, w.n, base.n, func(c *counts) float64 { return c.refusal / c.n },
+		"%.0f%% of responses are refusals (baseline %.0f%%)")
 	// Empty tool-call arguments.
-	if !cfg.EmptyToolArgs.Disabled && w.tool >= minN {
-		r := w.emptyTool / w.tool
-		b := 0.0
-		if base.tool >= minN {
-			b = base.emptyTool / base.tool
-		}
-		th := cfg.EmptyToolArgs.Threshold.F()
-		on := d.rising(r, b, w.tool, th) || hold(4, r, b, th)
-		if decide(4, on) {
-			signal(4, r, b, w.tool, fmt.Sprintf("%.0f%% of tool-calling responses have empty or invalid arguments (baseline %.0f%%)", 100*r, 100*b))
-		}
-	}
+	share(4, cfg.EmptyToolArgs, w.tool, base.tool, func(c *counts) float64 { return c.emptyTool / c.tool },
+		"%.0f%% of tool-calling responses have empty or invalid arguments (baseline %.0f%%)")
 
 	any := false
 	for i := range st.fire { // by index: ranging over the array would copy it
