@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,14 +24,7 @@ func TestFillerRefusalScan(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		s, err := Load(filepath.Join(dir, "s.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := Run(context.Background(), s, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := runFile(t, filepath.Join(dir, "s.yaml"))
 		return res
 	}
 	quality := func(res *Result) (float64, int) {

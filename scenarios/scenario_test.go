@@ -161,14 +161,7 @@ func TestSimDeterministic(t *testing.T) {
 }
 
 func TestRunShortScenario(t *testing.T) {
-	s, err := Load("testdata/short.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runFile(t, "testdata/short.yaml")
 	requirePass(t, res)
 	f, ok := res.Fault("gpt4o-down", "openai/gpt-4o")
 	if !ok || !f.Detected {
@@ -209,14 +202,7 @@ func TestRunCanceled(t *testing.T) {
 }
 
 func TestSimReloadStep(t *testing.T) {
-	s, err := Load("testdata/reload.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runFile(t, "testdata/reload.yaml")
 	var got []string
 	for _, e := range res.Log() {
 		if e.Kind == "config.reload" {
@@ -232,14 +218,7 @@ func TestSimReloadStep(t *testing.T) {
 }
 
 func TestSimStopWhen(t *testing.T) {
-	s, err := Load("testdata/stop.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runFile(t, "testdata/stop.yaml")
 	if !res.Aborted || res.Pass || !strings.HasPrefix(res.AbortReason, "stop_when") {
 		t.Fatalf("aborted=%v pass=%v reason=%q", res.Aborted, res.Pass, res.AbortReason)
 	}
@@ -273,14 +252,7 @@ func TestTimerHeapOrder(t *testing.T) {
 // TestResultJSONRoundTrip: result.json is versioned and reads back into the
 // same Result (what reports relies on).
 func TestResultJSONRoundTrip(t *testing.T) {
-	s, err := Load("testdata/short.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runFile(t, "testdata/short.yaml")
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
