@@ -156,7 +156,6 @@ type simReq struct {
 	attv     policy.Attempt
 	eng      *policy.Engine
 	deadline int64
-	done     bool
 	pending  policy.Outcome // the outcome to observe at the tObserve timer
 	plan     *faults.Plan
 	planProv provider
@@ -265,9 +264,9 @@ func (m *sim) scheduleCancel(r *simReq) {
 	m.cancels[r.traffic].push(timer{at: r.deadline, seq: m.seq, kind: tCancel, idx: r.n, req: r})
 }
 
-// setDone marks r done, in r and by its number.
+// setDone marks r done (by its number: a deadline checks it without
+// touching the record).
 func (m *sim) setDone(r *simReq) {
-	r.done = true
 	w := int(r.n) / 64
 	for len(m.doneBits) <= w {
 		m.doneBits = append(m.doneBits, 0)
@@ -564,7 +563,7 @@ func (m *sim) release(r *simReq) {
 		return
 	}
 	r.timers--
-	if r.done && r.timers == 0 {
+	if r.timers == 0 && m.isDone(r.n) {
 		*r = simReq{}
 		m.free = append(m.free, r)
 	}
@@ -598,7 +597,7 @@ func (m *sim) arrive(i int) {
 }
 
 func (m *sim) next(r *simReq) {
-	if r.done {
+	if m.isDone(r.n) {
 		return
 	}
 	now := m.nowT
@@ -892,7 +891,7 @@ func (m *sim) observe(r *simReq) {
 		}
 		r.plan = nil
 	}
-	if r.done {
+	if m.isDone(r.n) {
 		return
 	}
 	if r.resp != nil {
@@ -970,7 +969,7 @@ func (m *sim) fillerRefusalFree(p provider) bool {
 }
 
 func (m *sim) cancel(r *simReq) {
-	if r.done {
+	if m.isDone(r.n) {
 		return
 	}
 	m.setDone(r)
