@@ -235,7 +235,7 @@ func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Resu
 			break
 		}
 	}
-	res := finish(s, in, ModeLive, seed, l.aborted)
+	res := finish(s, Score(in), in, ModeLive, seed, l.aborted)
 	res.Start = l.start
 	res.Elapsed = end.Sub(l.start)
 	return res, nil

@@ -45,7 +45,8 @@ func runSim(ctx context.Context, s *Scenario, seed uint64) (*Result, error) {
 		return nil, err
 	}
 	m.run()
-	res := finish(s, m.input(), ModeSim, seed, m.aborted)
+	in := m.input()
+	res := finish(s, m.score.score(in), in, ModeSim, seed, m.aborted)
 	res.Start = Epoch
 	res.Elapsed = time.Duration(m.end)
 	return res, nil
@@ -53,14 +54,20 @@ func runSim(ctx context.Context, s *Scenario, seed uint64) (*Result, error) {
 
 // input is what a finished simulation gives the scorer.
 func (m *sim) input() Input {
-	s := m.s
-	return Input{Packed: &m.log, Journal: m.journal(), Evals: m.evalRecs, Start: Epoch, End: Epoch.Add(time.Duration(m.end)),
-		SLO: SLO{SuccessRate: s.SLO.SuccessRate.F(), Window: s.SLO.Window.D()}, Primary: s.env.primary, Prices: s.env.prices}
+	in := m.s.scoreInput()
+	in.Packed, in.Journal, in.Evals, in.End = &m.log, m.journal(), m.evalRecs, Epoch.Add(time.Duration(m.end))
+	return in
 }
 
-// finish scores a run and judges its expectations.
-func finish(s *Scenario, in Input, mode Mode, seed uint64, aborted string) *Result {
-	res := Score(in)
+// scoreInput is the scorer's input known before a simulated run.
+func (s *Scenario) scoreInput() Input {
+	return Input{Start: Epoch, SLO: SLO{SuccessRate: s.SLO.SuccessRate.F(), Window: s.SLO.Window.D()},
+		Primary: s.env.primary, Prices: s.env.prices}
+}
+
+// finish completes the result res of Score(in) and judges its
+// expectations.
+func finish(s *Scenario, res *Result, in Input, mode Mode, seed uint64, aborted string) *Result {
 	res.Scenario = s.Name
 	res.File = s.file
 	res.Source = s.source

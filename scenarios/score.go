@@ -158,6 +158,7 @@ type faultWin struct {
 	step, target, kind string
 	start, end         time.Time
 	from, to           int64 // start and end as offsets
+	open               bool  // while reading: no fault.end yet
 }
 
 type transition struct {
@@ -244,8 +245,9 @@ const (
 // the same input gives the same result. The returned Result has Overall,
 // Faults, Targets, Alerts, Events and BlackBox set; the caller fills in the
 // scenario's identity and the verdicts.
-func Score(in Input) *Result {
-	s := newScorer(in)
+func Score(in Input) *Result { return newScorer(in).result() }
+
+func (s *scorer) result() *Result {
 	res := &Result{Schema: SchemaVersion, SLO: s.slo, BlackBox: s.blackBox}
 	res.Events = s.summary
 	res.Overall = s.overall()
@@ -258,6 +260,41 @@ func Score(in Input) *Result {
 		res.Overall.BadServed += t.BadServed
 	}
 	return res
+}
+
+// feed scores a log while it is written: the simulator hands it each event
+// it records, so the log is not read back to be scored. The result is
+// Score's on the same input.
+type feed struct {
+	s *scorer
+	r *logReader
+}
+
+// newFeed starts scoring a log of about est requests. in has what is known
+// before the run: Start, SLO, Primary, PrimaryTarget and Prices.
+func newFeed(in Input, est int) *feed {
+	s := &scorer{in: in, slo: in.SLO, start: in.Start}
+	s.setStart()
+	return &feed{s: s, r: s.newReader(false, est)}
+}
+
+// event reads the next event of the log.
+func (f *feed) event(e *events.Event) { f.r.event(e) }
+
+// score scores the run once it is over; in is the complete input, its log
+// the one fed. A log the fast reading does not cover is read again.
+func (f *feed) score(in Input) *Result {
+	s := f.s
+	s.in, s.end = in, in.End
+	s.setEnd()
+	byID, ok := f.r.finish()
+	if !ok {
+		return Score(in)
+	}
+	s.link()
+	s.badServed(byID)
+	s.sums()
+	return s.result()
 }
 
 type scorer struct {
@@ -367,289 +404,355 @@ func newScorerBase(in Input) *scorer {
 			}
 		}
 	}
+	s.setStart()
+	s.setEnd()
+	return s
+}
+
+// setStart sets what follows from s.start.
+func (s *scorer) setStart() {
 	s.wall = s.start == s.start.Round(0) // Round(0) strips a monotonic reading
 	s.startSec, s.startNsec = s.start.Unix(), int64(s.start.Nanosecond())
+	s.names.add("") // index 0
+}
+
+// setEnd sets what follows from s.end.
+func (s *scorer) setEnd() {
 	s.endOff = s.off(s.end)
 	s.nbins = int(s.end.Sub(s.start)/bin) + 1
 	if s.nbins < 1 {
 		s.nbins = 1
 	}
-	s.names.add("") // index 0
 	dur := s.end.Sub(s.start)
 	s.step = seriesStep(dur)
 	s.npts = int(dur/s.step) + 1
-	return s
 }
 
-// read makes the one pass over the event log.
+// logReader makes the one pass over the event log, an event at a time:
+// Score feeds it the log, the simulator feeds it each event as it is
+// recorded (the log is then never read back to score it).
 //
 // Unless exact, it reads a well-formed log: every attempt and request end
 // comes while its request is in flight (after its request.start, before
 // its request.end) and no request id is used twice. Then only the requests
-// in flight need an index by id. It returns false as soon as the log is not
-// like that.
+// in flight need an index by id. It fails (event returns false) as soon as
+// the log is not like that.
 //
-// Exact, it indexes every request id and returns the latest record of each
-// (a request.end or an attempt may refer to a request ended or started
-// later). It is always true.
+// Exact, it indexes every request id and finish returns the latest record
+// of each (a request.end or an attempt may refer to a request ended or
+// started later). It never fails.
 //
 // Either way the result is the same: each request id denotes its latest
 // record once the whole log is read.
-func (s *scorer) read(exact bool) (byID map[string]int32, ok bool) {
-	in := s.in
-	// About four to six events per request: size the tables so they are
-	// not copied as they grow.
-	est := in.len()/4 + 16
+type logReader struct {
+	s      *scorer
+	exact  bool
+	failed bool
+	n      int // events read
+
+	live    flights          // fast: request id -> the request in flight
+	byID    map[string]int32 // exact: request id -> its latest request
+	openAtt map[string]int32 // exact: request id -> the attempt in flight
+	attIDs  []string         // exact: request id by attempt
+	prevID  string           // fast: ids so far in increasing (length, bytes) order
+	ordered bool
+
+	probeStreak map[string]int
+	kinds       [len(summaryKinds)]int
+	other       strIndex // kinds not in summaryKinds
+	otherN      []int
+	zeroOff     int64   // where a missing end time falls
+	prices      []Price // by names index, for attempts without a cost
+	priced      []int8  // 0 unknown, 1 priced, -1 no price
+
+	// The request of the last event, as consecutive events are often
+	// about the same request; lastSlot is where it is in live while
+	// live.ver is lastVer.
+	lastID     string
+	lastRI     int32
+	lastSlot   int
+	lastVer    uint64
+	lastTarget string
+	lastTgt    int32
+}
+
+// newReader starts a pass over a log of about est requests.
+func (s *scorer) newReader(exact bool, est int) *logReader {
 	s.reqs = make([]reqRec, 0, est)
 	s.ids = make([]string, 0, est)
 	s.atts = make([]attRec, 0, est)
-	var (
-		live    flights          // fast: request id -> the request in flight
-		openAtt map[string]int32 // exact: request id -> the attempt in flight
-		attIDs  []string         // exact: request id by attempt
-		prevID  string           // fast: ids so far in increasing (length, bytes) order
-		ordered = true
-	)
+	r := &logReader{s: s, exact: exact, ordered: true, probeStreak: map[string]int{}, zeroOff: s.off(time.Time{}), lastRI: -1}
 	if exact {
-		byID = make(map[string]int32, est)
-		openAtt = make(map[string]int32, 64)
-		attIDs = make([]string, 0, est)
+		r.byID = make(map[string]int32, est)
+		r.openAtt = make(map[string]int32, 64)
+		r.attIDs = make([]string, 0, est)
 	} else {
-		live.init(256)
+		r.live.init(256)
 	}
-	probeStreak := map[string]int{}
-	var kinds [len(summaryKinds)]int
-	var other strIndex // kinds not in summaryKinds
-	var otherN []int
-	zeroOff := s.off(time.Time{}) // where a missing end time falls
-	var prices []Price            // by names index, for attempts without a cost
-	var priced []int8             // 0 unknown, 1 priced, -1 no price
-	price := func(tgt int32, target string) (Price, bool) {
-		for int(tgt) >= len(priced) {
-			priced = append(priced, 0)
-			prices = append(prices, Price{})
+	return r
+}
+
+// read makes the one pass over the scorer's input log.
+func (s *scorer) read(exact bool) (byID map[string]int32, ok bool) {
+	// About four to six events per request: size the tables so they are
+	// not copied as they grow.
+	r := s.newReader(exact, s.in.len()/4+16)
+	for _, ev := range s.in.all() {
+		if !r.event(&ev) {
+			return nil, false
 		}
-		if priced[tgt] == 0 {
-			p, ok := in.Prices[target]
-			prices[tgt], priced[tgt] = p, 1
-			if !ok {
-				priced[tgt] = -1
-			}
-		}
-		return prices[tgt], priced[tgt] > 0
 	}
-	newReq := func(ev int, id, route string, start time.Time) int32 {
-		i := int32(len(s.reqs))
-		s.ids = append(s.ids, id)
-		s.reqs = append(s.reqs, reqRec{ev: int32(ev), start: s.off(start), served: -1, first: -1, tgt: -1, open: -1,
-			rt: s.routes.add(route)})
-		if exact {
-			byID[id] = i
-		}
-		return i
+	return r.finish()
+}
+
+func (r *logReader) price(tgt int32, target string) (Price, bool) {
+	for int(tgt) >= len(r.priced) {
+		r.priced = append(r.priced, 0)
+		r.prices = append(r.prices, Price{})
 	}
-	lookup := func(id string) int32 {
-		if i, ok := byID[id]; ok {
-			return i
-		}
-		return -1
-	}
-	// The request of the last event, as consecutive events are often
-	// about the same request.
-	// lastSlot is where it is in live while live.ver is lastVer.
-	lastID, lastRI := "", int32(-1)
-	lastSlot, lastVer := 0, uint64(0)
-	inFlight := func(id string) (int32, bool) {
-		if lastRI >= 0 && id == lastID {
-			return lastRI, true
-		}
-		i, ok := live.lookup(id)
+	if r.priced[tgt] == 0 {
+		p, ok := r.s.in.Prices[target]
+		r.prices[tgt], r.priced[tgt] = p, 1
 		if !ok {
-			return -1, false
+			r.priced[tgt] = -1
 		}
-		lastID, lastRI, lastSlot, lastVer = id, live.slots[i].ri-1, i, live.ver
-		return lastRI, true
 	}
-	newAtt := func(a attRec, id string) int32 {
-		i := int32(len(s.atts))
-		s.atts = append(s.atts, a)
-		if exact {
-			attIDs = append(attIDs, id)
-		}
+	return r.prices[tgt], r.priced[tgt] > 0
+}
+
+func (r *logReader) newReq(ev int, id, route string, start time.Time) int32 {
+	s := r.s
+	i := int32(len(s.reqs))
+	s.ids = append(s.ids, id)
+	s.reqs = append(s.reqs, reqRec{ev: int32(ev), start: s.off(start), served: -1, first: -1, tgt: -1, open: -1,
+		rt: s.routes.add(route)})
+	if r.exact {
+		r.byID[id] = i
+	}
+	return i
+}
+
+func (r *logReader) lookup(id string) int32 {
+	if i, ok := r.byID[id]; ok {
 		return i
 	}
-	lastTarget, lastTgt := "", int32(0)
-	for i, ev := range in.all() {
-		e := &ev
-		tgt := int32(0)
-		if e.Target != "" && e.Kind != events.FaultStart && e.Kind != events.FaultEnd {
-			if e.Target == lastTarget {
-				tgt = lastTgt
-			} else {
-				tgt = s.target(e.Target)
-				lastTarget, lastTgt = e.Target, tgt
-			}
-		}
-		switch e.Kind {
-		case events.RequestStart:
-			kinds[kRequestStart]++
-			if exact {
-				newReq(i, e.RequestID, e.Route, e.Time)
-				continue
-			}
-			id := e.RequestID
-			ri := newReq(i, e.RequestID, e.Route, e.Time)
-			slot, ok := live.add(id, ri)
-			if !ok {
-				return nil, false // in flight twice
-			}
-			lastID, lastRI, lastSlot, lastVer = id, ri, slot, live.ver
-			if ordered {
-				ordered = len(id) > len(prevID) || (len(id) == len(prevID) && id > prevID)
-				prevID = id
-			}
-			continue
-		case events.RequestEnd:
-			kinds[kRequestEnd]++
-			var ri int32
-			if exact {
-				if ri = lookup(e.RequestID); ri < 0 {
-					ri = newReq(i, e.RequestID, e.Route, e.Time.Add(-e.Duration))
-				}
-			} else {
-				var ok bool
-				if lastRI >= 0 && e.RequestID == lastID && lastVer == live.ver {
-					ri = live.delAt(lastSlot) // usually: its attempt.end came just before
-				} else if ri, ok = live.remove(e.RequestID); !ok {
-					return nil, false
-				}
-				lastRI = -1
-			}
-			r := &s.reqs[ri]
-			r.ended, r.end, r.outcome, r.target = true, s.off(e.Time), outcomeOf(e.Outcome), tgt
-			r.ttft, r.dur = e.TTFT, e.Duration
-			if r.dur == 0 {
-				r.dur = time.Duration(r.end - r.start)
-			}
-			continue
-		case events.AttemptStart:
-			kinds[kAttemptStart]++
-			a := attRec{tgt: tgt, start: s.off(e.Time), end: zeroOff, class: -1}
-			if exact {
-				a.ri = lookup(e.RequestID)
-				openAtt[e.RequestID] = newAtt(a, e.RequestID) // a request has one attempt in flight at a time
-				continue
-			}
-			ri, ok := inFlight(e.RequestID)
-			if !ok {
-				return nil, false
-			}
-			a.ri = ri
-			s.reqs[ri].open = newAtt(a, "")
-			continue
-		case events.AttemptEnd:
-			kinds[kAttemptEnd]++
-			var ai int32
-			if exact {
-				var ok bool
-				if ai, ok = openAtt[e.RequestID]; ok && s.atts[ai].tgt == tgt {
-					delete(openAtt, e.RequestID)
-				} else {
-					ai = newAtt(attRec{tgt: tgt, start: s.off(e.Time.Add(-e.Duration)), ri: lookup(e.RequestID)}, e.RequestID)
-				}
-			} else {
-				ri, ok := inFlight(e.RequestID)
-				if !ok {
-					return nil, false
-				}
-				r := &s.reqs[ri]
-				if ai = r.open; ai >= 0 && s.atts[ai].tgt == tgt {
-					r.open = -1
-				} else {
-					ai = newAtt(attRec{tgt: tgt, start: s.off(e.Time.Add(-e.Duration)), ri: ri}, "")
-				}
-			}
-			a := &s.atts[ai]
-			a.ended, a.end, a.class, a.ttft, a.stream = true, s.off(e.Time), s.classes.add(e.Class), e.TTFT, e.Stream
-			a.ok = e.Class == "ok"
-			a.in, a.out, a.cache, a.cost = e.InputTokens, e.OutputTokens, e.CachedTokens, e.Cost
-			if a.cost == 0 {
-				if p, ok := price(tgt, e.Target); ok {
-					a.cost = p.Cost(a.in, a.cache, a.out)
-				}
-			}
-			continue
-		case events.FaultStart:
-			kinds[kFaultStart]++
-			s.faults = append(s.faults, faultWin{step: e.Name, target: e.Target, kind: e.Reason, start: e.Time, end: s.end})
-		case events.FaultEnd:
-			kinds[kFaultEnd]++
-			for j := len(s.faults) - 1; j >= 0; j-- {
-				f := &s.faults[j]
-				if f.step == e.Name && f.target == e.Target && f.end.Equal(s.end) && !f.start.After(e.Time) {
-					f.end = e.Time
-					break
-				}
-			}
-		case events.BreakerTransition, events.HealthChange:
-			if e.Kind == events.BreakerTransition {
-				kinds[kBreaker]++
-			} else {
-				kinds[kHealth]++
-			}
-			s.trans = append(s.trans, transition{t: e.Time, target: e.Target, from: normState(e.From), to: normState(e.To), kind: e.Kind})
-		case events.DetectorSignal:
-			kinds[kDetector]++
-			s.signals = append(s.signals, transition{t: e.Time, target: e.Target, to: "detector:" + e.Name, kind: e.Kind})
-		case events.ProbeResult:
-			kinds[kProbe]++
-			if e.Class == probeRateLimited {
-				break // not a failure, not a success
-			}
-			if e.OK {
-				probeStreak[e.Target] = 0
-			} else {
-				probeStreak[e.Target]++
-				if probeStreak[e.Target] == probeThreshold {
-					s.signals = append(s.signals, transition{t: e.Time, target: e.Target, to: "probe", kind: e.Kind})
-				}
-			}
-		case events.BudgetExhausted:
-			kinds[kBudget]++
-			s.budget++
-		case events.AlertFired, events.AlertResolved, events.AlertDelivered:
-			switch e.Kind {
-			case events.AlertFired:
-				kinds[kAlertFired]++
-			case events.AlertResolved:
-				kinds[kAlertResolved]++
-			default:
-				kinds[kAlertDelivered]++
-			}
-			s.alertEv = append(s.alertEv, *e)
-		default:
-			k := other.add(string(e.Kind))
-			if int(k) == len(otherN) {
-				otherN = append(otherN, 0)
-			}
-			otherN[k]++
-		}
-		// Not a request or attempt event: part of the timeline.
-		if len(s.timeline) < MaxTimeline {
-			s.timeline = append(s.timeline, *e)
+	return -1
+}
+
+func (r *logReader) inFlight(id string) (int32, bool) {
+	if r.lastRI >= 0 && id == r.lastID {
+		return r.lastRI, true
+	}
+	i, ok := r.live.lookup(id)
+	if !ok {
+		return -1, false
+	}
+	r.lastID, r.lastRI, r.lastSlot, r.lastVer = id, r.live.slots[i].ri-1, i, r.live.ver
+	return r.lastRI, true
+}
+
+func (r *logReader) newAtt(a attRec, id string) int32 {
+	s := r.s
+	i := int32(len(s.atts))
+	s.atts = append(s.atts, a)
+	if r.exact {
+		r.attIDs = append(r.attIDs, id)
+	}
+	return i
+}
+
+// event reads the next event of the log. It returns false when the fast
+// reading fails; the reader is then done with (read the log exactly).
+func (r *logReader) event(e *events.Event) bool {
+	if r.failed {
+		return false
+	}
+	i := r.n
+	r.n++
+	s := r.s
+	tgt := int32(0)
+	if e.Target != "" && e.Kind != events.FaultStart && e.Kind != events.FaultEnd {
+		if e.Target == r.lastTarget {
+			tgt = r.lastTgt
+		} else {
+			tgt = s.target(e.Target)
+			r.lastTarget, r.lastTgt = e.Target, tgt
 		}
 	}
-	if !exact && !ordered && !s.uniqueIDs() {
+	switch e.Kind {
+	case events.RequestStart:
+		r.kinds[kRequestStart]++
+		if r.exact {
+			r.newReq(i, e.RequestID, e.Route, e.Time)
+			return true
+		}
+		id := e.RequestID
+		ri := r.newReq(i, e.RequestID, e.Route, e.Time)
+		slot, ok := r.live.add(id, ri)
+		if !ok {
+			return r.fail() // in flight twice
+		}
+		r.lastID, r.lastRI, r.lastSlot, r.lastVer = id, ri, slot, r.live.ver
+		if r.ordered {
+			r.ordered = len(id) > len(r.prevID) || (len(id) == len(r.prevID) && id > r.prevID)
+			r.prevID = id
+		}
+		return true
+	case events.RequestEnd:
+		r.kinds[kRequestEnd]++
+		var ri int32
+		if r.exact {
+			if ri = r.lookup(e.RequestID); ri < 0 {
+				ri = r.newReq(i, e.RequestID, e.Route, e.Time.Add(-e.Duration))
+			}
+		} else {
+			var ok bool
+			if r.lastRI >= 0 && e.RequestID == r.lastID && r.lastVer == r.live.ver {
+				ri = r.live.delAt(r.lastSlot) // usually: its attempt.end came just before
+			} else if ri, ok = r.live.remove(e.RequestID); !ok {
+				return r.fail()
+			}
+			r.lastRI = -1
+		}
+		q := &s.reqs[ri]
+		q.ended, q.end, q.outcome, q.target = true, s.off(e.Time), outcomeOf(e.Outcome), tgt
+		q.ttft, q.dur = e.TTFT, e.Duration
+		if q.dur == 0 {
+			q.dur = time.Duration(q.end - q.start)
+		}
+		return true
+	case events.AttemptStart:
+		r.kinds[kAttemptStart]++
+		a := attRec{tgt: tgt, start: s.off(e.Time), end: r.zeroOff, class: -1}
+		if r.exact {
+			a.ri = r.lookup(e.RequestID)
+			r.openAtt[e.RequestID] = r.newAtt(a, e.RequestID) // a request has one attempt in flight at a time
+			return true
+		}
+		ri, ok := r.inFlight(e.RequestID)
+		if !ok {
+			return r.fail()
+		}
+		a.ri = ri
+		s.reqs[ri].open = r.newAtt(a, "")
+		return true
+	case events.AttemptEnd:
+		r.kinds[kAttemptEnd]++
+		var ai int32
+		if r.exact {
+			var ok bool
+			if ai, ok = r.openAtt[e.RequestID]; ok && s.atts[ai].tgt == tgt {
+				delete(r.openAtt, e.RequestID)
+			} else {
+				ai = r.newAtt(attRec{tgt: tgt, start: s.off(e.Time.Add(-e.Duration)), ri: r.lookup(e.RequestID)}, e.RequestID)
+			}
+		} else {
+			ri, ok := r.inFlight(e.RequestID)
+			if !ok {
+				return r.fail()
+			}
+			q := &s.reqs[ri]
+			if ai = q.open; ai >= 0 && s.atts[ai].tgt == tgt {
+				q.open = -1
+			} else {
+				ai = r.newAtt(attRec{tgt: tgt, start: s.off(e.Time.Add(-e.Duration)), ri: ri}, "")
+			}
+		}
+		a := &s.atts[ai]
+		a.ended, a.end, a.class, a.ttft, a.stream = true, s.off(e.Time), s.classes.add(e.Class), e.TTFT, e.Stream
+		a.ok = e.Class == "ok"
+		a.in, a.out, a.cache, a.cost = e.InputTokens, e.OutputTokens, e.CachedTokens, e.Cost
+		if a.cost == 0 {
+			if p, ok := r.price(tgt, e.Target); ok {
+				a.cost = p.Cost(a.in, a.cache, a.out)
+			}
+		}
+		return true
+	case events.FaultStart:
+		r.kinds[kFaultStart]++
+		// Open until its fault.end; finish ends the open ones with the run.
+		s.faults = append(s.faults, faultWin{step: e.Name, target: e.Target, kind: e.Reason, start: e.Time, open: true})
+	case events.FaultEnd:
+		r.kinds[kFaultEnd]++
+		for j := len(s.faults) - 1; j >= 0; j-- {
+			f := &s.faults[j]
+			if f.step == e.Name && f.target == e.Target && f.open && !f.start.After(e.Time) {
+				f.end, f.open = e.Time, false
+				break
+			}
+		}
+	case events.BreakerTransition, events.HealthChange:
+		if e.Kind == events.BreakerTransition {
+			r.kinds[kBreaker]++
+		} else {
+			r.kinds[kHealth]++
+		}
+		s.trans = append(s.trans, transition{t: e.Time, target: e.Target, from: normState(e.From), to: normState(e.To), kind: e.Kind})
+	case events.DetectorSignal:
+		r.kinds[kDetector]++
+		s.signals = append(s.signals, transition{t: e.Time, target: e.Target, to: "detector:" + e.Name, kind: e.Kind})
+	case events.ProbeResult:
+		r.kinds[kProbe]++
+		if e.Class == probeRateLimited {
+			break // not a failure, not a success
+		}
+		if e.OK {
+			r.probeStreak[e.Target] = 0
+		} else {
+			r.probeStreak[e.Target]++
+			if r.probeStreak[e.Target] == probeThreshold {
+				s.signals = append(s.signals, transition{t: e.Time, target: e.Target, to: "probe", kind: e.Kind})
+			}
+		}
+	case events.BudgetExhausted:
+		r.kinds[kBudget]++
+		s.budget++
+	case events.AlertFired, events.AlertResolved, events.AlertDelivered:
+		switch e.Kind {
+		case events.AlertFired:
+			r.kinds[kAlertFired]++
+		case events.AlertResolved:
+			r.kinds[kAlertResolved]++
+		default:
+			r.kinds[kAlertDelivered]++
+		}
+		s.alertEv = append(s.alertEv, *e)
+	default:
+		k := r.other.add(string(e.Kind))
+		if int(k) == len(r.otherN) {
+			r.otherN = append(r.otherN, 0)
+		}
+		r.otherN[k]++
+	}
+	// Not a request or attempt event: part of the timeline.
+	if len(s.timeline) < MaxTimeline {
+		s.timeline = append(s.timeline, *e)
+	}
+	return true
+}
+
+func (r *logReader) fail() bool {
+	r.failed = true
+	return false
+}
+
+// finish ends the pass once the whole log is read and the run's end is
+// known (s.end), and reads the journals. Unless exact, byID is nil; ok is
+// false when the fast reading failed.
+func (r *logReader) finish() (byID map[string]int32, ok bool) {
+	s, in := r.s, r.s.in
+	if r.failed || (!r.exact && !r.ordered && !s.uniqueIDs()) {
 		return nil, false
 	}
-	s.summary = EventSummary{Total: in.len(), ByKind: map[string]int{}}
-	for k, n := range kinds {
+	byID = r.byID
+	s.summary = EventSummary{Total: r.n, ByKind: map[string]int{}}
+	for k, n := range r.kinds {
 		if n > 0 {
 			s.summary.ByKind[string(summaryKinds[k])] = n
 		}
 	}
-	for k, n := range otherN {
-		s.summary.ByKind[other.names[k]] = n
+	for k, n := range r.otherN {
+		s.summary.ByKind[r.other.names[k]] = n
 	}
 
 	s.blackBox = in.BlackBox || (len(s.atts) == 0 && len(in.Journal) > 0)
@@ -661,10 +764,11 @@ func (s *scorer) read(exact bool) (byID map[string]int32, ok bool) {
 				byID[s.reqID(i)] = int32(i)
 			}
 		}
+		r.byID = byID
 		for _, j := range in.Journal {
 			t := s.off(j.Time)
 			s.atts = append(s.atts, attRec{tgt: s.target(j.Target), start: t, end: t, ended: true,
-				class: s.classes.add(j.Outcome), ok: j.Outcome == "ok", out: j.OutputTokens, ri: lookup(j.RequestID)})
+				class: s.classes.add(j.Outcome), ok: j.Outcome == "ok", out: j.OutputTokens, ri: r.lookup(j.RequestID)})
 		}
 	}
 	for i := range in.Journal {
@@ -678,17 +782,20 @@ func (s *scorer) read(exact bool) (byID map[string]int32, ok bool) {
 	}
 	for i := range s.faults {
 		f := &s.faults[i]
+		if f.open {
+			f.end = s.end
+		}
 		f.from, f.to = s.off(f.start), s.off(f.end)
 		s.target(f.target)
 	}
-	if exact {
+	if r.exact {
 		// With an id on more than one record, attempts belong to the
 		// latest; an attempt read before its request's first event
 		// belongs to it too.
 		dup := len(byID) != len(s.reqs)
-		for i := range attIDs {
+		for i := range r.attIDs {
 			if a := &s.atts[i]; dup || a.ri < 0 {
-				a.ri = lookup(attIDs[i])
+				a.ri = r.lookup(r.attIDs[i])
 			}
 		}
 	}

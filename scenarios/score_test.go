@@ -1,9 +1,11 @@
 package scenarios
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -84,8 +86,81 @@ func fail(target string) att { return att{target: target, class: "rate_limited"}
 func (b *logb) score(end time.Duration) *Result {
 	// Sort is not needed: builders emit in time order per helper; the scorer
 	// reads events by kind, not by position.
-	return Score(Input{Events: b.evs, Journal: b.journal, Start: t0, End: at(end),
-		SLO: SLO{SuccessRate: 0.99, Window: 10 * time.Second}, PrimaryTarget: "a:m"})
+	in := Input{Events: b.evs, Journal: b.journal, Start: t0, End: at(end),
+		SLO: SLO{SuccessRate: 0.99, Window: 10 * time.Second}, PrimaryTarget: "a:m"}
+	res := Score(in)
+	if d := cmp.Diff(res, feedScore(in), cmpopts.IgnoreUnexported(Result{})); d != "" {
+		// Every hand-built log is also scored as the simulator scores,
+		// event by event as it is written.
+		panic("scored event by event, the log scores differently (-Score +feed):\n" + d)
+	}
+	return res
+}
+
+// feedScore scores in as the simulator does: each event handed to a feed
+// as it is written, the rest of the input at the end.
+func feedScore(in Input) *Result {
+	f := newFeed(Input{Start: in.Start, SLO: in.SLO, Primary: in.Primary, PrimaryTarget: in.PrimaryTarget, Prices: in.Prices}, 4)
+	for _, e := range in.all() {
+		f.event(&e)
+	}
+	return f.score(in)
+}
+
+// TestFeedMatchesScore: the simulator's results, scored as the log was
+// written, equal Score's on the finished log, for every example game day
+// and for logs the fast reading does not cover.
+func TestFeedMatchesScore(t *testing.T) {
+	files, err := filepath.Glob("../examples/gamedays/*.yaml")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("example game days: %v %v", files, err)
+	}
+	for _, f := range append(files, "testdata/lean.yaml") {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			s, err := Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := newSim(context.Background(), s, s.Seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.run()
+			in := m.input()
+			got, want := m.score.score(in), Score(in)
+			if d := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Result{})); d != "" {
+				t.Errorf("fed scores differ (-Score +feed):\n%s", d)
+			}
+			if want.Overall.Availability.Requests == 0 {
+				t.Error("no requests scored")
+			}
+		})
+	}
+	// A request id in flight twice: the fast reading fails mid-log, the
+	// feed reads the log again.
+	evs := []events.Event{
+		{Time: at(0), Kind: events.RequestStart, RequestID: "r"},
+		{Time: at(0), Kind: events.RequestStart, RequestID: "r"},
+		{Time: at(0), Kind: events.AttemptStart, RequestID: "r", Target: "a:m"},
+		{Time: at(time.Second), Kind: events.AttemptEnd, RequestID: "r", Target: "a:m", Class: "ok"},
+		{Time: at(time.Second), Kind: events.RequestEnd, RequestID: "r", Outcome: events.OutcomeServed},
+		{Time: at(2 * time.Second), Kind: events.FaultStart, Name: "f", Target: "a:m", Reason: "http_error"},
+	}
+	in := Input{Events: evs, Start: t0, End: at(10 * time.Second)}
+	f := newFeed(Input{Start: t0}, 4)
+	for i := range evs {
+		f.event(&evs[i])
+	}
+	if !f.r.failed {
+		t.Error("the fast reading took an id in flight twice")
+	}
+	want, got := Score(in), f.score(in)
+	if d := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Result{})); d != "" {
+		t.Errorf("fed scores differ (-Score +feed):\n%s", d)
+	}
+	if len(want.Faults) != 1 || !want.Faults[0].End.Equal(in.End) {
+		t.Errorf("faults %+v, want one open until the end", want.Faults)
+	}
 }
 
 func near(t *testing.T, name string, got, want, tol float64) {
@@ -591,7 +666,11 @@ func TestScoreIrregularLogs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := Score(Input{Events: tt.evs, Start: t0, End: at(10 * time.Second)})
+			in := Input{Events: tt.evs, Start: t0, End: at(10 * time.Second)}
+			res := Score(in)
+			if d := cmp.Diff(res, feedScore(in), cmpopts.IgnoreUnexported(Result{})); d != "" {
+				t.Errorf("fed scores differ (-Score +feed):\n%s", d)
+			}
 			a, r := res.Overall.Availability, res.Overall.Retry
 			if a.Requests != tt.requests || a.Served != tt.served || a.Failed != tt.failed || r.Attempts != tt.attempts {
 				t.Errorf("requests %d served %d failed %d attempts %d, want %d %d %d %d",

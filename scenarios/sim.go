@@ -195,6 +195,7 @@ type sim struct {
 	killed       map[string]bool
 	faultIDs     map[int][]faultRef
 	log          events.Packed
+	score        *feed // scores the log as it is recorded
 	alerts       *alerts.Evaluator
 	alertEvery   time.Duration
 	det          *evals.Detectors // nil when the config disables them
@@ -238,6 +239,7 @@ type faultRef struct {
 func (m *sim) Emit(e events.Event) {
 	e.Seq = uint64(m.log.Len()) + 1
 	m.log.Append(e)
+	m.score.event(&e)
 	if m.alerts != nil {
 		m.alerts.Observe(e)
 	}
@@ -359,6 +361,7 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 		est += s.Traffic[i].maxRate() * s.Duration.D().Seconds()
 	}
 	m.evalRecs = make([]EvalRecord, 0, int(min(est, 1<<21)))
+	m.score = newFeed(s.scoreInput(), int(min(est, 1<<21)))
 	m.cancels = make([]timerFIFO, len(s.Traffic))
 	m.prompts = make([][]string, len(s.Traffic))
 	m.served = make([][]bool, len(s.Traffic))
