@@ -20,8 +20,8 @@ func ExampleWriteJSONL() {
 func ExamplePacked() {
 	var log events.Packed
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	log.Append(events.Event{Seq: 1, Time: t0, Kind: events.RequestStart, RequestID: "req-1", Route: "chat", Stream: true})
-	log.Append(events.Event{Seq: 2, Time: t0.Add(850 * time.Millisecond), Kind: events.RequestEnd, RequestID: "req-1", Route: "chat",
+	log.Append(&events.Event{Seq: 1, Time: t0, Kind: events.RequestStart, RequestID: "req-1", Route: "chat", Stream: true})
+	log.Append(&events.Event{Seq: 2, Time: t0.Add(850 * time.Millisecond), Kind: events.RequestEnd, RequestID: "req-1", Route: "chat",
 		Target: "openai:gpt-4o", Outcome: events.OutcomeServed, Duration: 850 * time.Millisecond})
 	for i, e := range log.All() {
 		fmt.Printf("%d %s %s at %v target=%q\n", i, e.Kind, e.RequestID, e.Time.Sub(t0), e.Target)

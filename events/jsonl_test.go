@@ -84,7 +84,7 @@ func TestWriteJSONLPackedSame(t *testing.T) {
 	}
 	var p Packed
 	for _, e := range evs {
-		p.Append(e)
+		p.Append(&e)
 	}
 	var a, b strings.Builder
 	if err := WriteJSONL(&a, evs); err != nil {

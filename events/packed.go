@@ -26,33 +26,43 @@ type Packed struct {
 	n      int
 	base   time.Time // the first event's time; deltas start from it
 	last   int64     // previous event's time, ns since base
-	strs   []string
+	// lastTime is the previous event's time: events often share an
+	// instant, and then its offset is last.
+	lastTime time.Time
+	// strs holds the strings by id, in chunks of strChunk: a table of
+	// millions is never copied to grow.
+	strs  [][]string
+	nstrs int
+	// kinds caches the ids of event kinds, direct-mapped by length and
+	// first byte: every event has one, and a few kinds alternate.
+	kinds [kindSlots]internSlot
 	// cache maps recently appended strings to their ids, direct-mapped by a
 	// hash of their ends. A string missing from it is added to strs again:
 	// the log stays correct (equal strings, different ids), and the few
 	// strings most events repeat (kinds, routes, targets, classes) stay
 	// cached, as does a request's id while it is in flight.
-	cache [internSlots]struct {
-		s  string
-		id uint32
-		ok bool
-	}
+	cache [internSlots]internSlot
 	// prev is the previous string of each frequent field and its id: an
 	// event's route, target or class is most often its predecessor's, and
 	// comparing the same string is cheaper than hashing it.
-	prev [numLast]struct {
-		s  string
-		id uint32
-		ok bool
-	}
+	prev [numLast]internSlot
 }
 
-const internSlots = 4096
+type internSlot struct {
+	s  string
+	id uint32
+	ok bool
+}
+
+const (
+	internSlots = 4096
+	kindSlots   = 64
+	strChunk    = 4096
+)
 
 // Fields with a previous-string slot of their own (Packed.prev).
 const (
-	lKind = iota
-	lRequestID
+	lRequestID = iota
 	lRoute
 	lTarget
 	lClass
@@ -97,10 +107,10 @@ const (
 // Len returns the number of events appended.
 func (p *Packed) Len() int { return p.n }
 
-// Append adds an event to the log.
-func (p *Packed) Append(e Event) {
+// Append adds a copy of *e to the log.
+func (p *Packed) Append(e *Event) {
 	if p.n == 0 {
-		p.base = e.Time
+		p.base, p.lastTime = e.Time, e.Time
 	}
 	var mask uint64
 	if e.Seq != uint64(p.n)+1 {
@@ -117,8 +127,12 @@ func (p *Packed) Append(e Event) {
 
 	b := p.room()
 	b = binary.AppendUvarint(b, mask)
-	b = binary.AppendUvarint(b, uint64(p.internLast(lKind, string(e.Kind))))
-	at := int64(e.Time.Sub(p.base))
+	b = binary.AppendUvarint(b, uint64(p.internKind(string(e.Kind))))
+	at := p.last
+	if e.Time != p.lastTime {
+		at = int64(e.Time.Sub(p.base))
+		p.lastTime = e.Time
+	}
 	b = binary.AppendVarint(b, at-p.last)
 	p.last = at
 	if mask&fSeq != 0 {
@@ -167,7 +181,7 @@ func (p *Packed) Append(e Event) {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(e.Cost))
 	}
 	if mask&(fFrom|fTo|fReason|fName|fSeverity|fSink|fValue) != 0 {
-		b = p.appendRare(b, mask, &e)
+		b = p.appendRare(b, mask, e)
 	}
 	p.blocks[len(p.blocks)-1] = b
 	p.n++
@@ -238,16 +252,45 @@ func (p *Packed) internLast(field int, s string) uint32 {
 	return id
 }
 
+// internKind is intern through the kinds cache.
+func (p *Packed) internKind(s string) uint32 {
+	h := len(s)
+	if h > 0 {
+		h = h*7 + int(s[0]) + int(s[h-1])*3
+	}
+	c := &p.kinds[h%kindSlots]
+	if c.ok && c.s == s {
+		return c.id
+	}
+	id := p.intern(s)
+	c.s, c.id, c.ok = s, id, true
+	return id
+}
+
 func (p *Packed) intern(s string) uint32 {
 	c := &p.cache[internHash(s)%internSlots]
 	if c.ok && c.s == s {
 		return c.id
 	}
-	id := uint32(len(p.strs))
-	p.strs = append(p.strs, s)
+	id := p.add(s)
 	c.s, c.id, c.ok = s, id, true
 	return id
 }
+
+// add appends s to the string table and returns its id.
+func (p *Packed) add(s string) uint32 {
+	id := p.nstrs
+	if id%strChunk == 0 {
+		p.strs = append(p.strs, make([]string, 0, strChunk))
+	}
+	k := len(p.strs) - 1
+	p.strs[k] = append(p.strs[k], s)
+	p.nstrs++
+	return uint32(id)
+}
+
+// str returns the string of an id.
+func (p *Packed) str(id uint64) string { return p.strs[id/strChunk][id%strChunk] }
 
 // internHash mixes the length and up to eight bytes from each end of s.
 func internHash(s string) uint64 {
@@ -303,8 +346,8 @@ func (p *Packed) Events() []Event {
 
 // decoder reads the fields of one encoded event.
 type decoder struct {
-	b    []byte
-	strs []string
+	b []byte
+	p *Packed
 }
 
 func (d *decoder) uvarint() uint64 {
@@ -319,7 +362,7 @@ func (d *decoder) varint() int64 {
 	return v
 }
 
-func (d *decoder) str() string { return d.strs[d.uvarint()] }
+func (d *decoder) str() string { return d.p.str(d.uvarint()) }
 
 func (d *decoder) float() float64 {
 	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
@@ -330,7 +373,7 @@ func (d *decoder) float() float64 {
 // decode reads the event at position i from b, whose previous event was at
 // prev ns after base; it returns the rest of b and this event's offset.
 func (p *Packed) decode(b []byte, prev int64, i int, e *Event) ([]byte, int64) {
-	d := decoder{b: b, strs: p.strs}
+	d := decoder{b: b, p: p}
 	mask := d.uvarint()
 	e.Kind = Kind(d.str())
 	at := prev + d.varint()

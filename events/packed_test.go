@@ -1,6 +1,7 @@
 package events
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -49,7 +50,7 @@ func TestPackedRoundTrip(t *testing.T) {
 		for i := range n {
 			e := genEvent(t, i)
 			want = append(want, e)
-			p.Append(e)
+			p.Append(&e)
 		}
 		if p.Len() != n {
 			t.Fatalf("Len = %d, want %d", p.Len(), n)
@@ -67,7 +68,7 @@ func TestPackedBlocks(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	const n = 60_000 // well over one 256 KiB block
 	for i := range n {
-		p.Append(Event{Seq: uint64(i) + 1, Time: t0.Add(time.Duration(i) * time.Millisecond), Kind: AttemptEnd,
+		p.Append(&Event{Seq: uint64(i) + 1, Time: t0.Add(time.Duration(i) * time.Millisecond), Kind: AttemptEnd,
 			RequestID: "req-" + string(rune('a'+i%26)), Target: "openai:gpt-4o", Status: 200, Class: "ok", Cost: float64(i)})
 	}
 	if len(p.blocks) < 2 {
@@ -89,8 +90,8 @@ func TestPackedBlocks(t *testing.T) {
 func TestPackedLocation(t *testing.T) {
 	var p Packed
 	loc := time.FixedZone("X", 3600)
-	p.Append(Event{Seq: 1, Time: time.Date(2026, 1, 1, 0, 0, 0, 0, loc), Kind: RequestStart})
-	p.Append(Event{Seq: 2, Time: time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC), Kind: RequestEnd})
+	p.Append(&Event{Seq: 1, Time: time.Date(2026, 1, 1, 0, 0, 0, 0, loc), Kind: RequestStart})
+	p.Append(&Event{Seq: 2, Time: time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC), Kind: RequestEnd})
 	evs := p.Events()
 	if evs[1].Time.Location() != loc || !evs[1].Time.Equal(time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC)) {
 		t.Fatalf("second time = %v", evs[1].Time)
@@ -107,7 +108,7 @@ func BenchmarkPackedAppend(b *testing.B) {
 	var p Packed
 	i := 0
 	for b.Loop() {
-		p.Append(Event{Seq: uint64(p.Len()) + 1, Time: t0.Add(time.Duration(i) * time.Millisecond), Kind: AttemptEnd,
+		p.Append(&Event{Seq: uint64(p.Len()) + 1, Time: t0.Add(time.Duration(i) * time.Millisecond), Kind: AttemptEnd,
 			RequestID: ids[i%len(ids)], Route: "chat", Target: "openai:gpt-4o", Status: 200, Class: "ok", Stream: true,
 			TTFT: 350 * time.Millisecond, Duration: 1200 * time.Millisecond, InputTokens: 210, OutputTokens: 97, Cost: 0.0012})
 		i++
@@ -133,9 +134,9 @@ func TestPackedAllocs(t *testing.T) {
 		From: "closed", To: "open", Reason: "error_rate", Name: "n", Severity: "warn", Sink: "s", Value: 0.5, Cost: 0.01}
 	for range 100 {
 		e.Seq = uint64(p.Len()) + 1
-		p.Append(e)
+		p.Append(&e)
 	}
-	if n := testing.AllocsPerRun(1000, func() { e.Seq = uint64(p.Len()) + 1; p.Append(e) }); n > 0.05 {
+	if n := testing.AllocsPerRun(1000, func() { e.Seq = uint64(p.Len()) + 1; p.Append(&e) }); n > 0.05 {
 		t.Errorf("Append: %.2f allocations per event", n)
 	}
 	if n := testing.AllocsPerRun(10, func() {
@@ -147,4 +148,65 @@ func TestPackedAllocs(t *testing.T) {
 	}); n > 4 {
 		t.Errorf("reading %d events: %.0f allocations", p.Len(), n)
 	}
+}
+
+// requestEvents returns n events as a gateway logs them under load: about
+// 200 requests in flight with unique ids, each a request.start, one or two
+// attempts and a request.end, interleaved, a few instants shared.
+func requestEvents(n int) []Event {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	targets := []string{"openai:gpt-4o", "anthropic:claude-sonnet", "gemini:gemini-2.5-flash"}
+	type flight struct {
+		id      string
+		attempt int
+	}
+	var inFlight []flight
+	out := make([]Event, 0, n)
+	next, now := 0, t0
+	for len(out) < n {
+		now = now.Add(time.Duration(next%3) * time.Millisecond)
+		if len(inFlight) < 200 || next%2 == 0 {
+			id := "req-" + strconv.Itoa(next)
+			next++
+			inFlight = append(inFlight, flight{id: id})
+			out = append(out, Event{Time: now, Kind: RequestStart, RequestID: id, Route: "chat", Stream: true},
+				Event{Time: now, Kind: AttemptStart, RequestID: id, Route: "chat", Target: targets[0], Attempt: 1})
+			continue
+		}
+		k := (next * 7919) % len(inFlight)
+		f := &inFlight[k]
+		next++
+		if f.attempt == 0 && next%5 == 0 {
+			f.attempt = 1
+			out = append(out, Event{Time: now, Kind: AttemptEnd, RequestID: f.id, Route: "chat", Target: targets[0], Status: 429, Class: "rate_limited", Duration: 80 * time.Millisecond},
+				Event{Time: now, Kind: AttemptStart, RequestID: f.id, Route: "chat", Target: targets[1], Attempt: 2})
+			continue
+		}
+		tgt := targets[f.attempt]
+		out = append(out, Event{Time: now, Kind: AttemptEnd, RequestID: f.id, Route: "chat", Target: tgt, Status: 200, Class: "ok", Stream: true,
+			TTFT: 350 * time.Millisecond, Duration: 1200 * time.Millisecond, InputTokens: 210, OutputTokens: 97, Cost: 0.0012},
+			Event{Time: now, Kind: RequestEnd, RequestID: f.id, Route: "chat", Target: tgt, Outcome: OutcomeServed, TTFT: 350 * time.Millisecond, Duration: 1300 * time.Millisecond})
+		inFlight[k] = inFlight[len(inFlight)-1]
+		inFlight = inFlight[:len(inFlight)-1]
+	}
+	for i := range out {
+		out[i].Seq = uint64(i) + 1
+	}
+	return out[:n]
+}
+
+// BenchmarkPackedRequests appends a gateway's request events (see
+// requestEvents) to a growing log.
+func BenchmarkPackedRequests(b *testing.B) {
+	evs := requestEvents(1 << 16)
+	b.ReportAllocs()
+	var p Packed
+	i := 0
+	for b.Loop() {
+		e := &evs[i%len(evs)]
+		e.Seq = uint64(p.Len()) + 1
+		p.Append(e)
+		i++
+	}
+	b.ReportMetric(float64(packedSize(&p))/float64(p.Len()), "B/event")
 }

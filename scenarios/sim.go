@@ -238,7 +238,7 @@ type faultRef struct {
 // Emit records an event (events.Sink).
 func (m *sim) Emit(e events.Event) {
 	e.Seq = uint64(m.log.Len()) + 1
-	m.log.Append(e)
+	m.log.Append(&e)
 	m.score.event(&e)
 	if m.alerts != nil {
 		m.alerts.Observe(e)
