@@ -2,12 +2,14 @@ package scenarios
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -233,19 +235,35 @@ func TestSimStopWhen(t *testing.T) {
 	}
 }
 
+// TestTimerHeapOrder: pushes and pops in any mix, the heap pops the least
+// timer by (at, seq) each time, as a sorted list would.
 func TestTimerHeapOrder(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	var h timerHeap
-	for i := range 1000 {
-		h.push(timer{at: int64(rnd.IntN(50)), seq: uint64(i)})
-	}
-	prev := timer{at: -1}
-	for len(h) > 0 {
-		x := h.pop()
-		if x.at < prev.at || (x.at == prev.at && x.seq < prev.seq) {
-			t.Fatalf("popped %+v after %+v", x, prev)
+	var ref []timer // kept sorted
+	seq := uint64(0)
+	for i := range 20000 {
+		if len(ref) == 0 || rnd.IntN(3) > 0 || i > 15000 && rnd.IntN(2) == 0 {
+			seq++
+			x := timer{at: int64(rnd.IntN(50)), seq: seq, idx: int32(i)}
+			h.push(x)
+			k, _ := slices.BinarySearchFunc(ref, x, func(a, b timer) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq)) })
+			ref = slices.Insert(ref, k, x)
+			continue
 		}
-		prev = x
+		if got, want := h.pop(), ref[0]; got != want {
+			t.Fatalf("step %d: popped %+v, want %+v", i, got, want)
+		}
+		ref = ref[1:]
+	}
+	for len(ref) > 0 {
+		if got, want := h.pop(), ref[0]; got != want {
+			t.Fatalf("popped %+v, want %+v", got, want)
+		}
+		ref = ref[1:]
+	}
+	if len(h) != 0 {
+		t.Fatalf("%d timers left", len(h))
 	}
 }
 

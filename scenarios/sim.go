@@ -60,31 +60,67 @@ type timer struct {
 	seq  uint64
 	kind uint8
 	idx  int32 // traffic or step index
-	req  *simReq
+	// req is the request's slot in sim.reqTab plus one, 0 for none: the
+	// timers hold no pointer, so the heap costs the garbage collector
+	// nothing and moves without write barriers.
+	req int32
 }
 
-// timerHeap is a binary min-heap of timers by (at, seq), typed so pushes
-// do not box.
+// before orders timers by (at, seq).
+func (t *timer) before(u *timer) bool {
+	return t.at < u.at || (t.at == u.at && t.seq < u.seq)
+}
+
+// timerHeap is a 4-ary min-heap of timers by (at, seq), typed so pushes do
+// not box. Sequence numbers are unique, so timers pop in one order whatever
+// the shape of the heap.
 type timerHeap []timer
-
-func (h timerHeap) less(i, j int) bool {
-	if h[i].at != h[j].at {
-		return h[i].at < h[j].at
-	}
-	return h[i].seq < h[j].seq
-}
 
 func (h *timerHeap) push(t timer) {
 	*h = append(*h, t)
 	q := *h
-	for i := len(q) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !q.less(i, p) {
+	i := len(q) - 1
+	for i > 0 {
+		p := (i - 1) / 4
+		if !t.before(&q[p]) {
 			break
 		}
-		q[i], q[p] = q[p], q[i]
+		q[i] = q[p]
 		i = p
 	}
+	q[i] = t
+}
+
+func (h *timerHeap) pop() timer {
+	q := *h
+	top := q[0]
+	n := len(q) - 1
+	last := q[n]
+	q = q[:n]
+	*h = q
+	if n == 0 {
+		return top
+	}
+	i := 0
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		m := c
+		for j := c + 1; j < min(c+4, n); j++ {
+			if q[j].before(&q[m]) {
+				m = j
+			}
+		}
+		if !q[m].before(&last) {
+			break
+		}
+		q[i] = q[m]
+		i = m
+	}
+	q[i] = last
+	return top
 }
 
 // timerFIFO is a queue of timers due in the order they were scheduled: a
@@ -121,32 +157,8 @@ func (f *timerFIFO) pop() timer {
 	return t
 }
 
-func (h *timerHeap) pop() timer {
-	q := *h
-	top := q[0]
-	n := len(q) - 1
-	q[0] = q[n]
-	q[n] = timer{}
-	q = q[:n]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < n && q.less(l, m) {
-			m = l
-		}
-		if r < n && q.less(r, m) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		q[i], q[m] = q[m], q[i]
-		i = m
-	}
-	*h = q
-	return top
-}
-
 type simReq struct {
+	slot     int32 // in sim.reqTab
 	id       string
 	n        int32 // request number (its id is req-n)
 	traffic  int
@@ -185,6 +197,7 @@ type sim struct {
 	q            timerHeap
 	cancels      []timerFIFO // per traffic class: client deadlines
 	free         []*simReq   // done requests no timer refers to
+	reqTab       []*simReq   // every request record, by slot (see timer.req)
 	ids          []string    // the next request IDs from idNext on; see requestID
 	doneBits     []uint64    // by request number: done
 	idNext       int
@@ -246,11 +259,13 @@ func (m *sim) Emit(e events.Event) {
 }
 
 func (m *sim) schedule(at int64, kind uint8, idx int32, r *simReq) {
+	var slot int32
 	if r != nil {
 		r.timers++
+		slot = r.slot + 1
 	}
 	m.seq++
-	m.q.push(timer{at: at, seq: m.seq, kind: kind, idx: idx, req: r})
+	m.q.push(timer{at: at, seq: m.seq, kind: kind, idx: idx, req: slot})
 }
 
 // scheduleCancel schedules a request's client deadline. Deadlines of a
@@ -263,7 +278,7 @@ func (m *sim) schedule(at int64, kind uint8, idx int32, r *simReq) {
 // later arrival).
 func (m *sim) scheduleCancel(r *simReq) {
 	m.seq++
-	m.cancels[r.traffic].push(timer{at: r.deadline, seq: m.seq, kind: tCancel, idx: r.n, req: r})
+	m.cancels[r.traffic].push(timer{at: r.deadline, seq: m.seq, kind: tCancel, idx: r.n, req: r.slot + 1})
 }
 
 // setDone marks r done (by its number: a deadline checks it without
@@ -302,6 +317,14 @@ func (m *sim) pop() (timer, bool) {
 		return m.cancels[bi].pop(), true
 	}
 	return m.q.pop(), true
+}
+
+// reqOf returns the request a timer refers to, nil for none.
+func (m *sim) reqOf(t *timer) *simReq {
+	if t.req == 0 {
+		return nil
+	}
+	return m.reqTab[t.req-1]
 }
 
 func (m *sim) t(ns int64) time.Time { return Epoch.Add(time.Duration(ns)) }
@@ -419,8 +442,9 @@ func (m *sim) run() {
 		if !ok {
 			break
 		}
+		r := m.reqOf(&tm)
 		if tm.at > m.end && tm.kind != tObserve && tm.kind != tNext && tm.kind != tCancel && tm.kind != tProbeDone {
-			m.release(tm.req)
+			m.release(r)
 			continue
 		}
 		m.now, m.nowT = tm.at, m.t(tm.at)
@@ -434,14 +458,14 @@ func (m *sim) run() {
 		case tArrival:
 			m.arrive(int(tm.idx))
 		case tNext:
-			m.next(tm.req)
+			m.next(r)
 		case tObserve:
-			m.observe(tm.req)
+			m.observe(r)
 		case tCancel:
 			if !m.isDone(tm.idx) {
-				m.cancel(tm.req)
+				m.cancel(r)
 			}
-			tm.req = nil // not counted in its timers
+			r = nil // not counted in its timers
 		case tTick:
 			if tm.at == m.tickAt {
 				m.tickAt = 0
@@ -468,7 +492,7 @@ func (m *sim) run() {
 				m.schedule(m.now+int64(time.Second), tStop, 0, nil)
 			}
 		}
-		m.release(tm.req)
+		m.release(r)
 		if m.aborted != "" && m.end == m.now {
 			break
 		}
@@ -567,7 +591,7 @@ func (m *sim) release(r *simReq) {
 	}
 	r.timers--
 	if r.timers == 0 && m.isDone(r.n) {
-		*r = simReq{}
+		*r = simReq{slot: r.slot}
 		m.free = append(m.free, r)
 	}
 }
@@ -580,7 +604,8 @@ func (m *sim) arrive(i int) {
 	if n := len(m.free); n > 0 {
 		r, m.free = m.free[n-1], m.free[:n-1]
 	} else {
-		r = new(simReq)
+		r = &simReq{slot: int32(len(m.reqTab))}
+		m.reqTab = append(m.reqTab, r)
 	}
 	r.id, r.n, r.traffic, r.deadline = m.requestID(m.nreq), int32(m.nreq), i, m.now+int64(t.ClientTimeout)
 	r.prompt = m.rnd.IntN(len(m.prompts[i]))
