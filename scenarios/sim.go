@@ -214,7 +214,6 @@ type sim struct {
 	det          *evals.Detectors // nil when the config disables them
 	detAction    policy.Action    // "" for action none
 	refusals     []string
-	refusalFree  map[provider]bool // filler corpus without a refusal phrase, by provider
 	sinksDown    map[string]bool
 	served       [][]bool    // per traffic class and prompt: answered before (what a response cache would hold)
 	req          llm.Request // scratch request of the attempt being sent
@@ -226,21 +225,36 @@ type sim struct {
 	stopWin      stopWindow // per-second user results for stop_when
 	structSchema *llm.ResponseFormat
 	end          int64
-	keys         map[*policy.Target]string
+	tgts         map[*policy.Target]*simTarget
 	tickAt       int64      // when the next Tick is scheduled (0: none)
 	probes       *simProbes // nil unless the gateway config enables probes
 }
 
-// key returns t.Key(), cached: the policy's targets live as long as its
-// engine.
-func (m *sim) key(t *policy.Target) string {
-	k, ok := m.keys[t]
-	if !ok {
-		k = t.Key()
-		m.keys[t] = k
-	}
-	return k
+// simTarget is what the simulator keeps of a policy target: the policy's
+// targets live as long as its engine.
+type simTarget struct {
+	key  string   // t.Key()
+	prov provider // nil when no mock serves it
+	// refusalFree: the provider's filler corpus contains no refusal phrase
+	// (see fillerRefusalFree).
+	refusalFree bool
 }
+
+// target returns what the simulator keeps of t.
+func (m *sim) target(t *policy.Target) *simTarget {
+	st, ok := m.tgts[t]
+	if !ok {
+		st = &simTarget{key: t.Key(), prov: m.provs[t.Provider]}
+		if st.prov != nil {
+			st.refusalFree = m.fillerRefusalFree(st.prov)
+		}
+		m.tgts[t] = st
+	}
+	return st
+}
+
+// key returns t.Key().
+func (m *sim) key(t *policy.Target) string { return m.target(t).key }
 
 type faultRef struct {
 	prov   provider
@@ -338,7 +352,7 @@ func seedFor(seed uint64, name string) uint64 {
 func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 	m := &sim{s: s, ctx: ctx, nowT: Epoch, rnd: rand.New(rand.NewPCG(seed, seedFor(seed, "traffic"))),
 		provs: map[string]provider{}, killed: map[string]bool{}, faultIDs: map[int][]faultRef{},
-		sinksDown: map[string]bool{}, end: int64(s.Duration), keys: map[*policy.Target]string{}}
+		sinksDown: map[string]bool{}, end: int64(s.Duration), tgts: map[*policy.Target]*simTarget{}}
 	eng, err := policy.New(s.env.policy, policy.Options{Rand: rand.New(rand.NewPCG(seed, seedFor(seed, "policy"))), Events: m})
 	if err != nil {
 		return nil, fmt.Errorf("%w: gateway policy: %w", ErrInvalid, err)
@@ -662,10 +676,11 @@ func (m *sim) next(r *simReq) {
 // outcome at the virtual time the gateway would observe it.
 func (m *sim) send(r *simReq, d *policy.Decision) {
 	tgt := d.Target
-	p := m.provs[tgt.Provider]
+	st := m.target(tgt)
+	p := st.prov
 	start := m.now
-	r.target = m.key(tgt)
-	if p == nil || m.killed[tgt.Provider] {
+	r.target = st.key
+	if p == nil || (len(m.killed) > 0 && m.killed[tgt.Provider]) {
 		r.pending = policy.Outcome{Class: policy.ConnectError}
 		r.plan, r.planProv, r.resp = nil, nil, nil
 		r.pendingConnect = true
@@ -694,7 +709,7 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	}
 	plan := p.Plan(m.t(start), req, r.id)
 	r.plan, r.planProv, r.resp, r.haveOb = plan, p, nil, false
-	r.filler = plan.Filler != "" && plan.Response.Content == plan.Filler && len(plan.Response.ToolCalls) == 0 && m.fillerRefusalFree(p)
+	r.filler = plan.Filler != "" && plan.Response.Content == plan.Filler && len(plan.Response.ToolCalls) == 0 && st.refusalFree
 	end, o := observePlan(plan, d, m.t(start), req.Stream)
 	if o.Class == policy.OK && !req.Stream && req.ResponseFormat != nil {
 		// A non-streamed structured answer is validated before the client
@@ -985,15 +1000,7 @@ var noPhrases = []string{}
 // (evals.ContainsPhrase), and the simulator skips the per-answer scan. The
 // verdicts are the same; only the cost of finding none goes.
 func (m *sim) fillerRefusalFree(p provider) bool {
-	free, ok := m.refusalFree[p]
-	if !ok {
-		if m.refusalFree == nil {
-			m.refusalFree = map[provider]bool{}
-		}
-		free = !evals.ContainsPhrase(p.FillerCorpus(), m.refusals)
-		m.refusalFree[p] = free
-	}
-	return free
+	return !evals.ContainsPhrase(p.FillerCorpus(), m.refusals)
 }
 
 func (m *sim) cancel(r *simReq) {
