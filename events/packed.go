@@ -9,7 +9,8 @@ import (
 
 // Packed is an append-only event log stored compactly: each event is a few
 // varint-encoded bytes (only the fields that are set, times as deltas,
-// strings as numbers into a table), 20 to 40 bytes for a request's events
+// strings as numbers into a table, request ids written out once per run of
+// events of the same request), 20 to 40 bytes for a request's events
 // instead of the 328 of an Event value, in blocks the garbage collector
 // need not scan. The simulator records millions of events per game day in
 // one; a plain []Event of that size costs more in fresh memory than the
@@ -26,6 +27,9 @@ type Packed struct {
 	n      int
 	base   time.Time // the first event's time; deltas start from it
 	last   int64     // previous event's time, ns since base
+	// lastID is the request id last written: an event of the same
+	// request writes a zero length instead.
+	lastID string
 	// lastTime is the previous event's time: events often share an
 	// instant, and then its offset is last.
 	lastTime time.Time
@@ -62,8 +66,7 @@ const (
 
 // Fields with a previous-string slot of their own (Packed.prev).
 const (
-	lRequestID = iota
-	lRoute
+	lRoute = iota
 	lTarget
 	lClass
 	lOutcome
@@ -74,6 +77,9 @@ const (
 const (
 	packedBlock  = 256 << 10
 	maxPackedLen = 4 + 5 + 10 + 24*10 // mask, kind, time, every field as a 10-byte varint
+	// maxIDLen is the longest request id written out in a log block; a
+	// longer one is numbered in the string table.
+	maxIDLen = 1 << 10
 )
 
 // Field bits of the presence mask, in encoding order.
@@ -139,7 +145,21 @@ func (p *Packed) Append(e *Event) {
 		b = binary.AppendUvarint(b, e.Seq)
 	}
 	if mask&fRequestID != 0 {
-		b = binary.AppendUvarint(b, uint64(p.internLast(lRequestID, e.RequestID)))
+		// Request ids are written out, not numbered: nearly every one is
+		// new, and a table of them would hold millions of strings.
+		// A zero is the previous one again; an odd number n is an id of
+		// n>>1 bytes that follow; an even one is (n>>1)-1 in the string
+		// table, for ids longer than maxIDLen.
+		switch id := e.RequestID; {
+		case id == p.lastID:
+			b = append(b, 0)
+		case len(id) <= maxIDLen:
+			b = binary.AppendUvarint(b, uint64(len(id))<<1|1)
+			b = append(b, id...)
+		default:
+			b = binary.AppendUvarint(b, (uint64(p.intern(id))+1)<<1)
+		}
+		p.lastID = e.RequestID
 	}
 	if mask&fRoute != 0 {
 		b = binary.AppendUvarint(b, uint64(p.internLast(lRoute, e.Route)))
@@ -232,7 +252,7 @@ func bit(ok bool, b uint64) uint64 {
 // room returns the current block with space for one more event.
 func (p *Packed) room() []byte {
 	if k := len(p.blocks); k > 0 {
-		if b := p.blocks[k-1]; cap(b)-len(b) >= maxPackedLen {
+		if b := p.blocks[k-1]; cap(b)-len(b) >= maxPackedLen+maxIDLen {
 			return b
 		}
 	}
@@ -320,12 +340,15 @@ func load64(s string) uint64 {
 // positions.
 func (p *Packed) All() iter.Seq2[int, Event] {
 	return func(yield func(int, Event) bool) {
-		var at int64
+		d := decoder{p: p}
 		i := 0
 		for _, blk := range p.blocks {
-			for len(blk) > 0 {
+			// Request ids are cut from the block as a string: one copy
+			// per block, none per event.
+			d.b, d.blk = blk, string(blk)
+			for len(d.b) > 0 {
 				var e Event
-				blk, at = p.decode(blk, at, i, &e)
+				d.decode(i, &e)
 				if !yield(i, e) {
 					return
 				}
@@ -344,10 +367,13 @@ func (p *Packed) Events() []Event {
 	return out
 }
 
-// decoder reads the fields of one encoded event.
+// decoder reads the events of a log in order.
 type decoder struct {
-	b []byte
-	p *Packed
+	b      []byte // the rest of the block
+	blk    string // the whole block
+	p      *Packed
+	at     int64  // the previous event's time, ns after base
+	lastID string // the previous request id
 }
 
 func (d *decoder) uvarint() uint64 {
@@ -370,20 +396,34 @@ func (d *decoder) float() float64 {
 	return v
 }
 
-// decode reads the event at position i from b, whose previous event was at
-// prev ns after base; it returns the rest of b and this event's offset.
-func (p *Packed) decode(b []byte, prev int64, i int, e *Event) ([]byte, int64) {
-	d := decoder{b: b, p: p}
+// requestID reads a request id (see Packed.Append).
+func (d *decoder) requestID() string {
+	n := d.uvarint()
+	switch {
+	case n == 0:
+	case n&1 == 1:
+		at := len(d.blk) - len(d.b)
+		d.lastID = d.blk[at : at+int(n>>1)]
+		d.b = d.b[n>>1:]
+	default:
+		d.lastID = d.p.str(n>>1 - 1)
+	}
+	return d.lastID
+}
+
+// decode reads the event at position i.
+func (d *decoder) decode(i int, e *Event) {
+	p := d.p
 	mask := d.uvarint()
 	e.Kind = Kind(d.str())
-	at := prev + d.varint()
-	e.Time = p.base.Add(time.Duration(at))
+	d.at += d.varint()
+	e.Time = p.base.Add(time.Duration(d.at))
 	e.Seq = uint64(i) + 1
 	if mask&fSeq != 0 {
 		e.Seq = d.uvarint()
 	}
 	if mask&fRequestID != 0 {
-		e.RequestID = d.str()
+		e.RequestID = d.requestID()
 	}
 	if mask&fRoute != 0 {
 		e.Route = d.str()
@@ -426,10 +466,9 @@ func (p *Packed) decode(b []byte, prev int64, i int, e *Event) ([]byte, int64) {
 		e.Cost = d.float()
 	}
 	if mask&(fFrom|fTo|fReason|fName|fSeverity|fSink|fValue) != 0 {
-		decodeRare(&d, mask, e)
+		decodeRare(d, mask, e)
 	}
 	e.OK = mask&fOK != 0
-	return d.b, at
 }
 
 // decodeRare reads the fields appendRare writes.

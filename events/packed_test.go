@@ -2,6 +2,7 @@ package events
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,8 +10,11 @@ import (
 	"pgregory.net/rapid"
 )
 
+// longID is longer than the request ids a log block holds.
+var longID = strings.Repeat("x", maxIDLen+2)
+
 func genEvent(t *rapid.T, i int) Event {
-	str := rapid.SampledFrom([]string{"", "a", "chat", "openai:gpt-4o", "req-1", "req-2", "ok", "rate_limited", "é"})
+	str := rapid.SampledFrom([]string{"", "a", "chat", "openai:gpt-4o", "req-1", "req-2", "ok", "rate_limited", "é", longID, longID[1:]})
 	return Event{
 		Seq:          rapid.SampledFrom([]uint64{uint64(i) + 1, 0, 7, 1 << 40}).Draw(t, "seq"),
 		Time:         time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rapid.Int64Range(-1e12, 1e12).Draw(t, "t"))),
