@@ -55,7 +55,12 @@ func runSim(ctx context.Context, s *Scenario, seed uint64) (*Result, error) {
 // input is what a finished simulation gives the scorer.
 func (m *sim) input() Input {
 	in := m.s.scoreInput()
-	in.Packed, in.Journal, in.Evals, in.End = &m.log, m.journal(), m.evalRecs, Epoch.Add(time.Duration(m.end))
+	in.Packed, in.Journal, in.End = &m.log, m.journal(), Epoch.Add(time.Duration(m.end))
+	for _, t := range m.tgtList {
+		if t.evals.n > 0 {
+			in.evalTally = append(in.evalTally, t.evals)
+		}
+	}
 	return in
 }
 

@@ -69,7 +69,19 @@ type Input struct {
 	// BlackBox forces traffic-shift detection from the journal. It is also
 	// chosen automatically when the log has no attempt events.
 	BlackBox bool
+	// evalTally is the simulator's Evals, counted by target: scoring
+	// counts no more of them.
+	evalTally []evalTally
 }
+
+// evalTally counts the eval verdicts on a target's served responses.
+type evalTally struct {
+	target    string
+	n, passed int
+}
+
+// hasEvals reports whether the input has eval verdicts.
+func (in *Input) hasEvals() bool { return len(in.Evals) > 0 || len(in.evalTally) > 0 }
 
 // len returns the number of events in the log.
 func (in *Input) len() int {
@@ -1223,7 +1235,7 @@ func (s *scorer) sums() {
 	fault.ttft, fault.total = make([]time.Duration, 0, n-nBase), make([]time.Duration, 0, n-nBase)
 	okB, totB := s.newBins(), s.newBins()
 	s.ttftAt = make([]int, s.npts+1)
-	evals := len(s.in.Evals) > 0
+	evals := s.in.hasEvals()
 	for i := range s.reqs {
 		r := &s.reqs[i]
 		all.count(r)
@@ -1565,17 +1577,21 @@ func (s *scorer) targets() []TargetScore {
 	out := make([]TargetScore, 0, len(s.tgtNames))
 	ts := s.tt
 	okTotal, byClass := s.okTotal, s.byClass
-	if len(s.in.Evals) > 0 {
-		for i := range s.in.Evals {
-			e := &s.in.Evals[i]
-			ti, ok := s.names.find(e.Target)
-			if !ok {
-				continue // not a target
-			}
-			ts[ti].n++
-			if e.Pass {
-				ts[ti].pass++
-			}
+	for i := range s.in.Evals {
+		e := &s.in.Evals[i]
+		ti, ok := s.names.find(e.Target)
+		if !ok {
+			continue // not a target
+		}
+		ts[ti].n++
+		if e.Pass {
+			ts[ti].pass++
+		}
+	}
+	for _, e := range s.in.evalTally {
+		if ti, ok := s.names.find(e.target); ok {
+			ts[ti].n += e.n
+			ts[ti].pass += e.passed
 		}
 	}
 	for p, name := range s.tgtNames {

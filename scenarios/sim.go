@@ -177,8 +177,9 @@ type simReq struct {
 	resp    *llm.Response
 	ob      evals.Observation
 	haveOb  bool
-	target  string // provider:model of the attempt in flight
-	partial string // answer text that already reached the client
+	target  string     // provider:model of the attempt in flight
+	tgt     *simTarget // the same
+	partial string     // answer text that already reached the client
 	// filler: the answer is a window of its provider's filler corpus, which
 	// contains no refusal phrase (the scan is skipped).
 	filler bool
@@ -217,7 +218,6 @@ type sim struct {
 	sinksDown    map[string]bool
 	served       [][]bool    // per traffic class and prompt: answered before (what a response cache would hold)
 	req          llm.Request // scratch request of the attempt being sent
-	evalRecs     []EvalRecord
 	nreq         int
 	prompts      [][]string
 	msgs         [][][]llm.Message // per traffic and prompt, built on first use; see messages
@@ -226,8 +226,9 @@ type sim struct {
 	structSchema *llm.ResponseFormat
 	end          int64
 	tgts         map[*policy.Target]*simTarget
-	tickAt       int64      // when the next Tick is scheduled (0: none)
-	probes       *simProbes // nil unless the gateway config enables probes
+	tgtList      []*simTarget // tgts in the order they were first used
+	tickAt       int64        // when the next Tick is scheduled (0: none)
+	probes       *simProbes   // nil unless the gateway config enables probes
 }
 
 // simTarget is what the simulator keeps of a policy target: the policy's
@@ -238,6 +239,8 @@ type simTarget struct {
 	// refusalFree: the provider's filler corpus contains no refusal phrase
 	// (see fillerRefusalFree).
 	refusalFree bool
+	// evals counts the quality eval verdicts on its served answers.
+	evals evalTally
 }
 
 // target returns what the simulator keeps of t.
@@ -245,6 +248,8 @@ func (m *sim) target(t *policy.Target) *simTarget {
 	st, ok := m.tgts[t]
 	if !ok {
 		st = &simTarget{key: t.Key(), prov: m.provs[t.Provider]}
+		st.evals.target = st.key
+		m.tgtList = append(m.tgtList, st)
 		if st.prov != nil {
 			st.refusalFree = m.fillerRefusalFree(st.prov)
 		}
@@ -391,13 +396,12 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 			m.detAction = policy.Trip
 		}
 	}
-	// Size the eval records for the expected traffic, so they are not
+	// Size the scorer's tables for the expected traffic, so they are not
 	// copied as they grow (a long game day serves hundreds of thousands).
 	est := 1024.0
 	for i := range s.Traffic {
 		est += s.Traffic[i].maxRate() * s.Duration.D().Seconds()
 	}
-	m.evalRecs = make([]EvalRecord, 0, int(min(est, 1<<21)))
 	m.score = newFeed(s.scoreInput(), int(min(est, 1<<21)))
 	m.cancels = make([]timerFIFO, len(s.Traffic))
 	m.prompts = make([][]string, len(s.Traffic))
@@ -578,7 +582,7 @@ func (m *sim) scheduleArrival(i int, from int64) {
 func (m *sim) requestID(n int) string {
 	if len(m.ids) == 0 || m.idNext != n {
 		const batch = 4096
-		var b []byte
+		b := make([]byte, 0, batch*(len("req-")+len(strconv.Itoa(n+batch))))
 		ends := make([]int, 0, batch)
 		for k := n; k < n+batch; k++ {
 			b = strconv.AppendInt(append(b, "req-"...), int64(k), 10)
@@ -679,7 +683,7 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	st := m.target(tgt)
 	p := st.prov
 	start := m.now
-	r.target = st.key
+	r.target, r.tgt = st.key, st
 	if p == nil || (len(m.killed) > 0 && m.killed[tgt.Provider]) {
 		r.pending = policy.Outcome{Class: policy.ConnectError}
 		r.plan, r.planProv, r.resp = nil, nil, nil
@@ -974,7 +978,12 @@ func (m *sim) complete(r *simReq, now time.Time, served, corrupted bool) {
 		pass = false
 	}
 	if served {
-		m.evalRecs = append(m.evalRecs, EvalRecord{Time: now, RequestID: r.id, Target: target, Pass: pass})
+		// The eval record of a served answer, as the live runner keeps
+		// it; scoring only counts them by target.
+		r.tgt.evals.n++
+		if pass {
+			r.tgt.evals.passed++
+		}
 	}
 	if m.det != nil {
 		for _, sg := range m.det.Observe(now, ob) {
