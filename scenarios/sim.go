@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strconv"
@@ -898,24 +899,29 @@ func quietTokens(p *faults.Plan, limit int, t policy.Timeouts) (fed int, maxT ti
 		fed = p.MalformedAt
 	}
 	total, first, idle := t.Total.D(), t.FirstToken.D(), t.Idle.D()
-	// The loop checks the deadline before every token up to and including
-	// the malformed one.
-	check := min(fed+1, limit)
-	for k := range check {
-		tk := p.TokenTimes[k]
-		if total > 0 && total < tk {
+	if total <= 0 {
+		total = math.MaxInt64
+	}
+	if idle <= 0 {
+		idle = math.MaxInt64
+	}
+	// The loop checks the deadline before every token: the first against
+	// the first-token timeout, every one against the total and the idle
+	// timeout since the latest before it. (The token it stops at, the
+	// malformed one, the loop checks itself.)
+	if fed == 0 {
+		return 0, 0, true
+	}
+	tt := p.TokenTimes[:fed]
+	if tk := tt[0]; tk > total || (first > 0 && first < tk) {
+		return 0, 0, false
+	}
+	maxT = max(0, tt[0])
+	for _, tk := range tt[1:] {
+		if tk > total || tk-maxT > idle {
 			return 0, 0, false
 		}
-		if k == 0 {
-			if first > 0 && first < tk {
-				return 0, 0, false
-			}
-		} else if idle > 0 && maxT+idle < tk {
-			return 0, 0, false
-		}
-		if k < fed {
-			maxT = max(maxT, tk)
-		}
+		maxT = max(maxT, tk)
 	}
 	return fed, maxT, true
 }
