@@ -198,6 +198,7 @@ type sim struct {
 	nowT         time.Time // Epoch + now
 	q            timerHeap
 	cancels      []timerFIFO // per traffic class: client deadlines
+	arrivals     []timer     // per traffic class: the next arrival (kind 0: none)
 	free         []*simReq   // done requests no timer refers to
 	reqTab       []*simReq   // every request record, by slot (see timer.req)
 	ids          []string    // the next request IDs from idNext on; see requestID
@@ -317,24 +318,31 @@ func (m *sim) isDone(n int32) bool {
 	return w < len(m.doneBits) && m.doneBits[w]&(1<<(uint(n)%64)) != 0
 }
 
-// pop removes the next timer by (at, seq) from the heap and the deadline
-// queues; ok is false when none is left.
+// pop removes the next timer by (at, seq) from the heap, the deadline
+// queues and the next arrivals; ok is false when none is left.
 func (m *sim) pop() (timer, bool) {
 	var best *timer
-	bi := -1
+	from := -1 // the heap; else a deadline queue, or len(cancels) + an arrival
 	if len(m.q) > 0 {
 		best = &m.q[0]
 	}
 	for i := range m.cancels {
-		if c := m.cancels[i].peek(); c != nil && (best == nil || c.at < best.at || (c.at == best.at && c.seq < best.seq)) {
-			best, bi = c, i
+		if c := m.cancels[i].peek(); c != nil && (best == nil || c.before(best)) {
+			best, from = c, i
+		}
+		if a := &m.arrivals[i]; a.kind != 0 && (best == nil || a.before(best)) {
+			best, from = a, len(m.cancels)+i
 		}
 	}
 	switch {
 	case best == nil:
 		return timer{}, false
-	case bi >= 0:
-		return m.cancels[bi].pop(), true
+	case from >= len(m.cancels):
+		t := *best
+		best.kind = 0
+		return t, true
+	case from >= 0:
+		return m.cancels[from].pop(), true
 	}
 	return m.q.pop(), true
 }
@@ -405,6 +413,7 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 	}
 	m.score = newFeed(s.scoreInput(), int(min(est, 1<<21)))
 	m.cancels = make([]timerFIFO, len(s.Traffic))
+	m.arrivals = make([]timer, len(s.Traffic))
 	m.prompts = make([][]string, len(s.Traffic))
 	m.served = make([][]bool, len(s.Traffic))
 	m.msgs = make([][][]llm.Message, len(s.Traffic))
@@ -574,7 +583,11 @@ func (m *sim) scheduleArrival(i int, from int64) {
 		}
 	}
 	if at <= m.end {
-		m.schedule(at, tArrival, int32(i), nil)
+		// A traffic class has one arrival due at a time: it waits in its
+		// slot, not in the heap, ordered with the heap's timers as if it
+		// were in it.
+		m.seq++
+		m.arrivals[i] = timer{at: at, seq: m.seq, kind: tArrival, idx: int32(i)}
 	}
 }
 
