@@ -44,12 +44,21 @@ type Packed struct {
 	// hash of their ends. A string missing from it is added to strs again:
 	// the log stays correct (equal strings, different ids), and the few
 	// strings most events repeat (kinds, routes, targets, classes) stay
-	// cached, as does a request's id while it is in flight.
+	// cached.
 	cache [internSlots]internSlot
-	// prev is the previous string of each frequent field and its id: an
-	// event's route, target or class is most often its predecessor's, and
-	// comparing the same string is cheaper than hashing it.
-	prev [numLast]internSlot
+	// recent holds the last few strings of each frequent field and their
+	// ids: an event's route, target, tier or class is most often one its
+	// predecessors had, and comparing a few strings (the same constants,
+	// mostly) is cheaper than hashing one.
+	recent [numRecent]recentStrs
+}
+
+// recentStrs is a field's recent strings.
+type recentStrs struct {
+	s    [4]string
+	id   [4]uint32
+	hit  uint8 // the slot found last
+	next uint8 // the slot to replace next
 }
 
 type internSlot struct {
@@ -64,13 +73,14 @@ const (
 	strChunk    = 4096
 )
 
-// Fields with a previous-string slot of their own (Packed.prev).
+// Fields with recent strings of their own (Packed.recent).
 const (
 	lRoute = iota
 	lTarget
+	lTier
 	lClass
 	lOutcome
-	numLast
+	numRecent
 )
 
 // packedBlock is the size of a storage block; an event never spans two.
@@ -162,13 +172,13 @@ func (p *Packed) Append(e *Event) {
 		p.lastID = e.RequestID
 	}
 	if mask&fRoute != 0 {
-		b = binary.AppendUvarint(b, uint64(p.internLast(lRoute, e.Route)))
+		b = binary.AppendUvarint(b, uint64(p.internRecent(lRoute, e.Route)))
 	}
 	if mask&fTarget != 0 {
-		b = binary.AppendUvarint(b, uint64(p.internLast(lTarget, e.Target)))
+		b = binary.AppendUvarint(b, uint64(p.internRecent(lTarget, e.Target)))
 	}
 	if mask&fTier != 0 {
-		b = binary.AppendUvarint(b, uint64(p.intern(e.Tier)))
+		b = binary.AppendUvarint(b, uint64(p.internRecent(lTier, e.Tier)))
 	}
 	if mask&fAttempt != 0 {
 		b = binary.AppendVarint(b, int64(e.Attempt))
@@ -177,10 +187,10 @@ func (p *Packed) Append(e *Event) {
 		b = binary.AppendVarint(b, int64(e.Status))
 	}
 	if mask&fClass != 0 {
-		b = binary.AppendUvarint(b, uint64(p.internLast(lClass, e.Class)))
+		b = binary.AppendUvarint(b, uint64(p.internRecent(lClass, e.Class)))
 	}
 	if mask&fOutcome != 0 {
-		b = binary.AppendUvarint(b, uint64(p.internLast(lOutcome, e.Outcome)))
+		b = binary.AppendUvarint(b, uint64(p.internRecent(lOutcome, e.Outcome)))
 	}
 	if mask&fTTFT != 0 {
 		b = binary.AppendVarint(b, int64(e.TTFT))
@@ -261,14 +271,22 @@ func (p *Packed) room() []byte {
 	return b
 }
 
-// internLast is intern through the field's previous-string slot.
-func (p *Packed) internLast(field int, s string) uint32 {
-	l := &p.prev[field]
-	if l.ok && l.s == s {
-		return l.id
+// internRecent is intern through the field's recent strings; s is not
+// empty (an empty slot never matches it).
+func (p *Packed) internRecent(field int, s string) uint32 {
+	l := &p.recent[field]
+	if h := l.hit; l.s[h] == s {
+		return l.id[h]
+	}
+	for i := range l.s {
+		if l.s[i] == s {
+			l.hit = uint8(i)
+			return l.id[i]
+		}
 	}
 	id := p.intern(s)
-	l.s, l.id, l.ok = s, id, true
+	i := l.next
+	l.s[i], l.id[i], l.hit, l.next = s, id, i, (i+1)%uint8(len(l.s))
 	return id
 }
 

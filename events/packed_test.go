@@ -160,6 +160,7 @@ func TestPackedAllocs(t *testing.T) {
 func requestEvents(n int) []Event {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	targets := []string{"openai:gpt-4o", "anthropic:claude-sonnet", "gemini:gemini-2.5-flash"}
+	tiers := []string{"primary", "fallback", "fallback"}
 	type flight struct {
 		id      string
 		attempt int
@@ -174,7 +175,7 @@ func requestEvents(n int) []Event {
 			next++
 			inFlight = append(inFlight, flight{id: id})
 			out = append(out, Event{Time: now, Kind: RequestStart, RequestID: id, Route: "chat", Stream: true},
-				Event{Time: now, Kind: AttemptStart, RequestID: id, Route: "chat", Target: targets[0], Attempt: 1})
+				Event{Time: now, Kind: AttemptStart, RequestID: id, Route: "chat", Target: targets[0], Tier: tiers[0], Attempt: 1})
 			continue
 		}
 		k := (next * 7919) % len(inFlight)
@@ -182,12 +183,12 @@ func requestEvents(n int) []Event {
 		next++
 		if f.attempt == 0 && next%5 == 0 {
 			f.attempt = 1
-			out = append(out, Event{Time: now, Kind: AttemptEnd, RequestID: f.id, Route: "chat", Target: targets[0], Status: 429, Class: "rate_limited", Duration: 80 * time.Millisecond},
-				Event{Time: now, Kind: AttemptStart, RequestID: f.id, Route: "chat", Target: targets[1], Attempt: 2})
+			out = append(out, Event{Time: now, Kind: AttemptEnd, RequestID: f.id, Route: "chat", Target: targets[0], Tier: tiers[0], Status: 429, Class: "rate_limited", Duration: 80 * time.Millisecond},
+				Event{Time: now, Kind: AttemptStart, RequestID: f.id, Route: "chat", Target: targets[1], Tier: tiers[1], Attempt: 2})
 			continue
 		}
 		tgt := targets[f.attempt]
-		out = append(out, Event{Time: now, Kind: AttemptEnd, RequestID: f.id, Route: "chat", Target: tgt, Status: 200, Class: "ok", Stream: true,
+		out = append(out, Event{Time: now, Kind: AttemptEnd, RequestID: f.id, Route: "chat", Target: tgt, Tier: tiers[f.attempt], Status: 200, Class: "ok", Stream: true,
 			TTFT: 350 * time.Millisecond, Duration: 1200 * time.Millisecond, InputTokens: 210, OutputTokens: 97, Cost: 0.0012},
 			Event{Time: now, Kind: RequestEnd, RequestID: f.id, Route: "chat", Target: tgt, Outcome: OutcomeServed, TTFT: 350 * time.Millisecond, Duration: 1300 * time.Millisecond})
 		inFlight[k] = inFlight[len(inFlight)-1]
