@@ -47,4 +47,9 @@
 // availability, bad answers served as success, latency penalty, retry
 // amplification and quality. Expectations turn scores into verdicts;
 // scenariotest.RequireExpectations fails a Go test with the scorecard.
+//
+// Score reads a log in one pass, an event at a time. The simulator hands
+// the same reader each event as it records it, so a simulated run is scored
+// without reading its log back; the result is Score's on the finished log
+// (a test checks it on every example game day).
 package scenarios
