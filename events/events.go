@@ -199,10 +199,11 @@ func writeJSONL(w io.Writer, evs iter.Seq2[int, Event]) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var line []byte
 	var ev Event // one escaping copy, not one per event
+	var enc jsonEncoder
 	for _, e := range evs {
 		ev = e
 		var err error
-		if line, err = appendJSON(line[:0], &ev); err != nil {
+		if line, err = enc.append(line[:0], &ev); err != nil {
 			return err
 		}
 		line = append(line, '\n')

@@ -15,27 +15,69 @@ import (
 // events. Values encoding/json refuses (NaN or infinite floats, years
 // outside 0–9999) are left to it, so the error is its own.
 func appendJSON(dst []byte, e *Event) ([]byte, error) {
-	if !finite(e.Cost) || !finite(e.Value) || e.Time.Year() < 0 || e.Time.Year() > 9999 {
+	var enc jsonEncoder
+	return enc.append(dst, e)
+}
+
+// jsonEncoder is appendJSON for a sequence of events, remembering what
+// consecutive events repeat: the second their times fall in (its date and
+// zone formatted once) and the JSON of their kind, route, target, tier,
+// class and outcome. The zero value is ready to use.
+type jsonEncoder struct {
+	sec  int64
+	loc  *time.Location
+	head []byte // the second as RFC 3339 up to the seconds; nil for none
+	zone []byte // its zone suffix ("Z", "+01:00")
+	strs [numJSONStrs]struct {
+		s string
+		b []byte
+	}
+}
+
+// The fields whose last JSON string jsonEncoder keeps.
+const (
+	jKind = iota
+	jRoute
+	jTarget
+	jTier
+	jClass
+	jOutcome
+	numJSONStrs
+)
+
+func (c *jsonEncoder) append(dst []byte, e *Event) ([]byte, error) {
+	sec, loc := e.Time.Unix(), e.Time.Location()
+	cached := c.head != nil && sec == c.sec && loc == c.loc
+	if !finite(e.Cost) || !finite(e.Value) || (!cached && (e.Time.Year() < 0 || e.Time.Year() > 9999)) {
 		b, err := json.Marshal(e)
 		return append(dst, b...), err
+	}
+	if !cached {
+		// RFC 3339 of the whole second: the date and time, then the zone.
+		c.head = e.Time.Add(-time.Duration(e.Time.Nanosecond())).AppendFormat(c.head[:0], time.RFC3339Nano)
+		c.zone = append(c.zone[:0], c.head[len("2006-01-02T15:04:05"):]...)
+		c.head = c.head[:len("2006-01-02T15:04:05")]
+		c.sec, c.loc = sec, loc
 	}
 	dst = append(dst, `{"seq":`...)
 	dst = strconv.AppendUint(dst, e.Seq, 10)
 	dst = append(dst, `,"time":"`...)
-	dst = e.Time.AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, c.head...)
+	dst = appendFraction(dst, e.Time.Nanosecond())
+	dst = append(dst, c.zone...)
 	dst = append(dst, `","kind":`...)
-	dst = appendString(dst, string(e.Kind))
+	dst = c.appendString(dst, jKind, string(e.Kind))
 	dst = appendStr(dst, `,"request_id":`, e.RequestID)
-	dst = appendStr(dst, `,"route":`, e.Route)
-	dst = appendStr(dst, `,"target":`, e.Target)
-	dst = appendStr(dst, `,"tier":`, e.Tier)
+	dst = c.appendStr(dst, jRoute, `,"route":`, e.Route)
+	dst = c.appendStr(dst, jTarget, `,"target":`, e.Target)
+	dst = c.appendStr(dst, jTier, `,"tier":`, e.Tier)
 	dst = appendInt(dst, `,"attempt":`, int64(e.Attempt))
 	if e.Stream {
 		dst = append(dst, `,"stream":true`...)
 	}
 	dst = appendInt(dst, `,"status":`, int64(e.Status))
-	dst = appendStr(dst, `,"class":`, e.Class)
-	dst = appendStr(dst, `,"outcome":`, e.Outcome)
+	dst = c.appendStr(dst, jClass, `,"class":`, e.Class)
+	dst = c.appendStr(dst, jOutcome, `,"outcome":`, e.Outcome)
 	dst = appendInt(dst, `,"ttft_ns":`, int64(e.TTFT))
 	dst = appendInt(dst, `,"duration_ns":`, int64(e.Duration))
 	dst = appendInt(dst, `,"input_tokens":`, int64(e.InputTokens))
@@ -53,6 +95,41 @@ func appendJSON(dst []byte, e *Event) ([]byte, error) {
 	}
 	dst = appendFloat(dst, `,"value":`, e.Value)
 	return append(dst, '}'), nil
+}
+
+// appendFraction writes nanoseconds as RFC3339Nano does: a dot and up to
+// nine digits without trailing zeros, nothing for none.
+func appendFraction(dst []byte, ns int) []byte {
+	if ns == 0 {
+		return dst
+	}
+	var b [10]byte
+	b[0] = '.'
+	for i := 9; i >= 1; i-- {
+		b[i] = byte('0' + ns%10)
+		ns /= 10
+	}
+	n := 10
+	for b[n-1] == '0' {
+		n--
+	}
+	return append(dst, b[:n]...)
+}
+
+// appendString is appendString through the field's last string.
+func (c *jsonEncoder) appendString(dst []byte, field int, s string) []byte {
+	l := &c.strs[field]
+	if s != l.s || l.b == nil {
+		l.s, l.b = s, appendString(l.b[:0], s)
+	}
+	return append(dst, l.b...)
+}
+
+func (c *jsonEncoder) appendStr(dst []byte, field int, key, s string) []byte {
+	if s == "" {
+		return dst
+	}
+	return c.appendString(append(dst, key...), field, s)
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

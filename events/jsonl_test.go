@@ -73,6 +73,39 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 	})
 }
 
+// One encoder writing a sequence of events (times in the same second or
+// not, in several zones, strings repeated or not) writes each as
+// encoding/json does: what it remembers from one event never leaks into
+// the next.
+func TestJSONEncoderSequence(t *testing.T) {
+	locs := []*time.Location{time.UTC, time.FixedZone("P", -7*3600), time.FixedZone("Z0", 0), time.FixedZone("Q", 5*3600+1800)}
+	rapid.Check(t, func(t *rapid.T) {
+		var enc jsonEncoder
+		base := rapid.Int64Range(-70000000000, 300000000000).Draw(t, "base")
+		strs := rapid.SampledFrom([]string{"", "chat", "openai:gpt-4o", "a<b>", "é"})
+		for i := range rapid.IntRange(1, 40).Draw(t, "n") {
+			e := Event{
+				Seq:  uint64(i) + 1,
+				Time: time.Unix(base+rapid.Int64Range(0, 2).Draw(t, "sec"), rapid.SampledFrom([]int64{0, 1, 100, 120000000, 999999999}).Draw(t, "ns")).In(rapid.SampledFrom(locs).Draw(t, "loc")),
+				Kind: Kind(strs.Draw(t, "kind")), Route: strs.Draw(t, "route"), Target: strs.Draw(t, "target"),
+				Tier: strs.Draw(t, "tier"), Class: strs.Draw(t, "class"), Outcome: strs.Draw(t, "outcome"),
+				RequestID: strs.Draw(t, "id"), Cost: rapid.SampledFrom([]float64{0, 0.5, math.NaN()}).Draw(t, "cost"),
+			}
+			if rapid.Bool().Draw(t, "year10000") {
+				e.Time = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+			}
+			want, werr := json.Marshal(&e)
+			got, gerr := enc.append(nil, &e)
+			if (werr == nil) != (gerr == nil) {
+				t.Fatalf("event %d: error: encoding/json %v, encoder %v", i, werr, gerr)
+			}
+			if werr == nil && !bytes.Equal(got, want) {
+				t.Fatalf("event %d: encoder:\n%s\nencoding/json:\n%s", i, got, want)
+			}
+		}
+	})
+}
+
 // WriteJSONL and Packed.WriteJSONL write the same lines, which ReadJSONL
 // reads back.
 func TestWriteJSONLPackedSame(t *testing.T) {
