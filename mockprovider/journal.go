@@ -1,6 +1,7 @@
 package mockprovider
 
 import (
+	"encoding/binary"
 	"time"
 
 	"github.com/brownout-dev/brownout/llm"
@@ -50,12 +51,6 @@ type JournalEntry struct {
 	TokensSent int `json:"tokens_sent"`
 	// Corrupted marks content a fault spoiled while it looked like success.
 	Corrupted bool `json:"corrupted,omitempty"`
-
-	// open is set until the attempt is finished; admitted is the model
-	// whose capacity it holds (nil when it was not admitted). Copies made
-	// by Journal clear both.
-	open     bool
-	admitted *modelState
 }
 
 // Stats are the provider's counters since the last reset.
@@ -73,42 +68,208 @@ type Stats struct {
 	Faults     int             `json:"active_faults"`
 }
 
-// journal is a bounded log of entries addressed by Seq. Entries live in
-// fixed-size blocks, so a long log grows without copying what it holds.
+// journal is a bounded log of attempts addressed by Seq. A long simulated
+// run journals millions of attempts, so entries are kept compact and free
+// of pointers: a jentry holds its times as offsets from the journal's base
+// time and its strings as indices into a table of the distinct values (a
+// journal sees a handful of models, faults, outcomes and finish reasons);
+// the request id, the caller's string, is kept beside it. The garbage
+// collector scans one pointer per entry instead of a dozen, and journaling
+// allocates nothing but a block per journalBlock entries. An entry whose
+// values the compact form cannot reproduce exactly (a time with a
+// monotonic clock reading that an offset does not restore, a value past a
+// full table, a count beyond int32) keeps them whole in its block's
+// overflow, allocated when first needed; every path gives back exactly the
+// values journaled.
 type journal struct {
-	max    int
-	blocks [][]JournalEntry // every block but the last is full
-	off    int              // index of the oldest entry in blocks[0]
-	n      int              // number of entries
-	first  uint64           // Seq of the oldest entry
+	max      int
+	provider string    // the Provider of every entry
+	blocks   []*jblock // every block but the last is full
+	off      int       // index of the oldest entry in blocks[0]
+	n        int       // number of entries
+	first    uint64    // Seq of the oldest entry
 	// stray holds the open attempts whose entries were dropped (by Seq, the
-	// model whose capacity they hold), so finishing them still releases it.
-	stray map[uint64]*modelState
+	// model whose capacity they hold, see jentry.admitted), so finishing
+	// them still releases it.
+	stray map[uint64]int16
+	// base is the time entries' times are offsets from: the time of the
+	// first entry added to an empty journal.
+	base time.Time
+	strs strTable
+	ids  idsTable
+	// hints are the table indices last used per field: consecutive
+	// entries mostly repeat them, and a hit costs one string comparison.
+	hModel, hFault, hShed, hOutcome, hFinish uint16
 }
 
 // journalBlock is the number of entries per block.
 const journalBlock = 1024
 
-func (j *journal) add(e JournalEntry) {
+// jblock holds journalBlock entries in parallel slices: the compact
+// entries (no pointers: the collector does not scan them), the request
+// ids, and the overflow.
+type jblock struct {
+	e    []jentry
+	rid  []string
+	more []JournalEntry // nil until an entry overflows; then journalBlock long
+}
+
+// jentry is one attempt, compact. With jMore set, more[i] of its block
+// holds the entry (only open and admitted are read here).
+type jentry struct {
+	at, end                             int64 // offsets from journal.base; end is valid with jEnded
+	prompt, cached, planned, sent       int32
+	status                              int32
+	model, fault, shed, outcome, finish uint16 // strTable indices
+	ids                                 uint16 // idsTable index
+	admitted                            int16  // see admittedNone
+	flags                               uint8
+}
+
+// jentry flags.
+const (
+	jOpen      = 1 << iota // not finished yet
+	jStream                // Stream
+	jCorrupted             // Corrupted
+	jEnded                 // end is set (End is zero otherwise)
+	jMore                  // the entry lives in its block's more
+)
+
+// Values of jentry.admitted besides an index into Model.models.
+const (
+	admittedNone  = -1 // no capacity held
+	admittedOther = -2 // the provider's capacity and a model unknown to the spec (PlanProxy)
+)
+
+// offset returns t as an offset from the base, and whether base plus the
+// offset is t exactly (location and monotonic reading included).
+func (j *journal) offset(t time.Time) (int64, bool) {
+	d := t.Sub(j.base)
+	// == on purpose: the offset must restore the very same value.
+	return int64(d), j.base.Add(d) == t
+}
+
+// fits32 reports whether v is an int32.
+func fits32(v int) bool { return v == int(int32(v)) }
+
+// add journals a new, open attempt: e's fields as they are, and the model
+// whose capacity it holds.
+func (j *journal) add(e *JournalEntry, admitted int16) {
 	if j.n == 0 {
 		j.first = e.Seq
+		j.base = e.Time
 	}
 	if j.max > 0 && j.n >= j.max {
 		drop := max(j.n-j.max+1, j.max/10)
 		j.dropOldest(drop)
 		j.first += uint64(drop)
+		if j.n == 0 {
+			j.first = e.Seq
+			j.base = e.Time
+		}
 	}
-	if k := len(j.blocks); k == 0 || len(j.blocks[k-1]) == journalBlock {
-		j.blocks = append(j.blocks, make([]JournalEntry, 0, journalBlock))
+	if k := len(j.blocks); k == 0 || len(j.blocks[k-1].e) == journalBlock {
+		j.blocks = append(j.blocks, &jblock{e: make([]jentry, 0, journalBlock), rid: make([]string, 0, journalBlock)})
 	}
-	last := &j.blocks[len(j.blocks)-1]
-	*last = append(*last, e)
+	b := j.blocks[len(j.blocks)-1]
+	b.e = append(b.e, jentry{admitted: admitted, flags: jOpen})
+	b.rid = append(b.rid, e.RequestID)
 	j.n++
+	j.put(b, len(b.e)-1, e)
+}
+
+// put stores e in slot i of b, keeping the slot's open flag and admitted
+// model.
+func (j *journal) put(b *jblock, i int, e *JournalEntry) {
+	x := &b.e[i]
+	keep := x.flags & jOpen
+	at, ok := j.offset(e.Time)
+	var end int64
+	if e.End != (time.Time{}) {
+		var endOK bool
+		end, endOK = j.offset(e.End)
+		ok = ok && endOK
+	}
+	ok = ok && fits32(e.PromptTokens) && fits32(e.CachedTokens) && fits32(e.PlannedTokens) &&
+		fits32(e.TokensSent) && fits32(e.Status) && e.RequestID == b.rid[i] && e.Provider == j.provider
+	var model, fault, shed, outcome, finish, ids uint16
+	if ok {
+		var k1, k2, k3, k4, k5, k6 bool
+		model, k1 = j.strs.index(e.Model, &j.hModel)
+		fault, k2 = j.strs.index(e.Fault, &j.hFault)
+		shed, k3 = j.strs.index(e.Shed, &j.hShed)
+		outcome, k4 = j.strs.index(string(e.Outcome), &j.hOutcome)
+		finish, k5 = j.strs.index(string(e.FinishReason), &j.hFinish)
+		ids, k6 = j.ids.index(e.FaultIDs)
+		ok = k1 && k2 && k3 && k4 && k5 && k6
+	}
+	if !ok {
+		if b.more == nil {
+			b.more = make([]JournalEntry, journalBlock)
+		}
+		b.more[i] = *e
+		x.flags = keep | jMore
+		return
+	}
+	*x = jentry{at: at, end: end, prompt: int32(e.PromptTokens), cached: int32(e.CachedTokens),
+		planned: int32(e.PlannedTokens), sent: int32(e.TokensSent), status: int32(e.Status),
+		model: model, fault: fault, shed: shed, outcome: outcome, finish: finish, ids: ids,
+		admitted: x.admitted, flags: keep}
+	if e.Stream {
+		x.flags |= jStream
+	}
+	if e.Corrupted {
+		x.flags |= jCorrupted
+	}
+	if e.End != (time.Time{}) {
+		x.flags |= jEnded
+	}
+	if b.more != nil {
+		b.more[i] = JournalEntry{}
+	}
+}
+
+// entry returns the entry in slot i of b, whose Seq is seq.
+func (j *journal) entry(b *jblock, i int, seq uint64) JournalEntry {
+	x := &b.e[i]
+	if x.flags&jMore != 0 {
+		return b.more[i]
+	}
+	e := JournalEntry{Seq: seq, Time: j.base.Add(time.Duration(x.at)), RequestID: b.rid[i], Provider: j.provider,
+		Model: j.strs.at(x.model), Stream: x.flags&jStream != 0, PromptTokens: int(x.prompt),
+		CachedTokens: int(x.cached), PlannedTokens: int(x.planned), Fault: j.strs.at(x.fault),
+		FaultIDs: j.ids.at(x.ids), Shed: j.strs.at(x.shed), Status: int(x.status), Outcome: Outcome(j.strs.at(x.outcome)),
+		FinishReason: llm.FinishReason(j.strs.at(x.finish)), TokensSent: int(x.sent), Corrupted: x.flags&jCorrupted != 0}
+	if x.flags&jEnded != 0 {
+		e.End = j.base.Add(time.Duration(x.end))
+	}
+	return e
+}
+
+// slot returns the block and index of seq; b is nil when the journal does
+// not hold it.
+func (j *journal) slot(seq uint64) (b *jblock, i int) {
+	if seq < j.first || seq-j.first >= uint64(j.n) {
+		return nil, 0
+	}
+	k := j.off + int(seq-j.first)
+	return j.blocks[k/journalBlock], k % journalBlock
+}
+
+// update applies f to the entry of seq, if the journal holds it.
+func (j *journal) update(seq uint64, f func(*JournalEntry)) {
+	b, i := j.slot(seq)
+	if b == nil {
+		return
+	}
+	e := j.entry(b, i, seq)
+	f(&e)
+	j.put(b, i, &e)
 }
 
 // dropOldest forgets the k oldest entries (k <= j.n).
 func (j *journal) dropOldest(k int) {
-	j.spill(k)
+	j.strayOldest(k)
 	j.n -= k
 	if j.n == 0 {
 		j.blocks, j.off = nil, 0
@@ -122,63 +283,107 @@ func (j *journal) dropOldest(k int) {
 	}
 }
 
-// reset forgets every entry (open attempts can still be finished).
+// reset forgets every entry (open attempts can still be finished) and the
+// string tables.
 func (j *journal) reset() {
-	j.spill(j.n)
+	j.strayOldest(j.n)
 	j.blocks, j.off, j.n = nil, 0, 0
+	j.strs, j.ids = strTable{max: j.strs.max}, idsTable{max: j.ids.max}
+	j.hModel, j.hFault, j.hShed, j.hOutcome, j.hFinish = 0, 0, 0, 0, 0
 }
 
-// spill moves the open attempts among the k oldest entries to stray.
-func (j *journal) spill(k int) {
+// strayOldest moves the open attempts among the k oldest entries to stray.
+func (j *journal) strayOldest(k int) {
 	for i := range k {
-		e := j.get(j.first + uint64(i))
-		if e.open {
+		seq := j.first + uint64(i)
+		b, s := j.slot(seq)
+		if x := &b.e[s]; x.flags&jOpen != 0 {
 			if j.stray == nil {
-				j.stray = map[uint64]*modelState{}
+				j.stray = map[uint64]int16{}
 			}
-			j.stray[e.Seq] = e.admitted
+			j.stray[seq] = x.admitted
 		}
 	}
 }
 
-// finish marks the attempt seq finished and returns its entry (nil when it
-// was dropped) and the model whose capacity it held; ok is false when it
-// was finished already or never journaled.
-func (j *journal) finish(seq uint64) (e *JournalEntry, admitted *modelState, ok bool) {
-	if e = j.get(seq); e != nil {
-		if !e.open {
-			return nil, nil, false
+// finish marks the attempt seq finished with what happened and returns the
+// model whose capacity it held and whether it was shed; ok is false when
+// it was finished already or never journaled. status, corrupted and
+// finishReason (when not "") replace the planned ones (a proxy learns them
+// from the upstream).
+func (j *journal) finish(seq uint64, end time.Time, o Outcome, sent, status int, corrupted bool,
+	finishReason llm.FinishReason) (admitted int16, shed, ok bool) {
+	b, i := j.slot(seq)
+	if b == nil {
+		if admitted, ok = j.stray[seq]; ok {
+			delete(j.stray, seq)
 		}
-		admitted = e.admitted
-		e.open, e.admitted = false, nil
-		return e, admitted, true
+		return admitted, false, ok
 	}
-	if admitted, ok = j.stray[seq]; ok {
-		delete(j.stray, seq)
+	x := &b.e[i]
+	if x.flags&jOpen == 0 {
+		return 0, false, false
 	}
-	return nil, admitted, ok
+	admitted = x.admitted
+	x.flags &^= jOpen
+	x.admitted = admittedNone
+	if x.flags&jMore == 0 {
+		if x.shed != 0 {
+			o = OutcomeShed
+		}
+		var at int64
+		ended, okEnd := end != (time.Time{}), true
+		if ended {
+			at, okEnd = j.offset(end)
+		}
+		outcome, okO := j.strs.index(string(o), &j.hOutcome)
+		fin, okF := x.finish, true
+		if finishReason != "" {
+			fin, okF = j.strs.index(string(finishReason), &j.hFinish)
+		}
+		if okEnd && okO && okF && fits32(sent) && fits32(status) {
+			x.end, x.outcome, x.finish, x.sent, x.status = at, outcome, fin, int32(sent), int32(status)
+			x.flags &^= jCorrupted | jEnded
+			if corrupted {
+				x.flags |= jCorrupted
+			}
+			if ended {
+				x.flags |= jEnded
+			}
+			return admitted, x.shed != 0, true
+		}
+		// It does not fit: the entry moves to the overflow.
+		e := j.entry(b, i, seq)
+		if b.more == nil {
+			b.more = make([]JournalEntry, journalBlock)
+		}
+		b.more[i] = e
+		x.flags |= jMore
+	}
+	e := &b.more[i]
+	if e.Shed != "" {
+		o = OutcomeShed
+	}
+	e.End, e.Outcome, e.TokensSent, e.Status, e.Corrupted = end, o, sent, status, corrupted
+	if finishReason != "" {
+		e.FinishReason = finishReason
+	}
+	return admitted, e.Shed != "", true
 }
 
-func (j *journal) get(seq uint64) *JournalEntry {
-	if seq < j.first || seq-j.first >= uint64(j.n) {
-		return nil
-	}
-	i := j.off + int(seq-j.first)
-	return &j.blocks[i/journalBlock][i%journalBlock]
-}
-
-// each calls yield with a copy of every entry, oldest first, until it
-// returns false.
+// each calls yield with every entry, oldest first, until it returns false.
 func (j *journal) each(yield func(JournalEntry) bool) {
-	for i, b := range j.blocks {
-		if i == 0 {
-			b = b[j.off:]
+	seq := j.first
+	for k, b := range j.blocks {
+		i := 0
+		if k == 0 {
+			i = j.off
 		}
-		for _, e := range b {
-			e.open, e.admitted = false, nil
-			if !yield(e) {
+		for ; i < len(b.e); i++ {
+			if !yield(j.entry(b, i, seq)) {
 				return
 			}
+			seq++
 		}
 	}
 }
@@ -189,14 +394,117 @@ func (j *journal) all() []JournalEntry {
 		return nil
 	}
 	out := make([]JournalEntry, 0, j.n)
-	for i, b := range j.blocks {
-		if i == 0 {
-			b = b[j.off:]
-		}
-		out = append(out, b...)
-	}
-	for i := range out {
-		out[i].open, out[i].admitted = false, nil
+	for e := range j.each {
+		out = append(out, e)
 	}
 	return out
+}
+
+// Default table bounds: a journal sees a handful of distinct values, but a
+// server's models come from its clients, so the tables stop growing and
+// later values go to the overflow.
+const (
+	maxJournalStrings = 4096
+	maxJournalIDs     = 1024
+)
+
+// strTable interns the strings of a journal: s[0] is "".
+type strTable struct {
+	s     []string
+	byKey map[string]uint16
+	max   int // 0: maxJournalStrings
+}
+
+// at returns the string of index k.
+func (t *strTable) at(k uint16) string {
+	if k == 0 {
+		return ""
+	}
+	return t.s[k]
+}
+
+// index returns the index of v, adding it when there is room; hint is the
+// index the field had last (checked first, and updated).
+func (t *strTable) index(v string, hint *uint16) (uint16, bool) {
+	if v == "" {
+		return 0, true
+	}
+	if h := *hint; int(h) < len(t.s) && t.s[h] == v {
+		return h, true
+	}
+	k, ok := t.byKey[v]
+	if !ok {
+		limit := t.max
+		if limit == 0 {
+			limit = maxJournalStrings
+		}
+		if t.s == nil {
+			t.s = []string{""}
+			t.byKey = map[string]uint16{}
+		}
+		if len(t.s) > limit {
+			return 0, false
+		}
+		k = uint16(len(t.s))
+		t.s = append(t.s, v)
+		t.byKey[v] = k
+	}
+	*hint = k
+	return k, true
+}
+
+// idsTable interns FaultIDs lists: l[0] is nil. Lists are compared by
+// content; plans share their lists, so the last one is checked by
+// identity first.
+type idsTable struct {
+	l     [][]string
+	byKey map[string]uint16
+	max   int // 0: maxJournalIDs
+	hint  uint16
+	key   []byte // scratch
+}
+
+// at returns the list of index k.
+func (t *idsTable) at(k uint16) []string {
+	if k == 0 {
+		return nil
+	}
+	return t.l[k]
+}
+
+func (t *idsTable) index(ids []string) (uint16, bool) {
+	if ids == nil {
+		return 0, true
+	}
+	if h := t.hint; int(h) < len(t.l) {
+		if l := t.l[h]; len(l) == len(ids) && (len(l) == 0 || &l[0] == &ids[0]) {
+			return h, true
+		}
+	}
+	// The key: a mark (a nil list has none), then each id with its length.
+	key := append(t.key[:0], 1)
+	for _, id := range ids {
+		key = binary.AppendUvarint(key, uint64(len(id)))
+		key = append(key, id...)
+	}
+	t.key = key
+	k, ok := t.byKey[string(key)]
+	if !ok {
+		limit := t.max
+		if limit == 0 {
+			limit = maxJournalIDs
+		}
+		if t.l == nil {
+			t.l = [][]string{nil}
+			t.byKey = map[string]uint16{}
+		}
+		if len(t.l) > limit {
+			return 0, false
+		}
+		k = uint16(len(t.l))
+		t.l = append(t.l, ids[:len(ids):len(ids)])
+		t.byKey[string(key)] = k
+	}
+	t.hint = k
+	return k, true
 }

@@ -204,6 +204,7 @@ func NewModel(spec ProviderSpec, rnd *rand.Rand) (*Model, error) {
 		}
 	}
 	m.headers.Store(m.set.MatchesHeaders())
+	m.jr.provider = spec.Name
 	m.jr.max = spec.JournalSize
 	if m.jr.max == 0 {
 		m.jr.max = DefaultJournalSize
@@ -662,7 +663,8 @@ func openAIReset(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-// record journals the plan.
+// record journals the plan; admitted is the model whose capacity it holds
+// (nil when it was not admitted).
 func (m *Model) record(p *Plan, e *JournalEntry, admitted *modelState) *Plan {
 	e.PlannedTokens = len(p.Chunks)
 	e.Fault = p.Fault
@@ -672,13 +674,36 @@ func (m *Model) record(p *Plan, e *JournalEntry, admitted *modelState) *Plan {
 	e.FinishReason = p.Response.FinishReason
 	// The entry says whether the attempt is open and what capacity it
 	// holds, so Finish releases exactly what Plan took, once.
-	e.open, e.admitted = true, admitted
-	m.jr.add(*e)
+	m.jr.add(e, m.stateIndex(admitted))
 	m.stats.InFlight++
 	if p.Fault != "" {
 		m.stats.Faulted++
 	}
 	return p
+}
+
+// stateIndex returns the journal's reference to ms (see jentry.admitted).
+func (m *Model) stateIndex(ms *modelState) int16 {
+	if ms == nil {
+		return admittedNone
+	}
+	for i := range m.models {
+		if &m.models[i] == ms {
+			return int16(i)
+		}
+	}
+	return admittedOther
+}
+
+// release frees the capacity an attempt held (see jentry.admitted).
+func (m *Model) release(admitted int16) {
+	if admitted == admittedNone {
+		return
+	}
+	m.limit.release()
+	if admitted >= 0 {
+		m.models[admitted].limit.release()
+	}
 }
 
 // PlannedOutcome is the outcome a plan leads to when executed in full.
@@ -718,19 +743,16 @@ func (m *Model) Finish(now time.Time, p *Plan) {
 func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e, ms, open := m.jr.finish(p.Seq)
+	admitted, shed, open := m.jr.finish(p.Seq, now, o, sent, p.Status, p.Corrupted, p.Response.FinishReason)
 	if !open {
 		return // finished already, or not planned by this model
 	}
-	if ms != nil {
-		m.limit.release()
-		ms.limit.release()
-	}
+	m.release(admitted)
 	if m.spare != nil && p.TokenTimes != nil {
 		m.spare.put(p.TokenTimes)
 		p.TokenTimes = nil
 	}
-	if e != nil && e.Shed != "" {
+	if shed {
 		o = OutcomeShed
 	}
 	m.stats.InFlight--
@@ -739,17 +761,6 @@ func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
 	m.stats.TokensSent += sent
 	if p.Corrupted {
 		m.stats.Corrupted++
-	}
-	if e != nil {
-		e.End = now
-		e.Outcome = o
-		e.TokensSent = sent
-		// A proxy learns these from the upstream.
-		e.Status = p.Status
-		e.Corrupted = p.Corrupted
-		if p.Response.FinishReason != "" {
-			e.FinishReason = p.Response.FinishReason
-		}
 	}
 }
 
@@ -834,14 +845,14 @@ func (m *Model) ApplyFaults(p *Plan, req *llm.Request, meta Meta, sel []*faults.
 	defer m.mu.Unlock()
 	env := m.env(req, meta, p.Response.Usage.InputTokens)
 	faults.Apply(sel, p, &env)
-	if e := m.jr.get(p.Seq); e != nil {
+	m.jr.update(p.Seq, func(e *JournalEntry) {
 		e.PlannedTokens = len(p.Chunks)
 		e.Fault = p.Fault
 		e.FaultIDs = p.FaultIDs
 		e.Status = p.Status
 		e.Corrupted = p.Corrupted
 		e.FinishReason = p.Response.FinishReason
-	}
+	})
 	if p.Fault != "" {
 		m.stats.Faulted++
 	}

@@ -85,19 +85,31 @@ func convertJournal(js []mockprovider.JournalEntry) []JournalEntry {
 }
 
 // targetKeys builds each provider:model key of a journal once: a journal
-// names a handful of targets.
-type targetKeys map[[2]string]string
+// names a handful of targets, and consecutive entries mostly the same one
+// (a journal's strings are shared, so the comparisons are of equal
+// pointers).
+type targetKeys struct {
+	last int
+	keys []targetKey
+}
+
+type targetKey struct{ provider, model, key string }
 
 func (t *targetKeys) key(provider, model string) string {
-	k, ok := (*t)[[2]string{provider, model}]
-	if !ok {
-		if *t == nil {
-			*t = targetKeys{}
+	if t.last < len(t.keys) {
+		if k := &t.keys[t.last]; k.model == model && k.provider == provider {
+			return k.key
 		}
-		k = provider + ":" + model
-		(*t)[[2]string{provider, model}] = k
 	}
-	return k
+	for i := range t.keys {
+		if k := &t.keys[i]; k.model == model && k.provider == provider {
+			t.last = i
+			return k.key
+		}
+	}
+	t.last = len(t.keys)
+	t.keys = append(t.keys, targetKey{provider, model, provider + ":" + model})
+	return t.keys[t.last].key
 }
 
 func journalEntry(j *mockprovider.JournalEntry, keys *targetKeys) JournalEntry {
