@@ -79,6 +79,9 @@ type corpus struct {
 	text   string
 	tokens []string // faults.Tokenize(text): BytesPerToken bytes each
 	starts []int32  // token indices where a sentence begins, ascending
+	// fits[n] caches the number of starts a window of n tokens can begin
+	// at (0: not computed yet; it is at least half the starts).
+	fits []int32
 }
 
 // wordsByResidue groups fillerWords by their length modulo BytesPerToken.
@@ -153,6 +156,20 @@ func (c *corpus) window(r *rand.Rand, n int) (text string, chunks []string, ok b
 		return "", nil, false
 	}
 	// k = the number of starts s with s+n <= len(tokens) (at least half).
+	if c.fits == nil {
+		c.fits = make([]int32, len(c.tokens)/2+1)
+	}
+	lo := int(c.fits[n])
+	if lo == 0 {
+		lo = c.fitting(n)
+		c.fits[n] = int32(lo)
+	}
+	s := int(c.starts[r.IntN(lo)])
+	return c.text[s*faults.BytesPerToken : (s+n)*faults.BytesPerToken], c.tokens[s : s+n : s+n], true
+}
+
+// fitting returns the number of starts s with s+n <= len(c.tokens).
+func (c *corpus) fitting(n int) int {
 	last := int32(len(c.tokens) - n)
 	lo, hi := 0, len(c.starts)
 	for lo < hi {
@@ -163,16 +180,15 @@ func (c *corpus) window(r *rand.Rand, n int) (text string, chunks []string, ok b
 			hi = mid
 		}
 	}
-	s := int(c.starts[r.IntN(lo)])
-	return c.text[s*faults.BytesPerToken : (s+n)*faults.BytesPerToken], c.tokens[s : s+n : s+n], true
+	return lo
 }
 
 // FillerCorpus returns the model's filler corpus: every answer planned
 // from it (Plan.Filler) is a substring of it that starts at its start or
 // after a space (a sentence start) and ends at a token boundary.
 func (m *Model) FillerCorpus() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	if m.corpus == nil {
 		m.corpus = newCorpus(m.corpusSeed, corpusTokens)
 	}

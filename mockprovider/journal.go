@@ -95,11 +95,18 @@ type journal struct {
 	// base is the time entries' times are offsets from: the time of the
 	// first entry added to an empty journal.
 	base time.Time
-	strs strTable
-	ids  idsTable
+	// loc, baseSec and baseNsec are the base's location and Unix time;
+	// plain says whether the base has no monotonic reading and is in range.
+	loc      *time.Location
+	baseSec  int64
+	baseNsec int64
+	plain    bool
+	strs     strTable
+	ids      idsTable
 	// hints are the table indices last used per field: consecutive
 	// entries mostly repeat them, and a hit costs one string comparison.
-	hModel, hFault, hShed, hOutcome, hFinish uint16
+	// hDone is the outcome's hint when attempts finish.
+	hModel, hFault, hShed, hOutcome, hFinish, hDone uint16
 }
 
 // journalBlock is the number of entries per block.
@@ -141,12 +148,34 @@ const (
 	admittedOther = -2 // the provider's capacity and a model unknown to the spec (PlanProxy)
 )
 
-// offset returns t as an offset from the base, and whether base plus the
-// offset is t exactly (location and monotonic reading included).
+// setBase makes t the base of the entries' times (the journal is empty).
+// Only a time without a monotonic clock reading, in the range offsets
+// cover, can be a base; with any other, every time goes to the overflow
+// until the journal is empty again.
+func (j *journal) setBase(t time.Time) {
+	j.base, j.loc = t, t.Location()
+	j.baseSec, j.baseNsec = t.Unix(), int64(t.Nanosecond())
+	j.plain = t.Round(0) == t && j.baseSec >= -maxOffsetSec && j.baseSec <= maxOffsetSec
+}
+
+// maxOffsetSec bounds the Unix seconds of the times offsets hold (about
+// 1843 to 2096), so that the difference of two in nanoseconds fits in an
+// int64.
+const maxOffsetSec = 4e9
+
+// offset returns t as an offset from the base in nanoseconds, and whether
+// base.Add of the offset restores t exactly: t has no monotonic clock
+// reading (which an offset cannot restore), the base's location and Unix
+// seconds in the range the base's are.
 func (j *journal) offset(t time.Time) (int64, bool) {
-	d := t.Sub(j.base)
-	// == on purpose: the offset must restore the very same value.
-	return int64(d), j.base.Add(d) == t
+	if !j.plain || t.Location() != j.loc || t.Round(0) != t {
+		return 0, false
+	}
+	sec := t.Unix()
+	if sec < -maxOffsetSec || sec > maxOffsetSec {
+		return 0, false
+	}
+	return (sec-j.baseSec)*1e9 + int64(t.Nanosecond()) - j.baseNsec, true
 }
 
 // fits32 reports whether v is an int32.
@@ -157,7 +186,7 @@ func fits32(v int) bool { return v == int(int32(v)) }
 func (j *journal) add(e *JournalEntry, admitted int16) {
 	if j.n == 0 {
 		j.first = e.Seq
-		j.base = e.Time
+		j.setBase(e.Time)
 	}
 	if j.max > 0 && j.n >= j.max {
 		drop := max(j.n-j.max+1, j.max/10)
@@ -165,7 +194,7 @@ func (j *journal) add(e *JournalEntry, admitted int16) {
 		j.first += uint64(drop)
 		if j.n == 0 {
 			j.first = e.Seq
-			j.base = e.Time
+			j.setBase(e.Time)
 		}
 	}
 	if k := len(j.blocks); k == 0 || len(j.blocks[k-1].e) == journalBlock {
@@ -289,7 +318,7 @@ func (j *journal) reset() {
 	j.strayOldest(j.n)
 	j.blocks, j.off, j.n = nil, 0, 0
 	j.strs, j.ids = strTable{max: j.strs.max}, idsTable{max: j.ids.max}
-	j.hModel, j.hFault, j.hShed, j.hOutcome, j.hFinish = 0, 0, 0, 0, 0
+	j.hModel, j.hFault, j.hShed, j.hOutcome, j.hFinish, j.hDone = 0, 0, 0, 0, 0, 0
 }
 
 // strayOldest moves the open attempts among the k oldest entries to stray.
@@ -336,7 +365,7 @@ func (j *journal) finish(seq uint64, end time.Time, o Outcome, sent, status int,
 		if ended {
 			at, okEnd = j.offset(end)
 		}
-		outcome, okO := j.strs.index(string(o), &j.hOutcome)
+		outcome, okO := j.strs.index(string(o), &j.hDone)
 		fin, okF := x.finish, true
 		if finishReason != "" {
 			fin, okF = j.strs.index(string(finishReason), &j.hFinish)
@@ -426,11 +455,16 @@ func (t *strTable) at(k uint16) string {
 // index returns the index of v, adding it when there is room; hint is the
 // index the field had last (checked first, and updated).
 func (t *strTable) index(v string, hint *uint16) (uint16, bool) {
-	if v == "" {
-		return 0, true
-	}
 	if h := *hint; int(h) < len(t.s) && t.s[h] == v {
 		return h, true
+	}
+	return t.add(v, hint)
+}
+
+// add is index when the hint misses.
+func (t *strTable) add(v string, hint *uint16) (uint16, bool) {
+	if v == "" {
+		return 0, true
 	}
 	k, ok := t.byKey[v]
 	if !ok {

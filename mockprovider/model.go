@@ -8,6 +8,7 @@ import (
 	"path"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,9 +35,11 @@ type Meta struct {
 // time and its seeded source it plans the answer. Time is always an
 // argument; the model never reads the clock. It is safe for concurrent use
 // (a mutex serializes planning, so the same seed and the same order of
-// requests give the same plans).
+// requests give the same plans), unless OneGoroutine turned the locking off.
 type Model struct {
-	mu     sync.Mutex
+	mu sync.Mutex
+	// solo is set by OneGoroutine: the mutex is not used.
+	solo   bool
 	spec   ProviderSpec
 	rnd    *rand.Rand
 	models []modelState
@@ -68,11 +71,38 @@ type Model struct {
 	// ids holds response IDs drawn in a batch; the next is ids[:idLen].
 	ids   string
 	idLen int
+	idBuf []byte // scratch of fillIDs
 	// spare holds token-time buffers of finished plans for new ones, by
 	// size class (see ReuseTokenTimes); nil when off.
 	spare *timesPool
 	// plans holds plans given back with Recycle, for Plan to reuse.
 	plans []*Plan
+}
+
+// OneGoroutine promises that from now on the model is used by one goroutine
+// at a time, with the calls ordered by the caller (happens-before), so it
+// stops locking its mutex: planning costs two atomic operations less. For
+// callers that own the model, such as the game-day simulator, which plans
+// every attempt from its one event loop. A model behind a server (Start,
+// Handler, a proxy) is used by many goroutines at once and must keep its
+// locking: never call OneGoroutine on one. Plans are unchanged.
+func (m *Model) OneGoroutine() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.solo = true
+}
+
+// lock and unlock guard the model's state, unless OneGoroutine was called.
+func (m *Model) lock() {
+	if !m.solo {
+		m.mu.Lock()
+	}
+}
+
+func (m *Model) unlock() {
+	if !m.solo {
+		m.mu.Unlock()
+	}
 }
 
 // maxRecycled bounds the plans Recycle keeps.
@@ -85,8 +115,8 @@ const maxRecycled = 1024
 // that plan very many requests in one process, such as the game-day
 // simulator; servers leave plans to the garbage collector.
 func (m *Model) Recycle(p *Plan) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	if len(m.plans) < maxRecycled {
 		m.plans = append(m.plans, p)
 	}
@@ -115,8 +145,8 @@ func (m *Model) newPlan() *Plan {
 // requests in one process, such as the game-day simulator: an answer's
 // token times are its largest allocation. Servers leave it off.
 func (m *Model) ReuseTokenTimes() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	if m.spare == nil {
 		m.spare = &timesPool{}
 	}
@@ -271,24 +301,24 @@ func (c *counts[K]) m() map[K]int {
 
 // AddFault activates a fault at now and returns its id.
 func (m *Model) AddFault(now time.Time, f faults.Spec) (string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	defer m.headers.Store(m.set.MatchesHeaders())
 	return m.set.Add(now, f)
 }
 
 // RemoveFault deactivates a fault; it reports whether the id was active.
 func (m *Model) RemoveFault(id string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	defer m.headers.Store(m.set.MatchesHeaders())
 	return m.set.Remove(id)
 }
 
 // ResetFaults removes every fault.
 func (m *Model) ResetFaults() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	m.set.Reset()
 	m.headers.Store(false)
 }
@@ -299,16 +329,16 @@ func (m *Model) NeedsHeaders() bool { return m.headers.Load() }
 
 // Faults returns the active faults with their counters.
 func (m *Model) Faults() []faults.Active {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	return m.set.List()
 }
 
 // Reset removes every fault and clears the journal, the statistics and the
 // prompt cache (Toxiproxy's /reset). In-flight attempts still finish.
 func (m *Model) Reset() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	m.set.Reset()
 	m.headers.Store(false)
 	m.jr.reset()
@@ -316,7 +346,7 @@ func (m *Model) Reset() {
 	m.resetStats()
 	m.stats.InFlight = inflight
 	if m.cache != nil {
-		m.cache.seen = map[uint64]time.Time{}
+		m.cache.reset()
 	}
 }
 
@@ -340,8 +370,8 @@ func (m *Model) lookup(name string) *modelState {
 // window checks (400), capacity (shed), content and timing, usage and the
 // prompt cache, then the active faults in their defined order.
 func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	m.seq++
 	p := m.newPlan()
 	p.Seq = m.seq
@@ -423,9 +453,11 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 
 	// The faults see the environment through a pointer; a scratch value held
 	// by the model (under m.mu) spares an allocation per plan.
-	m.scratch = m.env(req, meta, prompt)
-	m.set.Apply(now, p, &m.scratch)
-	m.scratch = faults.Env{}
+	if m.set.Len() > 0 {
+		m.scratch = m.env(req, meta, prompt)
+		m.set.Apply(now, p, &m.scratch)
+		m.scratch = faults.Env{}
+	}
 	return m.record(p, &entry, ms)
 }
 
@@ -516,10 +548,21 @@ func (m *Model) responseID() string {
 	return id
 }
 
+// idSymbols are the 64 symbols of response IDs, so six bits pick one: the
+// alphabet and two of its letters again (IDs need not be uniform, only
+// varied).
+const idSymbols = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789Qz"
+
+// idPairs holds the two symbols of each 12-bit value, the low six bits'
+// first: writing two at a time halves the work of fillIDs.
+var idPairs = func() (t [1 << 12][2]byte) {
+	for v := range t {
+		t[v] = [2]byte{idSymbols[v&63], idSymbols[v>>6]}
+	}
+	return t
+}()
+
 func (m *Model) fillIDs() {
-	// 64 symbols, so six bits pick one: the alphabet and two of its letters
-	// again (IDs need not be uniform, only varied).
-	const symbols = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789Qz"
 	prefix, n := "chatcmpl-", 29
 	switch m.spec.Format {
 	case llm.FormatAnthropic:
@@ -528,22 +571,40 @@ func (m *Model) fillIDs() {
 		prefix, n = "", 22
 	}
 	m.idLen = len(prefix) + n
-	b := make([]byte, idBatch*m.idLen)
-	// One draw seeds a splitmix64 sequence for the batch, ten symbols a value.
+	size := idBatch * m.idLen
+	if len(m.idBuf) != size {
+		m.idBuf = make([]byte, size)
+	}
+	// One draw seeds a splitmix64 sequence for the batch; a value gives ten
+	// symbols, six bits each from the lowest.
 	x := m.rnd.Uint64()
-	for id := b; len(id) > 0; id = id[m.idLen:] {
+	for id := m.idBuf; len(id) > 0; id = id[m.idLen:] {
 		copy(id, prefix)
-		var v uint64
-		for i := range n {
-			if i%10 == 0 {
-				x += 0x9e3779b97f4a7c15
-				v = splitmix(x)
+		for s := id[len(prefix):m.idLen]; len(s) > 0; {
+			x += 0x9e3779b97f4a7c15
+			v := splitmix(x)
+			if len(s) >= 10 {
+				s = s[:len(s):len(s)]
+				p0, p1, p2 := idPairs[v&0xfff], idPairs[v>>12&0xfff], idPairs[v>>24&0xfff]
+				p3, p4 := idPairs[v>>36&0xfff], idPairs[v>>48&0xfff]
+				s[0], s[1], s[2], s[3], s[4] = p0[0], p0[1], p1[0], p1[1], p2[0]
+				s[5], s[6], s[7], s[8], s[9] = p2[1], p3[0], p3[1], p4[0], p4[1]
+				s = s[10:]
+				continue
 			}
-			id[len(prefix)+i] = symbols[v&63]
-			v >>= 6
+			for i := range s {
+				s[i] = idSymbols[v&63]
+				v >>= 6
+			}
+			s = s[len(s):]
 		}
 	}
-	m.ids = string(b)
+	// The batch's one allocation: the string the IDs are cut from (the
+	// bytes are the model's scratch, written again by the next batch).
+	var sb strings.Builder
+	sb.Grow(size)
+	sb.Write(m.idBuf)
+	m.ids = sb.String()
 }
 
 func (m *Model) notFoundMessage(model string) string {
@@ -741,8 +802,8 @@ func (m *Model) Finish(now time.Time, p *Plan) {
 // FinishSent ends an attempt with what actually happened (the HTTP servers
 // know when a client went away early).
 func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	admitted, shed, open := m.jr.finish(p.Seq, now, o, sent, p.Status, p.Corrupted, p.Response.FinishReason)
 	if !open {
 		return // finished already, or not planned by this model
@@ -766,15 +827,15 @@ func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
 
 // Journal returns a copy of the journal, oldest first.
 func (m *Model) Journal() []JournalEntry {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	return m.jr.all()
 }
 
 // JournalLen returns the number of entries in the journal.
 func (m *Model) JournalLen() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	return m.jr.n
 }
 
@@ -784,16 +845,16 @@ func (m *Model) JournalLen() int {
 // model.
 func (m *Model) JournalEntries() iter.Seq[JournalEntry] {
 	return func(yield func(JournalEntry) bool) {
-		m.mu.Lock()
-		defer m.mu.Unlock()
+		m.lock()
+		defer m.unlock()
 		m.jr.each(yield)
 	}
 }
 
 // Stats returns the provider's counters.
 func (m *Model) Stats() Stats {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	s := m.stats
 	s.ByStatus = m.byStatus.m()
 	s.ByOutcome = m.byOutcome.m()
@@ -809,8 +870,8 @@ func (m *Model) Stats() Stats {
 // without calling the upstream; otherwise it builds the plan from the
 // upstream's answer and calls ApplyFaults with the same selection.
 func (m *Model) PlanProxy(now time.Time, req *llm.Request, meta Meta) (*Plan, []*faults.Active) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	m.seq++
 	p := faults.NewPlan()
 	p.Seq = m.seq
@@ -841,8 +902,8 @@ func (m *Model) PlanProxy(now time.Time, req *llm.Request, meta Meta) (*Plan, []
 // ApplyFaults applies a selection from PlanProxy to the plan built from the
 // upstream's answer and updates the attempt's journal entry.
 func (m *Model) ApplyFaults(p *Plan, req *llm.Request, meta Meta, sel []*faults.Active) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	env := m.env(req, meta, p.Response.Usage.InputTokens)
 	faults.Apply(sel, p, &env)
 	m.jr.update(p.Seq, func(e *JournalEntry) {

@@ -35,6 +35,8 @@ func newMockProvider(spec mockprovider.ProviderSpec, rnd *rand.Rand) (provider, 
 	// The simulator reads a plan's token times only before Finish or
 	// Abandon, so later plans may reuse them.
 	m.ReuseTokenTimes()
+	// The simulator's one event loop is the model's only user: no locking.
+	m.OneGoroutine()
 	return &mockModel{m: m}, nil
 }
 
