@@ -282,7 +282,7 @@ func (m *Model) content(req *llm.Request, model string, n int) (text string, chu
 				b, _ := json.Marshal(args)
 				argText = string(b)
 			} else if t := findTool(req.Tools, name); t != nil {
-				argText = generateJSON(m.schema(t.Parameters), m.rnd)
+				argText = m.schema(t.Parameters).generate(m.rnd)
 			} else {
 				argText = "{}"
 			}
@@ -297,7 +297,7 @@ func (m *Model) content(req *llm.Request, model string, n int) (text string, chu
 	}
 	if structured {
 		if req.ResponseFormat.Type == llm.ResponseJSONSchema && len(req.ResponseFormat.Schema) > 0 {
-			return generateJSON(m.schema(req.ResponseFormat.Schema), m.rnd), nil, nil
+			return m.schema(req.ResponseFormat.Schema).generate(m.rnd), nil, nil
 		}
 		answer, _ := m.filler(min(n, 32))
 		b, _ := json.Marshal(map[string]string{"answer": answer})
@@ -310,18 +310,23 @@ func (m *Model) content(req *llm.Request, model string, n int) (text string, chu
 // maxSchemas bounds the decoded-schema cache.
 const maxSchemas = 64
 
-// schema returns the decoded schema, decoding each distinct schema once
-// (callers hold m.mu; decoded schemas are only read).
-func (m *Model) schema(raw []byte) map[string]any {
-	if root, ok := m.schemas[string(raw)]; ok {
-		return root
+// schema returns the prepared schema, decoding and preparing each distinct
+// schema once (callers hold m.mu). The last one is checked first: a
+// simulator sends the same schema again and again.
+func (m *Model) schema(raw []byte) *schemaPlan {
+	if sp := m.lastSchema; sp != nil && string(raw) == sp.text {
+		return sp
 	}
-	root := decodeSchema(raw)
-	if len(m.schemas) < maxSchemas {
-		if m.schemas == nil {
-			m.schemas = make(map[string]map[string]any)
+	sp, ok := m.schemas[string(raw)]
+	if !ok {
+		sp = newSchemaPlan(string(raw), decodeSchema(raw))
+		if len(m.schemas) < maxSchemas {
+			if m.schemas == nil {
+				m.schemas = make(map[string]*schemaPlan)
+			}
+			m.schemas[string(raw)] = sp
 		}
-		m.schemas[string(raw)] = root
 	}
-	return root
+	m.lastSchema = sp
+	return sp
 }

@@ -27,9 +27,9 @@ func plainIDs(r *rand.Rand, prefix string, n int) []string {
 	return out
 }
 
-// TestResponseIDs: the IDs fillIDs writes two symbols at a time are the
+// TestResponseIDsTwoAtATime: the IDs fillIDs writes two symbols at a time are the
 // plain ones, batch after batch, in every format.
-func TestResponseIDs(t *testing.T) {
+func TestResponseIDsTwoAtATime(t *testing.T) {
 	for _, tc := range []struct {
 		format llm.Format
 		prefix string

@@ -61,9 +61,10 @@ type Model struct {
 	memo *promptMemo
 	// scratch is the fault environment of the plan being built.
 	scratch faults.Env
-	// schemas caches decoded JSON schemas (tool parameters, response
-	// formats) by their text; see schema.
-	schemas map[string]map[string]any
+	// schemas caches prepared JSON schemas (tool parameters, response
+	// formats) by their text; lastSchema is the last one used. See schema.
+	schemas    map[string]*schemaPlan
+	lastSchema *schemaPlan
 	// corpus is the filler text answers are windows of, generated from
 	// corpusSeed by NewModel (by the first filler answer for a proxy).
 	corpus     *corpus
@@ -435,6 +436,10 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 		p.Response.ToolCalls = calls
 		if len(calls) > 0 {
 			p.Response.FinishReason = llm.FinishToolCalls
+		} else if m.spare != nil {
+			if k := faults.CountTokens(text); k > 0 {
+				p.TokenTimes = m.spare.get(k) // SetContent keeps them, timing writes them all
+			}
 		}
 		p.SetContent(text) // chunks, tool starts, output usage
 	}
