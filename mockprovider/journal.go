@@ -2,6 +2,7 @@ package mockprovider
 
 import (
 	"encoding/binary"
+	"math"
 	"time"
 
 	"github.com/brownout-dev/brownout/llm"
@@ -223,14 +224,14 @@ func (j *journal) put(b *jblock, i int, e *JournalEntry) {
 		fits32(e.TokensSent) && fits32(e.Status) && e.RequestID == b.rid[i] && e.Provider == j.provider
 	var model, fault, shed, outcome, finish, ids uint16
 	if ok {
-		var k1, k2, k3, k4, k5, k6 bool
-		model, k1 = j.strs.index(e.Model, &j.hModel)
-		fault, k2 = j.strs.index(e.Fault, &j.hFault)
-		shed, k3 = j.strs.index(e.Shed, &j.hShed)
-		outcome, k4 = j.strs.index(string(e.Outcome), &j.hOutcome)
-		finish, k5 = j.strs.index(string(e.FinishReason), &j.hFinish)
-		ids, k6 = j.ids.index(e.FaultIDs)
-		ok = k1 && k2 && k3 && k4 && k5 && k6
+		model = j.strs.index(e.Model, j.hModel)
+		fault = j.strs.index(e.Fault, j.hFault)
+		shed = j.strs.index(e.Shed, j.hShed)
+		outcome = j.strs.index(string(e.Outcome), j.hOutcome)
+		finish = j.strs.index(string(e.FinishReason), j.hFinish)
+		j.hModel, j.hFault, j.hShed, j.hOutcome, j.hFinish = model, fault, shed, outcome, finish
+		ids = j.ids.index(e.FaultIDs)
+		ok = model != noRoom && fault != noRoom && shed != noRoom && outcome != noRoom && finish != noRoom && ids != noRoom
 	}
 	if !ok {
 		if b.more == nil {
@@ -323,15 +324,23 @@ func (j *journal) reset() {
 
 // strayOldest moves the open attempts among the k oldest entries to stray.
 func (j *journal) strayOldest(k int) {
-	for i := range k {
-		seq := j.first + uint64(i)
-		b, s := j.slot(seq)
-		if x := &b.e[s]; x.flags&jOpen != 0 {
-			if j.stray == nil {
-				j.stray = map[uint64]int16{}
-			}
-			j.stray[seq] = x.admitted
+	seq, off := j.first, j.off
+	for _, b := range j.blocks {
+		if k <= 0 {
+			return
 		}
+		es := b.e[off:min(len(b.e), off+k)]
+		for i := range es {
+			if x := &es[i]; x.flags&jOpen != 0 {
+				if j.stray == nil {
+					j.stray = map[uint64]int16{}
+				}
+				j.stray[seq+uint64(i)] = x.admitted
+			}
+		}
+		seq += uint64(len(es))
+		k -= len(es)
+		off = 0
 	}
 }
 
@@ -365,12 +374,13 @@ func (j *journal) finish(seq uint64, end time.Time, o Outcome, sent, status int,
 		if ended {
 			at, okEnd = j.offset(end)
 		}
-		outcome, okO := j.strs.index(string(o), &j.hDone)
-		fin, okF := x.finish, true
+		outcome := j.strs.index(string(o), j.hDone)
+		j.hDone = outcome
+		fin := x.finish
 		if finishReason != "" {
-			fin, okF = j.strs.index(string(finishReason), &j.hFinish)
+			fin = j.strs.index(string(finishReason), fin)
 		}
-		if okEnd && okO && okF && fits32(sent) && fits32(status) {
+		if okEnd && outcome != noRoom && fin != noRoom && fits32(sent) && fits32(status) {
 			x.end, x.outcome, x.finish, x.sent, x.status = at, outcome, fin, int32(sent), int32(status)
 			x.flags &^= jCorrupted | jEnded
 			if corrupted {
@@ -452,19 +462,22 @@ func (t *strTable) at(k uint16) string {
 	return t.s[k]
 }
 
-// index returns the index of v, adding it when there is room; hint is the
-// index the field had last (checked first, and updated).
-func (t *strTable) index(v string, hint *uint16) (uint16, bool) {
-	if h := *hint; int(h) < len(t.s) && t.s[h] == v {
-		return h, true
+// noRoom is the index of a value a full table cannot take.
+const noRoom = math.MaxUint16
+
+// index returns the index of v, adding it when there is room (noRoom when
+// there is not); hint is the index the field had last, checked first.
+func (t *strTable) index(v string, hint uint16) uint16 {
+	if int(hint) < len(t.s) && t.s[hint] == v {
+		return hint
 	}
-	return t.add(v, hint)
+	return t.add(v)
 }
 
 // add is index when the hint misses.
-func (t *strTable) add(v string, hint *uint16) (uint16, bool) {
+func (t *strTable) add(v string) uint16 {
 	if v == "" {
-		return 0, true
+		return 0
 	}
 	k, ok := t.byKey[v]
 	if !ok {
@@ -477,14 +490,13 @@ func (t *strTable) add(v string, hint *uint16) (uint16, bool) {
 			t.byKey = map[string]uint16{}
 		}
 		if len(t.s) > limit {
-			return 0, false
+			return noRoom
 		}
 		k = uint16(len(t.s))
 		t.s = append(t.s, v)
 		t.byKey[v] = k
 	}
-	*hint = k
-	return k, true
+	return k
 }
 
 // idsTable interns FaultIDs lists: l[0] is nil. Lists are compared by
@@ -506,13 +518,13 @@ func (t *idsTable) at(k uint16) []string {
 	return t.l[k]
 }
 
-func (t *idsTable) index(ids []string) (uint16, bool) {
+func (t *idsTable) index(ids []string) uint16 {
 	if ids == nil {
-		return 0, true
+		return 0
 	}
 	if h := t.hint; int(h) < len(t.l) {
 		if l := t.l[h]; len(l) == len(ids) && (len(l) == 0 || &l[0] == &ids[0]) {
-			return h, true
+			return h
 		}
 	}
 	// The key: a mark (a nil list has none), then each id with its length.
@@ -533,12 +545,12 @@ func (t *idsTable) index(ids []string) (uint16, bool) {
 			t.byKey = map[string]uint16{}
 		}
 		if len(t.l) > limit {
-			return 0, false
+			return noRoom
 		}
 		k = uint16(len(t.l))
 		t.l = append(t.l, ids[:len(ids):len(ids)])
 		t.byKey[string(key)] = k
 	}
 	t.hint = k
-	return k, true
+	return k
 }

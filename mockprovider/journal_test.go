@@ -195,8 +195,8 @@ func TestJournalCompactBlocks(t *testing.T) {
 	for i := range 5000 {
 		e := JournalEntry{Seq: uint64(i + 1), Time: base.Add(time.Duration(i) * time.Millisecond), RequestID: fmt.Sprint("req-", i),
 			Provider: "p", Model: []string{"a", "b"}[i%2], Outcome: OutcomePending, Status: 200}
-		j.add(&e, admittedNone)
-		ref.add(e, admittedNone)
+		j.add(&e, int16(i%5-2))
+		ref.add(e, int16(i%5-2))
 		if i%3 == 0 {
 			j.finish(e.Seq, e.Time.Add(time.Second), OutcomeOK, 10, 200, false, llm.FinishStop)
 			ref.finish(e.Seq, e.Time.Add(time.Second), OutcomeOK, 10, 200, false, llm.FinishStop)
@@ -209,5 +209,16 @@ func TestJournalCompactBlocks(t *testing.T) {
 		if b.more != nil {
 			t.Fatal("an entry overflowed")
 		}
+	}
+	// Dropped attempts still open release what they held, once.
+	for seq := uint64(1); seq <= 5000; seq++ {
+		a1, s1, ok1 := j.finish(seq, base, OutcomeOK, 1, 200, false, "")
+		a2, s2, ok2 := ref.finish(seq, base, OutcomeOK, 1, 200, false, "")
+		if a1 != a2 || s1 != s2 || ok1 != ok2 {
+			t.Fatalf("finish %d: (%d %v %v), want (%d %v %v)", seq, a1, s1, ok1, a2, s2, ok2)
+		}
+	}
+	if len(j.stray) != 0 {
+		t.Fatalf("%d strays left", len(j.stray))
 	}
 }
