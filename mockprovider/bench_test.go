@@ -179,3 +179,30 @@ func BenchmarkFaultsApply(b *testing.B) {
 		set.Apply(t0, &p, e)
 	}
 }
+
+// BenchmarkJournalEntries measures reading a long journal (the simulator
+// converts every attempt for scoring): an op reads 100,000 entries.
+func BenchmarkJournalEntries(b *testing.B) {
+	s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	s.JournalSize = 200_000
+	m := newModel(b, s)
+	req := userReq("gpt-4o", "Explain retry budgets in two paragraphs.")
+	now := t0
+	for i := range 100_000 {
+		p := m.Plan(now, req, mockprovider.Meta{RequestID: "r"})
+		if i%10 != 0 {
+			m.Finish(now.Add(time.Second), p)
+		}
+		now = now.Add(time.Millisecond)
+	}
+	b.ReportAllocs()
+	tokens := 0
+	for b.Loop() {
+		for e := range m.JournalEntries() {
+			tokens += e.TokensSent
+		}
+	}
+	if tokens == 0 {
+		b.Fatal("no tokens")
+	}
+}

@@ -261,19 +261,51 @@ func (j *journal) put(b *jblock, i int, e *JournalEntry) {
 
 // entry returns the entry in slot i of b, whose Seq is seq.
 func (j *journal) entry(b *jblock, i int, seq uint64) JournalEntry {
+	var e JournalEntry
+	j.decode(b, i, seq, &e)
+	return e
+}
+
+// decode sets every field of e to the entry in slot i of b, whose Seq is
+// seq (without building a copy: readers of long journals call it per entry).
+func (j *journal) decode(b *jblock, i int, seq uint64, e *JournalEntry) {
 	x := &b.e[i]
 	if x.flags&jMore != 0 {
-		return b.more[i]
+		*e = b.more[i]
+		return
 	}
-	e := JournalEntry{Seq: seq, Time: j.base.Add(time.Duration(x.at)), RequestID: b.rid[i], Provider: j.provider,
-		Model: j.strs.at(x.model), Stream: x.flags&jStream != 0, PromptTokens: int(x.prompt),
-		CachedTokens: int(x.cached), PlannedTokens: int(x.planned), Fault: j.strs.at(x.fault),
-		FaultIDs: j.ids.at(x.ids), Shed: j.strs.at(x.shed), Status: int(x.status), Outcome: Outcome(j.strs.at(x.outcome)),
-		FinishReason: llm.FinishReason(j.strs.at(x.finish)), TokensSent: int(x.sent), Corrupted: x.flags&jCorrupted != 0}
+	e.Seq = seq
+	e.Time = j.time(x.at)
+	e.End = time.Time{}
 	if x.flags&jEnded != 0 {
-		e.End = j.base.Add(time.Duration(x.end))
+		e.End = j.time(x.end)
 	}
-	return e
+	e.RequestID = b.rid[i]
+	e.Provider = j.provider
+	e.Model = j.strs.at(x.model)
+	e.Stream = x.flags&jStream != 0
+	e.PromptTokens = int(x.prompt)
+	e.CachedTokens = int(x.cached)
+	e.PlannedTokens = int(x.planned)
+	e.Fault = j.strs.at(x.fault)
+	e.FaultIDs = j.ids.at(x.ids)
+	e.Shed = j.strs.at(x.shed)
+	e.Status = int(x.status)
+	e.Outcome = Outcome(j.strs.at(x.outcome))
+	e.FinishReason = llm.FinishReason(j.strs.at(x.finish))
+	e.TokensSent = int(x.sent)
+	e.Corrupted = x.flags&jCorrupted != 0
+}
+
+// time returns the time at offset d from the base: base.Add(d), built from
+// its Unix time, which is cheaper.
+func (j *journal) time(d int64) time.Time {
+	ns := j.baseNsec + d // no overflow: see maxOffsetSec
+	sec, nsec := j.baseSec+ns/1e9, ns%1e9
+	if nsec < 0 {
+		sec, nsec = sec-1, nsec+1e9
+	}
+	return time.Unix(sec, nsec).In(j.loc)
 }
 
 // slot returns the block and index of seq; b is nil when the journal does
@@ -413,13 +445,15 @@ func (j *journal) finish(seq uint64, end time.Time, o Outcome, sent, status int,
 // each calls yield with every entry, oldest first, until it returns false.
 func (j *journal) each(yield func(JournalEntry) bool) {
 	seq := j.first
+	var e JournalEntry
 	for k, b := range j.blocks {
 		i := 0
 		if k == 0 {
 			i = j.off
 		}
 		for ; i < len(b.e); i++ {
-			if !yield(j.entry(b, i, seq)) {
+			j.decode(b, i, seq, &e)
+			if !yield(e) {
 				return
 			}
 			seq++
