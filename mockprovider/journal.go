@@ -215,7 +215,8 @@ func (j *journal) put(b *jblock, i int, e *JournalEntry) {
 	keep := x.flags & jOpen
 	at, ok := j.offset(e.Time)
 	var end int64
-	if e.End != (time.Time{}) {
+	ended := e.End != (time.Time{})
+	if ended {
 		var endOK bool
 		end, endOK = j.offset(e.End)
 		ok = ok && endOK
@@ -251,7 +252,7 @@ func (j *journal) put(b *jblock, i int, e *JournalEntry) {
 	if e.Corrupted {
 		x.flags |= jCorrupted
 	}
-	if e.End != (time.Time{}) {
+	if ended {
 		x.flags |= jEnded
 	}
 	if b.more != nil {
@@ -410,7 +411,7 @@ func (j *journal) finish(seq uint64, end time.Time, o Outcome, sent, status int,
 		j.hDone = outcome
 		fin := x.finish
 		if finishReason != "" {
-			fin = j.strs.index(string(finishReason), fin)
+			fin = j.strs.index(string(finishReason), fin) // the planned one, mostly
 		}
 		if okEnd && outcome != noRoom && fin != noRoom && fits32(sent) && fits32(status) {
 			x.end, x.outcome, x.finish, x.sent, x.status = at, outcome, fin, int32(sent), int32(status)
@@ -502,8 +503,13 @@ const noRoom = math.MaxUint16
 // index returns the index of v, adding it when there is room (noRoom when
 // there is not); hint is the index the field had last, checked first.
 func (t *strTable) index(v string, hint uint16) uint16 {
-	if int(hint) < len(t.s) && t.s[hint] == v {
-		return hint
+	if len(v) == 0 {
+		return 0
+	}
+	if int(hint) < len(t.s) {
+		if h := t.s[hint]; len(h) == len(v) && h == v {
+			return hint
+		}
 	}
 	return t.add(v)
 }
