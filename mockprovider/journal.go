@@ -76,12 +76,12 @@ type Stats struct {
 // journal sees a handful of models, faults, outcomes and finish reasons);
 // the request id, the caller's string, is kept beside it. The garbage
 // collector scans one pointer per entry instead of a dozen, and journaling
-// allocates nothing but a block per journalBlock entries. An entry whose
-// values the compact form cannot reproduce exactly (a time with a
-// monotonic clock reading that an offset does not restore, a value past a
-// full table, a count beyond int32) keeps them whole in its block's
-// overflow, allocated when first needed; every path gives back exactly the
-// values journaled.
+// allocates nothing but a block per journalBlock entries. Times an offset
+// cannot restore exactly (a server's clock readings carry a monotonic
+// reading) are kept whole beside the entry; an entry with a value past a
+// full table or a count beyond int32 is kept whole in its block's
+// overflow. Both are allocated per block when first needed; every path
+// gives back exactly the values journaled.
 type journal struct {
 	max      int
 	provider string    // the Provider of every entry
@@ -117,15 +117,19 @@ const journalBlock = 1024
 // entries (no pointers: the collector does not scan them), the request
 // ids, and the overflow.
 type jblock struct {
-	e    []jentry
-	rid  []string
-	more []JournalEntry // nil until an entry overflows; then journalBlock long
+	e   []jentry
+	rid []string
+	// times holds the Time and End of entries with jTimes, more the
+	// entries with jMore; each is nil until needed, then journalBlock long.
+	times [][2]time.Time
+	more  []JournalEntry
 }
 
-// jentry is one attempt, compact. With jMore set, more[i] of its block
+// jentry is one attempt, compact. With jTimes set, times[i] of its block
+// holds its Time and End (at and end are unused); with jMore set, more[i]
 // holds the entry (only open and admitted are read here).
 type jentry struct {
-	at, end                             int64 // offsets from journal.base; end is valid with jEnded
+	at, end                             int64 // offsets from journal.base; End is zero without jEnded
 	prompt, cached, planned, sent       int32
 	status                              int32
 	model, fault, shed, outcome, finish uint16 // strTable indices
@@ -141,6 +145,7 @@ const (
 	jCorrupted             // Corrupted
 	jEnded                 // end is set (End is zero otherwise)
 	jMore                  // the entry lives in its block's more
+	jTimes                 // Time and End live in its block's times
 )
 
 // Values of jentry.admitted besides an index into Model.models.
@@ -213,15 +218,13 @@ func (j *journal) add(e *JournalEntry, admitted int16) {
 func (j *journal) put(b *jblock, i int, e *JournalEntry) {
 	x := &b.e[i]
 	keep := x.flags & jOpen
-	at, ok := j.offset(e.Time)
+	at, inTime := j.offset(e.Time)
 	var end int64
 	ended := e.End != (time.Time{})
-	if ended {
-		var endOK bool
-		end, endOK = j.offset(e.End)
-		ok = ok && endOK
+	if ended && inTime {
+		end, inTime = j.offset(e.End)
 	}
-	ok = ok && fits32(e.PromptTokens) && fits32(e.CachedTokens) && fits32(e.PlannedTokens) &&
+	ok := fits32(e.PromptTokens) && fits32(e.CachedTokens) && fits32(e.PlannedTokens) &&
 		fits32(e.TokensSent) && fits32(e.Status) && e.RequestID == b.rid[i] && e.Provider == j.provider
 	var model, fault, shed, outcome, finish, ids uint16
 	if ok {
@@ -255,9 +258,23 @@ func (j *journal) put(b *jblock, i int, e *JournalEntry) {
 	if ended {
 		x.flags |= jEnded
 	}
+	if !inTime {
+		j.keepTimes(b, i, e.Time, e.End)
+	} else if b.times != nil {
+		b.times[i] = [2]time.Time{}
+	}
 	if b.more != nil {
 		b.more[i] = JournalEntry{}
 	}
+}
+
+// keepTimes keeps the times of slot i of b whole.
+func (j *journal) keepTimes(b *jblock, i int, t, end time.Time) {
+	if b.times == nil {
+		b.times = make([][2]time.Time, journalBlock)
+	}
+	b.times[i] = [2]time.Time{t, end}
+	b.e[i].flags |= jTimes
 }
 
 // entry returns the entry in slot i of b, whose Seq is seq.
@@ -276,10 +293,13 @@ func (j *journal) decode(b *jblock, i int, seq uint64, e *JournalEntry) {
 		return
 	}
 	e.Seq = seq
-	e.Time = j.time(x.at)
-	e.End = time.Time{}
-	if x.flags&jEnded != 0 {
-		e.End = j.time(x.end)
+	switch {
+	case x.flags&jTimes != 0:
+		e.Time, e.End = b.times[i][0], b.times[i][1]
+	case x.flags&jEnded != 0:
+		e.Time, e.End = j.time(x.at), j.time(x.end)
+	default:
+		e.Time, e.End = j.time(x.at), time.Time{}
 	}
 	e.RequestID = b.rid[i]
 	e.Provider = j.provider
@@ -403,9 +423,9 @@ func (j *journal) finish(seq uint64, end time.Time, o Outcome, sent, status int,
 			o = OutcomeShed
 		}
 		var at int64
-		ended, okEnd := end != (time.Time{}), true
-		if ended {
-			at, okEnd = j.offset(end)
+		ended, inTime := end != (time.Time{}), x.flags&jTimes == 0
+		if ended && inTime {
+			at, inTime = j.offset(end)
 		}
 		outcome := j.strs.index(string(o), j.hDone)
 		j.hDone = outcome
@@ -413,7 +433,16 @@ func (j *journal) finish(seq uint64, end time.Time, o Outcome, sent, status int,
 		if finishReason != "" {
 			fin = j.strs.index(string(finishReason), fin) // the planned one, mostly
 		}
-		if okEnd && outcome != noRoom && fin != noRoom && fits32(sent) && fits32(status) {
+		if outcome != noRoom && fin != noRoom && fits32(sent) && fits32(status) {
+			if !inTime {
+				var t time.Time // kept whole already, or restored from its offset
+				if x.flags&jTimes != 0 {
+					t = b.times[i][0]
+				} else {
+					t = j.time(x.at)
+				}
+				j.keepTimes(b, i, t, end)
+			}
 			x.end, x.outcome, x.finish, x.sent, x.status = at, outcome, fin, int32(sent), int32(status)
 			x.flags &^= jCorrupted | jEnded
 			if corrupted {

@@ -222,3 +222,30 @@ func TestJournalCompactBlocks(t *testing.T) {
 		t.Fatalf("%d strays left", len(j.stray))
 	}
 }
+
+// TestJournalClockTimes: a server's clock readings (with a monotonic
+// reading) come back exactly and are kept beside compact entries, not as
+// whole entries.
+func TestJournalClockTimes(t *testing.T) {
+	j := &journal{max: 5000, provider: "p"}
+	ref := &refJournal{max: 5000, stray: map[uint64]int16{}}
+	for i := range 3000 {
+		e := JournalEntry{Seq: uint64(i + 1), Time: time.Now(), RequestID: fmt.Sprint("req-", i), Provider: "p",
+			Model: "m", Outcome: OutcomePending, Status: 200}
+		j.add(&e, admittedNone)
+		ref.add(e, admittedNone)
+		if i%2 == 0 {
+			end := time.Now()
+			j.finish(e.Seq, end, OutcomeOK, 10, 200, false, llm.FinishStop)
+			ref.finish(e.Seq, end, OutcomeOK, 10, 200, false, llm.FinishStop)
+		}
+	}
+	if got, want := j.all(), ref.all(); !reflect.DeepEqual(got, want) {
+		t.Fatal("journal differs")
+	}
+	for _, b := range j.blocks {
+		if b.more != nil || b.times == nil {
+			t.Fatalf("entries overflowed (%v) or times were not kept (%v)", b.more != nil, b.times == nil)
+		}
+	}
+}
