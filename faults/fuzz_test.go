@@ -152,3 +152,28 @@ func TestPlanInvariants(t *testing.T) {
 		}
 	})
 }
+
+// TestCountTokensIsTokenize: CountTokens, which skips ASCII eight bytes at
+// a time, counts the tokens Tokenize makes, for text mixing ASCII runs of
+// every length with multi-byte and invalid UTF-8.
+func TestCountTokensIsTokenize(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		var b strings.Builder
+		for range rapid.IntRange(0, 12).Draw(rt, "pieces") {
+			switch rapid.IntRange(0, 3).Draw(rt, "piece") {
+			case 0:
+				b.WriteString(strings.Repeat("a", rapid.IntRange(0, 20).Draw(rt, "ascii")))
+			case 1:
+				b.WriteString(rapid.SampledFrom([]string{"é", "日本", "’", "😀"}).Draw(rt, "utf8"))
+			case 2:
+				b.WriteByte(0x80 | byte(rapid.IntRange(0, 127).Draw(rt, "invalid")))
+			default:
+				b.WriteString(rapid.String().Draw(rt, "any"))
+			}
+		}
+		s := b.String()
+		if got, want := faults.CountTokens(s), len(faults.Tokenize(s, nil)); got != want {
+			rt.Fatalf("CountTokens(%q) = %d, Tokenize makes %d", s, got, want)
+		}
+	})
+}

@@ -165,7 +165,7 @@ func (l Latency) Sample(r *rand.Rand) time.Duration {
 // and its logarithms taken once. Its samples are Latency.Sample's, draw for
 // draw.
 type Sampler struct {
-	dist              string
+	dist              distKind
 	fixed             time.Duration
 	min, max          float64
 	mean, stddev      float64
@@ -173,11 +173,34 @@ type Sampler struct {
 	zero              bool
 }
 
+// distKind is a distribution name, resolved once so that Sample switches
+// on a small integer rather than comparing strings.
+type distKind uint8
+
+const (
+	kindFixed distKind = iota // also an unknown name (Validate rejects it)
+	kindUniform
+	kindNormal
+	kindLognormal
+)
+
+func kindOf(dist string) distKind {
+	switch dist {
+	case DistUniform:
+		return kindUniform
+	case DistNormal:
+		return kindNormal
+	case DistLognormal:
+		return kindLognormal
+	}
+	return kindFixed
+}
+
 // Sampler prepares l for drawing many samples.
 func (l Latency) Sampler() Sampler {
 	zero := l.IsZero()
 	l.infer()
-	s := Sampler{dist: l.Dist, fixed: l.Fixed.D(), min: float64(l.Min), max: float64(l.Max),
+	s := Sampler{dist: kindOf(l.Dist), fixed: l.Fixed.D(), min: float64(l.Min), max: float64(l.Max),
 		mean: float64(l.Mean), stddev: float64(l.Stddev), zero: zero}
 	switch l.Dist {
 	case DistUniform:
@@ -198,16 +221,16 @@ func (s *Sampler) IsZero() bool { return s.zero }
 func (s *Sampler) Sample(r *rand.Rand) time.Duration {
 	var v float64
 	switch s.dist {
-	case DistUniform:
+	case kindUniform:
 		v = s.lo + r.Float64()*(s.hi-s.lo)
-	case DistNormal:
+	case kindNormal:
 		v = s.mean + r.NormFloat64()*s.stddev
-	case DistLognormal:
+	case kindLognormal:
 		v = math.Exp(s.mu + s.sigma*r.NormFloat64())
 	default:
 		return s.fixed
 	}
-	if s.dist != DistUniform {
+	if s.dist != kindUniform {
 		if s.min > 0 && v < s.min {
 			v = s.min
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -20,7 +21,9 @@ import (
 // TTFT, 90 tokens/s with 20% jitter, 40 to 160 filler tokens, no fault);
 // "faults" is a longer answer (median 200 tokens) with a 429 and a stall
 // fault drawn for some requests. "filler-reuse" is "filler" with
-// ReuseTokenTimes.
+// ReuseTokenTimes. "filler-sim" is "filler" as the game-day simulator
+// plans it: a prompt cache, a 200-token prompt shared by the requests,
+// MemoizePrompts, ReuseTokenTimes, OneGoroutine and Recycle.
 func BenchmarkPlan(b *testing.B) {
 	filler := spec("openai", llm.FormatOpenAI, "gpt-4o")
 	filler.Models[0].TTFT = faults.Latency{Median: yamlfile.Duration(350 * time.Millisecond), P99: yamlfile.Duration(1200 * time.Millisecond)}
@@ -29,23 +32,34 @@ func BenchmarkPlan(b *testing.B) {
 	filler.Models[0].OutputTokens = mockprovider.Length{Min: 40, Max: 160}
 	withFaults := realistic()
 	withFaults.Models[0].OutputTokens = mockprovider.Length{Median: 200, P99: 800}
+	sim := filler
+	sim.PromptCache = &mockprovider.CacheSpec{TTL: yamlfile.Duration(5 * time.Minute), MinTokens: 128}
 	for _, bc := range []struct {
-		name  string
-		spec  mockprovider.ProviderSpec
-		reuse bool
-	}{{"filler", filler, false}, {"filler-reuse", filler, true}, {"faults", withFaults, false}} {
+		name       string
+		spec       mockprovider.ProviderSpec
+		reuse, sim bool
+	}{{"filler", filler, false, false}, {"filler-reuse", filler, true, false}, {"filler-sim", sim, true, true},
+		{"faults", withFaults, false, false}} {
 		b.Run(bc.name, func(b *testing.B) {
 			m := newModel(b, bc.spec)
 			if bc.reuse {
 				m.ReuseTokenTimes() // as the simulator does
 			}
 			req := userReq("gpt-4o", "Explain retry budgets in two paragraphs.")
+			if bc.sim {
+				m.MemoizePrompts(1 << 14)
+				m.OneGoroutine()
+				req = userReq("gpt-4o", strings.Repeat("Explain retry budgets in two paragraphs. ", 20))
+			}
 			now := t0
 			b.ReportAllocs()
 			cpu0 := cpuTime()
 			for b.Loop() {
 				p := m.Plan(now, req, mockprovider.Meta{RequestID: "r"})
 				m.Finish(now, p)
+				if bc.sim {
+					m.Recycle(p)
+				}
 				now = now.Add(time.Millisecond)
 			}
 			// On a shared machine wall time lies; CPU time (all threads,
@@ -163,5 +177,32 @@ func BenchmarkFaultsApply(b *testing.B) {
 		p := *base
 		p.TokenTimes = append([]time.Duration(nil), base.TokenTimes...)
 		set.Apply(t0, &p, e)
+	}
+}
+
+// BenchmarkJournalEntries measures reading a long journal (the simulator
+// converts every attempt for scoring): an op reads 100,000 entries.
+func BenchmarkJournalEntries(b *testing.B) {
+	s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	s.JournalSize = 200_000
+	m := newModel(b, s)
+	req := userReq("gpt-4o", "Explain retry budgets in two paragraphs.")
+	now := t0
+	for i := range 100_000 {
+		p := m.Plan(now, req, mockprovider.Meta{RequestID: "r"})
+		if i%10 != 0 {
+			m.Finish(now.Add(time.Second), p)
+		}
+		now = now.Add(time.Millisecond)
+	}
+	b.ReportAllocs()
+	tokens := 0
+	for b.Loop() {
+		for e := range m.JournalEntries() {
+			tokens += e.TokensSent
+		}
+	}
+	if tokens == 0 {
+		b.Fatal("no tokens")
 	}
 }

@@ -12,7 +12,22 @@ import (
 type promptCache struct {
 	ttl       time.Duration
 	minTokens int
-	seen      map[uint64]time.Time
+	max       int // entries past which expired ones are swept (cacheMaxEntries)
+	// seen holds each prefix's last time; a pointer, so that a memoized
+	// message can keep the record of the prefix it ends (see memoHash) and
+	// a hit needs no map access.
+	seen map[uint64]*time.Time
+	// gen counts the sweeps and resets: a record kept outside seen is valid
+	// while gen has not changed.
+	gen uint64
+	// models caches the hash of the last models' names.
+	models [4]modelHash
+	next   int
+}
+
+type modelHash struct {
+	name string
+	h    uint64
 }
 
 const cacheMaxEntries = 1 << 17
@@ -21,7 +36,27 @@ func newPromptCache(s *CacheSpec) *promptCache {
 	if s == nil {
 		return nil
 	}
-	return &promptCache{ttl: s.TTL.D(), minTokens: s.MinTokens, seen: map[uint64]time.Time{}}
+	return &promptCache{ttl: s.TTL.D(), minTokens: s.MinTokens, max: cacheMaxEntries, seen: map[uint64]*time.Time{}}
+}
+
+// reset forgets every prefix.
+func (c *promptCache) reset() {
+	c.seen = map[uint64]*time.Time{}
+	c.gen++
+}
+
+// modelHash returns the hash the prefixes of model start from.
+func (c *promptCache) modelHash(model string) uint64 {
+	for i := range c.models {
+		if mh := &c.models[i]; mh.name == model && mh.h != 0 {
+			return mh.h
+		}
+	}
+	h := fnvString(fnvOffset, model)
+	h = fnvBytes(h, []byte{0})
+	c.models[c.next] = modelHash{name: model, h: h}
+	c.next = (c.next + 1) % len(c.models)
+	return h
 }
 
 // lookup returns the cached prefix length in tokens and records the prompt's
@@ -32,8 +67,7 @@ func (c *promptCache) lookup(now time.Time, model string, req *llm.Request, memo
 	if c == nil {
 		return 0
 	}
-	h := fnvString(fnvOffset, model)
-	h = fnvBytes(h, []byte{0})
+	h := c.modelHash(model)
 	tokens := primingTokens
 	for _, t := range req.Tools {
 		h = fnvString(h, t.Name)
@@ -41,26 +75,43 @@ func (c *promptCache) lookup(now time.Time, model string, req *llm.Request, memo
 		tokens += toolTokens(t)
 	}
 	cached := 0
-	if len(c.seen) > cacheMaxEntries {
+	if len(c.seen) > c.max {
 		for k, t := range c.seen {
-			if now.Sub(t) > c.ttl {
+			if now.Sub(*t) > c.ttl {
 				delete(c.seen, k)
 			}
 		}
+		c.gen++
 	}
 	for i := range req.Messages {
 		m := &req.Messages[i]
+		var slot *memoHash
 		if e := memo.message(i); e != nil {
-			h = e.hash(h, m)
+			h, slot = e.hash(h, m)
 			tokens += e.tokens
 		} else {
 			h = fnvMessage(h, m)
 			tokens += messageTokens(*m)
 		}
-		if t, ok := c.seen[h]; ok && now.Sub(t) <= c.ttl && now.Sub(t) >= 0 {
-			cached = tokens
+		var seen *time.Time
+		if slot != nil && slot.seen != nil && slot.gen == c.gen {
+			seen = slot.seen
+		} else {
+			seen = c.seen[h]
 		}
-		c.seen[h] = now
+		if seen != nil {
+			if d := now.Sub(*seen); d <= c.ttl && d >= 0 {
+				cached = tokens
+			}
+			*seen = now
+		} else {
+			seen = new(time.Time)
+			*seen = now
+			c.seen[h] = seen
+		}
+		if slot != nil {
+			slot.seen, slot.gen = seen, c.gen
+		}
 	}
 	if cached < c.minTokens {
 		return 0

@@ -79,6 +79,9 @@ type corpus struct {
 	text   string
 	tokens []string // faults.Tokenize(text): BytesPerToken bytes each
 	starts []int32  // token indices where a sentence begins, ascending
+	// fits[n] caches the number of starts a window of n tokens can begin
+	// at (0: not computed yet; it is at least half the starts).
+	fits []int32
 }
 
 // wordsByResidue groups fillerWords by their length modulo BytesPerToken.
@@ -153,6 +156,20 @@ func (c *corpus) window(r *rand.Rand, n int) (text string, chunks []string, ok b
 		return "", nil, false
 	}
 	// k = the number of starts s with s+n <= len(tokens) (at least half).
+	if c.fits == nil {
+		c.fits = make([]int32, len(c.tokens)/2+1)
+	}
+	lo := int(c.fits[n])
+	if lo == 0 {
+		lo = c.fitting(n)
+		c.fits[n] = int32(lo)
+	}
+	s := int(c.starts[r.IntN(lo)])
+	return c.text[s*faults.BytesPerToken : (s+n)*faults.BytesPerToken], c.tokens[s : s+n : s+n], true
+}
+
+// fitting returns the number of starts s with s+n <= len(c.tokens).
+func (c *corpus) fitting(n int) int {
 	last := int32(len(c.tokens) - n)
 	lo, hi := 0, len(c.starts)
 	for lo < hi {
@@ -163,16 +180,15 @@ func (c *corpus) window(r *rand.Rand, n int) (text string, chunks []string, ok b
 			hi = mid
 		}
 	}
-	s := int(c.starts[r.IntN(lo)])
-	return c.text[s*faults.BytesPerToken : (s+n)*faults.BytesPerToken], c.tokens[s : s+n : s+n], true
+	return lo
 }
 
 // FillerCorpus returns the model's filler corpus: every answer planned
 // from it (Plan.Filler) is a substring of it that starts at its start or
 // after a space (a sentence start) and ends at a token boundary.
 func (m *Model) FillerCorpus() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	if m.corpus == nil {
 		m.corpus = newCorpus(m.corpusSeed, corpusTokens)
 	}
@@ -266,7 +282,7 @@ func (m *Model) content(req *llm.Request, model string, n int) (text string, chu
 				b, _ := json.Marshal(args)
 				argText = string(b)
 			} else if t := findTool(req.Tools, name); t != nil {
-				argText = generateJSON(m.schema(t.Parameters), m.rnd)
+				argText = m.schema(t.Parameters).generate(m.rnd)
 			} else {
 				argText = "{}"
 			}
@@ -281,7 +297,7 @@ func (m *Model) content(req *llm.Request, model string, n int) (text string, chu
 	}
 	if structured {
 		if req.ResponseFormat.Type == llm.ResponseJSONSchema && len(req.ResponseFormat.Schema) > 0 {
-			return generateJSON(m.schema(req.ResponseFormat.Schema), m.rnd), nil, nil
+			return m.schema(req.ResponseFormat.Schema).generate(m.rnd), nil, nil
 		}
 		answer, _ := m.filler(min(n, 32))
 		b, _ := json.Marshal(map[string]string{"answer": answer})
@@ -294,18 +310,23 @@ func (m *Model) content(req *llm.Request, model string, n int) (text string, chu
 // maxSchemas bounds the decoded-schema cache.
 const maxSchemas = 64
 
-// schema returns the decoded schema, decoding each distinct schema once
-// (callers hold m.mu; decoded schemas are only read).
-func (m *Model) schema(raw []byte) map[string]any {
-	if root, ok := m.schemas[string(raw)]; ok {
-		return root
+// schema returns the prepared schema, decoding and preparing each distinct
+// schema once (callers hold m.mu). The last one is checked first: a
+// simulator sends the same schema again and again.
+func (m *Model) schema(raw []byte) *schemaPlan {
+	if sp := m.lastSchema; sp != nil && string(raw) == sp.text {
+		return sp
 	}
-	root := decodeSchema(raw)
-	if len(m.schemas) < maxSchemas {
-		if m.schemas == nil {
-			m.schemas = make(map[string]map[string]any)
+	sp, ok := m.schemas[string(raw)]
+	if !ok {
+		sp = newSchemaPlan(string(raw), decodeSchema(raw))
+		if len(m.schemas) < maxSchemas {
+			if m.schemas == nil {
+				m.schemas = make(map[string]*schemaPlan)
+			}
+			m.schemas[string(raw)] = sp
 		}
-		m.schemas[string(raw)] = root
 	}
-	return root
+	m.lastSchema = sp
+	return sp
 }

@@ -186,3 +186,31 @@ func TestPlanFiller(t *testing.T) {
 		t.Fatalf("refusal fault: content %q, Filler %q", p.Response.Content, p.Filler)
 	}
 }
+
+// TestCorpusFits: the cached count of starts a window can begin at is the
+// plain count, for every length, whether cached or not, and windows drawn
+// with the cache are the plain draws.
+func TestCorpusFits(t *testing.T) {
+	c := newCorpus(9, 1<<12)
+	for n := 1; n <= len(c.tokens)/2; n++ {
+		want := 0
+		for _, s := range c.starts {
+			if int(s)+n <= len(c.tokens) {
+				want++
+			}
+		}
+		if got := c.fitting(n); got != want {
+			t.Fatalf("n=%d: %d starts, want %d", n, got, want)
+		}
+	}
+	r1, r2 := rand.New(rand.NewPCG(5, 6)), rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		n := 1 + r1.IntN(len(c.tokens)/2)
+		r2.IntN(len(c.tokens) / 2)
+		text, _, _ := c.window(r1, n)
+		s := int(c.starts[r2.IntN(c.fitting(n))])
+		if want := c.text[s*faults.BytesPerToken : (s+n)*faults.BytesPerToken]; text != want {
+			t.Fatalf("n=%d: window %q, want %q", n, text, want)
+		}
+	}
+}

@@ -100,5 +100,14 @@
 // Every attempt is journaled (JournalEntry) with its x-request-id, prompt
 // size, the faults applied, the outcome and the tokens that actually left
 // the provider: the ground truth for "a corrupted answer was served as
-// success".
+// success". Entries are stored compactly (no pointers but the request id),
+// so a simulated run can journal millions of attempts cheaply.
+//
+// # Many plans in one process
+//
+// A Model is safe for concurrent use. A caller that plans very many
+// requests from one goroutine, such as the game-day simulator, can make it
+// cheaper without changing a plan: MemoizePrompts, ReuseTokenTimes,
+// Recycle, and OneGoroutine, which turns the model's locking off (never on
+// a model behind a server).
 package mockprovider

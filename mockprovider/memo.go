@@ -1,6 +1,8 @@
 package mockprovider
 
 import (
+	"time"
+
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/llm"
 )
@@ -14,6 +16,12 @@ import (
 type promptMemo struct {
 	max     int
 	entries map[string]*memoEntry
+	// byMsg finds the entry of a message by its address first: callers
+	// that send the same prompts many times (the simulator) share the
+	// messages, and hashing a pointer is cheaper than hashing the text.
+	// A hit is checked against the message's text, so a message changed
+	// in place is found again by its text.
+	byMsg map[*llm.Message]*memoEntry
 	// msgs is the scratch of the request being planned: the entry of each
 	// message (nil when not memoized), found once by promptTokens and read
 	// again by the prompt cache (promptTokens runs first in every Plan).
@@ -22,6 +30,7 @@ type promptMemo struct {
 
 // memoEntry is what is known of one message text.
 type memoEntry struct {
+	text   string
 	tokens int
 	// hashes maps the prompt-cache hash before the message (and its role)
 	// to the hash after it; a message opens few prompts, so it is short.
@@ -53,9 +62,14 @@ type memoRule struct {
 // maxMemoRules bounds memoEntry.rules.
 const maxMemoRules = 8
 
+// memoHash is the prompt-cache hash after a message, given the hash
+// before it and its role; seen is the cache's record of that prefix, valid
+// while the cache's gen is gen.
 type memoHash struct {
 	prev, next uint64
 	role       llm.Role
+	seen       *time.Time
+	gen        uint64
 }
 
 // maxMemoHashes bounds memoEntry.hashes.
@@ -68,13 +82,13 @@ const maxMemoHashes = 8
 // times, such as the game-day simulator; a server facing arbitrary prompts
 // should leave it off.
 func (m *Model) MemoizePrompts(max int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	if max <= 0 {
 		m.memo = nil
 		return
 	}
-	m.memo = &promptMemo{max: max, entries: map[string]*memoEntry{}}
+	m.memo = &promptMemo{max: max, entries: map[string]*memoEntry{}, byMsg: map[*llm.Message]*memoEntry{}}
 }
 
 // memoizable reports whether msg is one text part without tool calls.
@@ -90,29 +104,38 @@ func (pm *promptMemo) entry(msg *llm.Message) *memoEntry {
 		return nil
 	}
 	text := msg.Content[0].Text
-	if e, ok := pm.entries[text]; ok {
+	if e := pm.byMsg[msg]; e != nil && e.text == text {
 		return e
 	}
-	if len(pm.entries) >= pm.max {
-		return nil
+	e := pm.entries[text]
+	if e == nil {
+		if len(pm.entries) >= pm.max {
+			return nil
+		}
+		e = &memoEntry{text: text, tokens: perMessageTokens + faults.CountTokens(text)}
+		pm.entries[text] = e
 	}
-	e := &memoEntry{tokens: perMessageTokens + faults.CountTokens(text)}
-	pm.entries[text] = e
+	if len(pm.byMsg) >= 2*pm.max {
+		clear(pm.byMsg) // messages that are not shared (a prefill's)
+	}
+	pm.byMsg[msg] = e
 	return e
 }
 
-// hash is fnvMessage(prev, msg), memoized; e is msg's entry.
-func (e *memoEntry) hash(prev uint64, msg *llm.Message) uint64 {
-	for _, h := range e.hashes {
-		if h.prev == prev && h.role == msg.Role {
-			return h.next
+// hash is fnvMessage(prev, msg), memoized; e is msg's entry. slot is the
+// memo of the hash, nil when there is no room for it.
+func (e *memoEntry) hash(prev uint64, msg *llm.Message) (next uint64, slot *memoHash) {
+	for i := range e.hashes {
+		if h := &e.hashes[i]; h.prev == prev && h.role == msg.Role {
+			return h.next, h
 		}
 	}
-	next := fnvMessage(prev, msg)
+	next = fnvMessage(prev, msg)
 	if len(e.hashes) < maxMemoHashes {
 		e.hashes = append(e.hashes, memoHash{prev: prev, next: next, role: msg.Role})
+		return next, &e.hashes[len(e.hashes)-1]
 	}
-	return next
+	return next, nil
 }
 
 // promptTokens is PromptTokens(req), with memoized messages. It leaves the

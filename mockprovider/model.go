@@ -8,6 +8,7 @@ import (
 	"path"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,9 +35,11 @@ type Meta struct {
 // time and its seeded source it plans the answer. Time is always an
 // argument; the model never reads the clock. It is safe for concurrent use
 // (a mutex serializes planning, so the same seed and the same order of
-// requests give the same plans).
+// requests give the same plans), unless OneGoroutine turned the locking off.
 type Model struct {
-	mu     sync.Mutex
+	mu sync.Mutex
+	// solo is set by OneGoroutine: the mutex is not used.
+	solo   bool
 	spec   ProviderSpec
 	rnd    *rand.Rand
 	models []modelState
@@ -58,9 +61,10 @@ type Model struct {
 	memo *promptMemo
 	// scratch is the fault environment of the plan being built.
 	scratch faults.Env
-	// schemas caches decoded JSON schemas (tool parameters, response
-	// formats) by their text; see schema.
-	schemas map[string]map[string]any
+	// schemas caches prepared JSON schemas (tool parameters, response
+	// formats) by their text; lastSchema is the last one used. See schema.
+	schemas    map[string]*schemaPlan
+	lastSchema *schemaPlan
 	// corpus is the filler text answers are windows of, generated from
 	// corpusSeed by NewModel (by the first filler answer for a proxy).
 	corpus     *corpus
@@ -68,11 +72,38 @@ type Model struct {
 	// ids holds response IDs drawn in a batch; the next is ids[:idLen].
 	ids   string
 	idLen int
+	idBuf []byte // scratch of fillIDs
 	// spare holds token-time buffers of finished plans for new ones, by
 	// size class (see ReuseTokenTimes); nil when off.
 	spare *timesPool
 	// plans holds plans given back with Recycle, for Plan to reuse.
 	plans []*Plan
+}
+
+// OneGoroutine promises that from now on the model is used by one goroutine
+// at a time, with the calls ordered by the caller (happens-before), so it
+// stops locking its mutex: planning costs two atomic operations less. For
+// callers that own the model, such as the game-day simulator, which plans
+// every attempt from its one event loop. A model behind a server (Start,
+// Handler, a proxy) is used by many goroutines at once and must keep its
+// locking: never call OneGoroutine on one. Plans are unchanged.
+func (m *Model) OneGoroutine() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.solo = true
+}
+
+// lock and unlock guard the model's state, unless OneGoroutine was called.
+func (m *Model) lock() {
+	if !m.solo {
+		m.mu.Lock()
+	}
+}
+
+func (m *Model) unlock() {
+	if !m.solo {
+		m.mu.Unlock()
+	}
 }
 
 // maxRecycled bounds the plans Recycle keeps.
@@ -85,8 +116,8 @@ const maxRecycled = 1024
 // that plan very many requests in one process, such as the game-day
 // simulator; servers leave plans to the garbage collector.
 func (m *Model) Recycle(p *Plan) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	if len(m.plans) < maxRecycled {
 		m.plans = append(m.plans, p)
 	}
@@ -115,8 +146,8 @@ func (m *Model) newPlan() *Plan {
 // requests in one process, such as the game-day simulator: an answer's
 // token times are its largest allocation. Servers leave it off.
 func (m *Model) ReuseTokenTimes() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	if m.spare == nil {
 		m.spare = &timesPool{}
 	}
@@ -204,6 +235,7 @@ func NewModel(spec ProviderSpec, rnd *rand.Rand) (*Model, error) {
 		}
 	}
 	m.headers.Store(m.set.MatchesHeaders())
+	m.jr.provider = spec.Name
 	m.jr.max = spec.JournalSize
 	if m.jr.max == 0 {
 		m.jr.max = DefaultJournalSize
@@ -270,24 +302,24 @@ func (c *counts[K]) m() map[K]int {
 
 // AddFault activates a fault at now and returns its id.
 func (m *Model) AddFault(now time.Time, f faults.Spec) (string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	defer m.headers.Store(m.set.MatchesHeaders())
 	return m.set.Add(now, f)
 }
 
 // RemoveFault deactivates a fault; it reports whether the id was active.
 func (m *Model) RemoveFault(id string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	defer m.headers.Store(m.set.MatchesHeaders())
 	return m.set.Remove(id)
 }
 
 // ResetFaults removes every fault.
 func (m *Model) ResetFaults() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	m.set.Reset()
 	m.headers.Store(false)
 }
@@ -298,16 +330,16 @@ func (m *Model) NeedsHeaders() bool { return m.headers.Load() }
 
 // Faults returns the active faults with their counters.
 func (m *Model) Faults() []faults.Active {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	return m.set.List()
 }
 
 // Reset removes every fault and clears the journal, the statistics and the
 // prompt cache (Toxiproxy's /reset). In-flight attempts still finish.
 func (m *Model) Reset() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	m.set.Reset()
 	m.headers.Store(false)
 	m.jr.reset()
@@ -315,7 +347,7 @@ func (m *Model) Reset() {
 	m.resetStats()
 	m.stats.InFlight = inflight
 	if m.cache != nil {
-		m.cache.seen = map[uint64]time.Time{}
+		m.cache.reset()
 	}
 }
 
@@ -339,8 +371,8 @@ func (m *Model) lookup(name string) *modelState {
 // window checks (400), capacity (shed), content and timing, usage and the
 // prompt cache, then the active faults in their defined order.
 func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	m.seq++
 	p := m.newPlan()
 	p.Seq = m.seq
@@ -404,6 +436,10 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 		p.Response.ToolCalls = calls
 		if len(calls) > 0 {
 			p.Response.FinishReason = llm.FinishToolCalls
+		} else if m.spare != nil {
+			if k := faults.CountTokens(text); k > 0 {
+				p.TokenTimes = m.spare.get(k) // SetContent keeps them, timing writes them all
+			}
 		}
 		p.SetContent(text) // chunks, tool starts, output usage
 	}
@@ -422,9 +458,11 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 
 	// The faults see the environment through a pointer; a scratch value held
 	// by the model (under m.mu) spares an allocation per plan.
-	m.scratch = m.env(req, meta, prompt)
-	m.set.Apply(now, p, &m.scratch)
-	m.scratch = faults.Env{}
+	if m.set.Len() > 0 {
+		m.scratch = m.env(req, meta, prompt)
+		m.set.Apply(now, p, &m.scratch)
+		m.scratch = faults.Env{}
+	}
 	return m.record(p, &entry, ms)
 }
 
@@ -515,10 +553,21 @@ func (m *Model) responseID() string {
 	return id
 }
 
+// idSymbols are the 64 symbols of response IDs, so six bits pick one: the
+// alphabet and two of its letters again (IDs need not be uniform, only
+// varied).
+const idSymbols = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789Qz"
+
+// idPairs holds the two symbols of each 12-bit value, the low six bits'
+// first: writing two at a time halves the work of fillIDs.
+var idPairs = func() (t [1 << 12][2]byte) {
+	for v := range t {
+		t[v] = [2]byte{idSymbols[v&63], idSymbols[v>>6]}
+	}
+	return t
+}()
+
 func (m *Model) fillIDs() {
-	// 64 symbols, so six bits pick one: the alphabet and two of its letters
-	// again (IDs need not be uniform, only varied).
-	const symbols = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789Qz"
 	prefix, n := "chatcmpl-", 29
 	switch m.spec.Format {
 	case llm.FormatAnthropic:
@@ -527,22 +576,40 @@ func (m *Model) fillIDs() {
 		prefix, n = "", 22
 	}
 	m.idLen = len(prefix) + n
-	b := make([]byte, idBatch*m.idLen)
-	// One draw seeds a splitmix64 sequence for the batch, ten symbols a value.
+	size := idBatch * m.idLen
+	if len(m.idBuf) != size {
+		m.idBuf = make([]byte, size)
+	}
+	// One draw seeds a splitmix64 sequence for the batch; a value gives ten
+	// symbols, six bits each from the lowest.
 	x := m.rnd.Uint64()
-	for id := b; len(id) > 0; id = id[m.idLen:] {
+	for id := m.idBuf; len(id) > 0; id = id[m.idLen:] {
 		copy(id, prefix)
-		var v uint64
-		for i := range n {
-			if i%10 == 0 {
-				x += 0x9e3779b97f4a7c15
-				v = splitmix(x)
+		for s := id[len(prefix):m.idLen]; len(s) > 0; {
+			x += 0x9e3779b97f4a7c15
+			v := splitmix(x)
+			if len(s) >= 10 {
+				s = s[:len(s):len(s)]
+				p0, p1, p2 := idPairs[v&0xfff], idPairs[v>>12&0xfff], idPairs[v>>24&0xfff]
+				p3, p4 := idPairs[v>>36&0xfff], idPairs[v>>48&0xfff]
+				s[0], s[1], s[2], s[3], s[4] = p0[0], p0[1], p1[0], p1[1], p2[0]
+				s[5], s[6], s[7], s[8], s[9] = p2[1], p3[0], p3[1], p4[0], p4[1]
+				s = s[10:]
+				continue
 			}
-			id[len(prefix)+i] = symbols[v&63]
-			v >>= 6
+			for i := range s {
+				s[i] = idSymbols[v&63]
+				v >>= 6
+			}
+			s = s[len(s):]
 		}
 	}
-	m.ids = string(b)
+	// The batch's one allocation: the string the IDs are cut from (the
+	// bytes are the model's scratch, written again by the next batch).
+	var sb strings.Builder
+	sb.Grow(size)
+	sb.Write(m.idBuf)
+	m.ids = sb.String()
 }
 
 func (m *Model) notFoundMessage(model string) string {
@@ -662,7 +729,8 @@ func openAIReset(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-// record journals the plan.
+// record journals the plan; admitted is the model whose capacity it holds
+// (nil when it was not admitted).
 func (m *Model) record(p *Plan, e *JournalEntry, admitted *modelState) *Plan {
 	e.PlannedTokens = len(p.Chunks)
 	e.Fault = p.Fault
@@ -672,13 +740,36 @@ func (m *Model) record(p *Plan, e *JournalEntry, admitted *modelState) *Plan {
 	e.FinishReason = p.Response.FinishReason
 	// The entry says whether the attempt is open and what capacity it
 	// holds, so Finish releases exactly what Plan took, once.
-	e.open, e.admitted = true, admitted
-	m.jr.add(*e)
+	m.jr.add(e, m.stateIndex(admitted))
 	m.stats.InFlight++
 	if p.Fault != "" {
 		m.stats.Faulted++
 	}
 	return p
+}
+
+// stateIndex returns the journal's reference to ms (see jentry.admitted).
+func (m *Model) stateIndex(ms *modelState) int16 {
+	if ms == nil {
+		return admittedNone
+	}
+	for i := range m.models {
+		if &m.models[i] == ms {
+			return int16(i)
+		}
+	}
+	return admittedOther
+}
+
+// release frees the capacity an attempt held (see jentry.admitted).
+func (m *Model) release(admitted int16) {
+	if admitted == admittedNone {
+		return
+	}
+	m.limit.release()
+	if admitted >= 0 {
+		m.models[admitted].limit.release()
+	}
 }
 
 // PlannedOutcome is the outcome a plan leads to when executed in full.
@@ -716,21 +807,18 @@ func (m *Model) Finish(now time.Time, p *Plan) {
 // FinishSent ends an attempt with what actually happened (the HTTP servers
 // know when a client went away early).
 func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ms, open := m.jr.finish(p.Seq)
+	m.lock()
+	defer m.unlock()
+	admitted, shed, open := m.jr.finish(p.Seq, now, o, sent, p.Status, p.Corrupted, p.Response.FinishReason)
 	if !open {
 		return // finished already, or not planned by this model
 	}
-	if ms != nil {
-		m.limit.release()
-		ms.limit.release()
-	}
+	m.release(admitted)
 	if m.spare != nil && p.TokenTimes != nil {
 		m.spare.put(p.TokenTimes)
 		p.TokenTimes = nil
 	}
-	if e != nil && e.Shed != "" {
+	if shed {
 		o = OutcomeShed
 	}
 	m.stats.InFlight--
@@ -740,30 +828,19 @@ func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
 	if p.Corrupted {
 		m.stats.Corrupted++
 	}
-	if e != nil {
-		e.End = now
-		e.Outcome = o
-		e.TokensSent = sent
-		// A proxy learns these from the upstream.
-		e.Status = p.Status
-		e.Corrupted = p.Corrupted
-		if p.Response.FinishReason != "" {
-			e.FinishReason = p.Response.FinishReason
-		}
-	}
 }
 
 // Journal returns a copy of the journal, oldest first.
 func (m *Model) Journal() []JournalEntry {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	return m.jr.all()
 }
 
 // JournalLen returns the number of entries in the journal.
 func (m *Model) JournalLen() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	return m.jr.n
 }
 
@@ -773,16 +850,16 @@ func (m *Model) JournalLen() int {
 // model.
 func (m *Model) JournalEntries() iter.Seq[JournalEntry] {
 	return func(yield func(JournalEntry) bool) {
-		m.mu.Lock()
-		defer m.mu.Unlock()
+		m.lock()
+		defer m.unlock()
 		m.jr.each(yield)
 	}
 }
 
 // Stats returns the provider's counters.
 func (m *Model) Stats() Stats {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	s := m.stats
 	s.ByStatus = m.byStatus.m()
 	s.ByOutcome = m.byOutcome.m()
@@ -798,8 +875,8 @@ func (m *Model) Stats() Stats {
 // without calling the upstream; otherwise it builds the plan from the
 // upstream's answer and calls ApplyFaults with the same selection.
 func (m *Model) PlanProxy(now time.Time, req *llm.Request, meta Meta) (*Plan, []*faults.Active) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	m.seq++
 	p := faults.NewPlan()
 	p.Seq = m.seq
@@ -830,18 +907,18 @@ func (m *Model) PlanProxy(now time.Time, req *llm.Request, meta Meta) (*Plan, []
 // ApplyFaults applies a selection from PlanProxy to the plan built from the
 // upstream's answer and updates the attempt's journal entry.
 func (m *Model) ApplyFaults(p *Plan, req *llm.Request, meta Meta, sel []*faults.Active) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lock()
+	defer m.unlock()
 	env := m.env(req, meta, p.Response.Usage.InputTokens)
 	faults.Apply(sel, p, &env)
-	if e := m.jr.get(p.Seq); e != nil {
+	m.jr.update(p.Seq, func(e *JournalEntry) {
 		e.PlannedTokens = len(p.Chunks)
 		e.Fault = p.Fault
 		e.FaultIDs = p.FaultIDs
 		e.Status = p.Status
 		e.Corrupted = p.Corrupted
 		e.FinishReason = p.Response.FinishReason
-	}
+	})
 	if p.Fault != "" {
 		m.stats.Faulted++
 	}

@@ -55,6 +55,7 @@ func generateJSON(root map[string]any, r *rand.Rand) string {
 type gen struct {
 	root map[string]any
 	r    *rand.Rand
+	buf  []byte // scratch of gen.node
 }
 
 const maxDepth = 8
@@ -124,7 +125,11 @@ func writeString(b *strings.Builder, str string) {
 }
 
 func (g *gen) value(b *strings.Builder, s map[string]any, depth int) {
-	s = g.resolve(s)
+	g.valueOf(b, g.resolve(s), depth)
+}
+
+// valueOf is value for a resolved schema.
+func (g *gen) valueOf(b *strings.Builder, s map[string]any, depth int) {
 	if c, ok := s["const"]; ok {
 		writeValue(b, c)
 		return

@@ -35,6 +35,8 @@ func newMockProvider(spec mockprovider.ProviderSpec, rnd *rand.Rand) (provider, 
 	// The simulator reads a plan's token times only before Finish or
 	// Abandon, so later plans may reuse them.
 	m.ReuseTokenTimes()
+	// The simulator's one event loop is the model's only user: no locking.
+	m.OneGoroutine()
 	return &mockModel{m: m}, nil
 }
 
@@ -85,19 +87,31 @@ func convertJournal(js []mockprovider.JournalEntry) []JournalEntry {
 }
 
 // targetKeys builds each provider:model key of a journal once: a journal
-// names a handful of targets.
-type targetKeys map[[2]string]string
+// names a handful of targets, and consecutive entries mostly the same one
+// (a journal's strings are shared, so the comparisons are of equal
+// pointers).
+type targetKeys struct {
+	last int
+	keys []targetKey
+}
+
+type targetKey struct{ provider, model, key string }
 
 func (t *targetKeys) key(provider, model string) string {
-	k, ok := (*t)[[2]string{provider, model}]
-	if !ok {
-		if *t == nil {
-			*t = targetKeys{}
+	if t.last < len(t.keys) {
+		if k := &t.keys[t.last]; k.model == model && k.provider == provider {
+			return k.key
 		}
-		k = provider + ":" + model
-		(*t)[[2]string{provider, model}] = k
 	}
-	return k
+	for i := range t.keys {
+		if k := &t.keys[i]; k.model == model && k.provider == provider {
+			t.last = i
+			return k.key
+		}
+	}
+	t.last = len(t.keys)
+	t.keys = append(t.keys, targetKey{provider, model, provider + ":" + model})
+	return t.keys[t.last].key
 }
 
 func journalEntry(j *mockprovider.JournalEntry, keys *targetKeys) JournalEntry {
