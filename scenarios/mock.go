@@ -70,6 +70,26 @@ func (a *mockModel) AppendJournal(dst []JournalEntry) []JournalEntry {
 	return dst
 }
 
+// DigestJournal adds the journal to d.
+func (a *mockModel) DigestJournal(d *journalDigest) {
+	var keys targetKeys
+	for j := range a.m.JournalEntries() {
+		d.add(keys.key(j.Provider, j.Model), j.RequestID, j.Corrupted)
+	}
+}
+
+// AppendJournalOf appends the entries of the requests in ids, converted,
+// to dst.
+func (a *mockModel) AppendJournalOf(dst []JournalEntry, ids map[string]bool) []JournalEntry {
+	var keys targetKeys
+	for j := range a.m.JournalEntries() {
+		if ids[j.RequestID] {
+			dst = append(dst, journalEntry(&j, &keys))
+		}
+	}
+	return dst
+}
+
 func (a *mockModel) FillerCorpus() string { return a.m.FillerCorpus() }
 
 func (a *mockModel) Recycle(p *faults.Plan) { a.m.Recycle(p) }

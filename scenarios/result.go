@@ -58,9 +58,10 @@ type Result struct {
 	Pass         bool         `json:"pass"` // every expectation holds (and the run was not aborted)
 	Events       EventSummary `json:"events"`
 
-	log     []events.Event
-	packed  *events.Packed // the simulator's log; Log unpacks it
-	journal []JournalEntry
+	log       []events.Event
+	packed    *events.Packed // the simulator's log; Log unpacks it
+	journal   []JournalEntry
+	journalOf func() []JournalEntry // makes journal when it is not kept
 	// Series is the run over time, for charts.
 	Series Series `json:"series"`
 }

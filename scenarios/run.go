@@ -47,6 +47,7 @@ func runSim(ctx context.Context, s *Scenario, seed uint64) (*Result, error) {
 	m.run()
 	in := m.input()
 	res := finish(s, m.score.score(in), in, ModeSim, seed, m.aborted)
+	res.journalOf = m.journalOf()
 	res.Start = Epoch
 	res.Elapsed = time.Duration(m.end)
 	return res, nil
@@ -55,7 +56,14 @@ func runSim(ctx context.Context, s *Scenario, seed uint64) (*Result, error) {
 // input is what a finished simulation gives the scorer.
 func (m *sim) input() Input {
 	in := m.s.scoreInput()
-	in.Packed, in.Journal, in.End = &m.log, m.journal(), Epoch.Add(time.Duration(m.end))
+	in.Packed, in.End = &m.log, Epoch.Add(time.Duration(m.end))
+	if m.attempts > 0 {
+		// Scoring takes attempts from the log, and reads of the journals
+		// only their targets and corrupted answers.
+		in.Journal, in.journalTargets = m.scoredJournal()
+	} else {
+		in.Journal = m.journal()
+	}
 	for _, t := range m.tgtList {
 		if t.evals.n > 0 {
 			in.evalTally = append(in.evalTally, t.evals)
@@ -84,6 +92,9 @@ func finish(s *Scenario, res *Result, in Input, mode Mode, seed uint64, aborted 
 	res.AbortReason = aborted
 	res.log, res.packed = in.Events, in.Packed
 	res.journal = in.Journal
+	if in.journalTargets != nil {
+		res.journal = nil // made on demand (Journal)
+	}
 	res.Expectations = s.judge(res)
 	res.Pass = !res.Aborted
 	for _, v := range res.Expectations {
@@ -110,8 +121,14 @@ func (r *Result) Log() []events.Event {
 	return r.log
 }
 
-// Journal returns the mocks' journals as scored.
-func (r *Result) Journal() []JournalEntry { return r.journal }
+// Journal returns the mocks' journals: their entries in the order of the
+// scenario's providers.
+func (r *Result) Journal() []JournalEntry {
+	if r.journal == nil && r.journalOf != nil {
+		r.journal = r.journalOf()
+	}
+	return r.journal
+}
 
 // WriteDir writes result.json and events.jsonl into dir (created if needed).
 // Both are pure functions of the result, so a simulated run with the same

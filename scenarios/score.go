@@ -72,6 +72,12 @@ type Input struct {
 	// evalTally is the simulator's Evals, counted by target: scoring
 	// counts no more of them.
 	evalTally []evalTally
+	// journalTargets, when set, are the targets a journal names in the
+	// order they first appear in it, and Journal holds only its entries
+	// of requests with a corrupted entry: all scoring reads of a journal
+	// when the log has attempt events (the simulator's, whose journals
+	// hold an entry per attempt).
+	journalTargets []string
 }
 
 // evalTally counts the eval verdicts on a target's served responses.
@@ -782,6 +788,9 @@ func (r *logReader) finish() (byID map[string]int32, ok bool) {
 			s.atts = append(s.atts, attRec{tgt: s.target(j.Target), start: t, end: t, ended: true,
 				class: s.classes.add(j.Outcome), ok: j.Outcome == "ok", out: j.OutputTokens, ri: r.lookup(j.RequestID)})
 		}
+	}
+	for _, t := range in.journalTargets {
+		s.target(t)
 	}
 	for i := range in.Journal {
 		j := &in.Journal[i]

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,6 +134,15 @@ func TestFeedMatchesScore(t *testing.T) {
 			got, want := m.score.score(in), Score(in)
 			if d := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Result{})); d != "" {
 				t.Errorf("fed scores differ (-Score +feed):\n%s", d)
+			}
+			// The whole journal scores as the part the simulator passes.
+			full := in
+			full.Journal, full.journalTargets = m.journal(), nil
+			if d := cmp.Diff(Score(full), want, cmpopts.IgnoreUnexported(Result{})); d != "" {
+				t.Errorf("scores differ (-whole journal +scored part):\n%s", d)
+			}
+			if in.journalTargets == nil || len(in.Journal) >= len(full.Journal) {
+				t.Errorf("scored journal: %d of %d entries, targets %v", len(in.Journal), len(full.Journal), in.journalTargets)
 			}
 			if want.Overall.Availability.Requests == 0 {
 				t.Error("no requests scored")
@@ -800,6 +810,22 @@ func TestOffset(t *testing.T) {
 			if got, want := s.off(tm), int64(tm.Sub(st)); got != want {
 				t.Errorf("start %v: off(%v) = %d, want %d", st, tm, got, want)
 			}
+		}
+	}
+}
+
+// TestSimJournal: a simulated run's Result.Journal is the mocks' whole
+// journals (made on demand: scoring reads only part of them), an entry per
+// attempt that reached a provider.
+func TestSimJournal(t *testing.T) {
+	res := runFile(t, "testdata/short.yaml")
+	js := res.Journal()
+	if len(js) == 0 || len(js) != res.Overall.Retry.Attempts {
+		t.Fatalf("journal has %d entries, want one per attempt (%d)", len(js), res.Overall.Retry.Attempts)
+	}
+	for i, j := range js {
+		if j.RequestID == "" || !strings.Contains(j.Target, ":") || j.Time.Before(Epoch) {
+			t.Fatalf("entry %d = %+v", i, j)
 		}
 	}
 }

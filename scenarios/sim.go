@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +40,10 @@ type provider interface {
 	// AppendJournal appends the journal to dst; JournalLen is its length.
 	AppendJournal(dst []JournalEntry) []JournalEntry
 	JournalLen() int
+	// DigestJournal adds the journal to a digest; AppendJournalOf appends
+	// the entries of the requests in ids.
+	DigestJournal(d *journalDigest)
+	AppendJournalOf(dst []JournalEntry, ids map[string]bool) []JournalEntry
 }
 
 // timer kinds
@@ -221,6 +226,7 @@ type sim struct {
 	served       [][]bool    // per traffic class and prompt: answered before (what a response cache would hold)
 	req          llm.Request // scratch request of the attempt being sent
 	nreq         int
+	attempts     int // sent (the log has an attempt.start each)
 	prompts      [][]string
 	msgs         [][][]llm.Message // per traffic and prompt, built on first use; see messages
 	aborted      string
@@ -693,6 +699,7 @@ func (m *sim) next(r *simReq) {
 // send executes one attempt against the behaviour model and schedules its
 // outcome at the virtual time the gateway would observe it.
 func (m *sim) send(r *simReq, d *policy.Decision) {
+	m.attempts++
 	tgt := d.Target
 	st := m.target(tgt)
 	p := st.prov
@@ -1160,14 +1167,65 @@ func (m *sim) evaluateAlerts() {
 	}
 }
 
-func (m *sim) journal() []JournalEntry {
-	n := 0
-	for _, p := range m.s.env.providers {
-		n += m.provs[p.name].JournalLen()
+// journalDigest is what scoring reads of a journal of a run whose log has
+// attempt events (so scoring does not take attempts from the journal): the
+// targets it names and the requests with a corrupted entry.
+type journalDigest struct {
+	targets   []string // in the order they first appear
+	corrupted map[string]bool
+}
+
+func (d *journalDigest) add(target, requestID string, corrupted bool) {
+	if n := len(d.targets); n == 0 || d.targets[n-1] != target {
+		if !slices.Contains(d.targets, target) {
+			d.targets = append(d.targets, target)
+		}
 	}
-	out := make([]JournalEntry, 0, n)
-	for _, p := range m.s.env.providers {
-		out = m.provs[p.name].AppendJournal(out)
+	if corrupted {
+		if d.corrupted == nil {
+			d.corrupted = map[string]bool{}
+		}
+		d.corrupted[requestID] = true
 	}
-	return out
+}
+
+// scoredJournal returns what scoring reads of the mocks' journals, in the
+// form Input.journalTargets describes: the targets they name and the
+// entries of the requests with a corrupted entry, in journal order. A
+// simulated hour holds hundreds of thousands of entries; scoring needs
+// only these.
+func (m *sim) scoredJournal() ([]JournalEntry, []string) {
+	var d journalDigest
+	for _, p := range m.s.env.providers {
+		m.provs[p.name].DigestJournal(&d)
+	}
+	var js []JournalEntry
+	if len(d.corrupted) > 0 {
+		for _, p := range m.s.env.providers {
+			js = m.provs[p.name].AppendJournalOf(js, d.corrupted)
+		}
+	}
+	return js, d.targets
+}
+
+func (m *sim) journal() []JournalEntry { return m.journalOf()() }
+
+// journalOf returns a function that makes the mocks' journals, in the
+// order of the scenario's providers; it holds the providers only.
+func (m *sim) journalOf() func() []JournalEntry {
+	ps := make([]provider, len(m.s.env.providers))
+	for i, p := range m.s.env.providers {
+		ps[i] = m.provs[p.name]
+	}
+	return func() []JournalEntry {
+		n := 0
+		for _, p := range ps {
+			n += p.JournalLen()
+		}
+		out := make([]JournalEntry, 0, n)
+		for _, p := range ps {
+			out = p.AppendJournal(out)
+		}
+		return out
+	}
 }
