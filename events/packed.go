@@ -23,7 +23,11 @@ import (
 // string appended again may be kept again). The zero value is ready to use;
 // a Packed is not safe for concurrent use.
 type Packed struct {
-	blocks [][]byte
+	blocks [][]byte // full blocks
+	// cur is the block being written, its first curLen bytes written: an
+	// event writes no pointer (the slice header stays as it is).
+	cur    []byte
+	curLen int
 	n      int
 	base   time.Time // the first event's time; deltas start from it
 	last   int64     // previous event's time, ns since base
@@ -213,7 +217,7 @@ func (p *Packed) Append(e *Event) {
 	if mask&(fFrom|fTo|fReason|fName|fSeverity|fSink|fValue) != 0 {
 		b = p.appendRare(b, mask, e)
 	}
-	p.blocks[len(p.blocks)-1] = b
+	p.curLen = len(b)
 	p.n++
 }
 
@@ -261,14 +265,21 @@ func bit(ok bool, b uint64) uint64 {
 
 // room returns the current block with space for one more event.
 func (p *Packed) room() []byte {
-	if k := len(p.blocks); k > 0 {
-		if b := p.blocks[k-1]; cap(b)-len(b) >= maxPackedLen+maxIDLen {
-			return b
+	if p.cur == nil || len(p.cur)-p.curLen < maxPackedLen+maxIDLen {
+		if p.cur != nil {
+			p.blocks = append(p.blocks, p.cur[:p.curLen])
 		}
+		p.cur, p.curLen = make([]byte, packedBlock), 0
 	}
-	b := make([]byte, 0, packedBlock)
-	p.blocks = append(p.blocks, b)
-	return b
+	return p.cur[:p.curLen]
+}
+
+// allBlocks returns the blocks written, the current one last.
+func (p *Packed) allBlocks() [][]byte {
+	if p.cur == nil {
+		return p.blocks
+	}
+	return append(p.blocks[:len(p.blocks):len(p.blocks)], p.cur[:p.curLen])
 }
 
 // internRecent is intern through the field's recent strings; s is not
@@ -360,7 +371,7 @@ func (p *Packed) All() iter.Seq2[int, Event] {
 	return func(yield func(int, Event) bool) {
 		d := decoder{p: p}
 		i := 0
-		for _, blk := range p.blocks {
+		for _, blk := range p.allBlocks() {
 			// Request ids are cut from the block as a string: one copy
 			// per block, none per event.
 			d.b, d.blk = blk, string(blk)

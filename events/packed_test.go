@@ -75,8 +75,8 @@ func TestPackedBlocks(t *testing.T) {
 		p.Append(&Event{Seq: uint64(i) + 1, Time: t0.Add(time.Duration(i) * time.Millisecond), Kind: AttemptEnd,
 			RequestID: "req-" + string(rune('a'+i%26)), Target: "openai:gpt-4o", Status: 200, Class: "ok", Cost: float64(i)})
 	}
-	if len(p.blocks) < 2 {
-		t.Fatalf("blocks = %d, want several", len(p.blocks))
+	if len(p.allBlocks()) < 2 {
+		t.Fatalf("blocks = %d, want several", len(p.allBlocks()))
 	}
 	i := 0
 	for k, e := range p.All() {
@@ -122,7 +122,7 @@ func BenchmarkPackedAppend(b *testing.B) {
 
 func packedSize(p *Packed) int {
 	n := 0
-	for _, b := range p.blocks {
+	for _, b := range p.allBlocks() {
 		n += len(b)
 	}
 	return n
