@@ -250,9 +250,9 @@ type targetState struct {
 	cur      int64 // newest bucket number
 	buckets  [numBuckets]bucket
 	win      counts
-	hist     map[int32]int32 // window: output tokens -> responses
+	hist     winHist // window: output tokens -> responses
 	base     counts
-	baseHist map[int32]float64
+	baseHist baseHist
 	fire     [numDetectors]firing
 	since    time.Time // when the oldest still-firing detector started; zero when none
 }
@@ -269,6 +269,10 @@ type Detectors struct {
 	evidence float64
 	mu       sync.Mutex
 	ts       map[string]*targetState
+	// last is ts[lastKey], the target observed last: responses of one
+	// target come in runs, and a comparison is cheaper than a hash.
+	last    *targetState
+	lastKey string
 }
 
 // NewDetectors returns detectors with cfg (defaults filled in).
@@ -296,13 +300,17 @@ func (d *Detectors) Config() DetectorConfig { return d.cfg }
 func (d *Detectors) Observe(now time.Time, o Observation) []Signal {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	st := d.ts[o.Target]
-	if st == nil {
-		st = &targetState{cur: -1, hist: make(map[int32]int32), baseHist: make(map[int32]float64)}
-		for i := range st.buckets {
-			st.buckets[i].idx = -1
+	st := d.last
+	if st == nil || d.lastKey != o.Target {
+		st = d.ts[o.Target]
+		if st == nil {
+			st = &targetState{cur: -1}
+			for i := range st.buckets {
+				st.buckets[i].idx = -1
+			}
+			d.ts[o.Target] = st
 		}
-		d.ts[o.Target] = st
+		d.last, d.lastKey = st, o.Target
 	}
 	d.advance(st, now)
 	b := &st.buckets[mod(st.cur)]
@@ -311,9 +319,9 @@ func (d *Detectors) Observe(now time.Time, o Observation) []Signal {
 	if walled(&o) {
 		v := int32(min(o.OutputTokens, math.MaxInt32))
 		b.tokens = append(b.tokens, v)
-		st.hist[v]++
+		st.hist.inc(v)
 	}
-	return d.evaluate(st, now, o)
+	return d.evaluate(st, now, &o)
 }
 
 // Firing returns the names of the detectors currently firing for target.
@@ -364,9 +372,7 @@ func (d *Detectors) advance(st *targetState, now time.Time) {
 		// Empty bucket steps still age the baseline.
 		f := math.Pow(d.decay, float64(steps-numBuckets))
 		st.base.scale(f)
-		for k, v := range st.baseHist {
-			st.baseHist[k] = v * f
-		}
+		st.baseHist.scale(f)
 	}
 	st.cur = idx
 }
@@ -374,24 +380,14 @@ func (d *Detectors) advance(st *targetState, now time.Time) {
 func (d *Detectors) expire(st *targetState, b *bucket, learn bool) {
 	st.win.plus(&b.c, -1)
 	for _, v := range b.tokens {
-		if n := st.hist[v] - 1; n > 0 {
-			st.hist[v] = n
-		} else {
-			delete(st.hist, v)
-		}
+		st.hist.dec(v)
 	}
 	if learn {
 		st.base.scale(d.decay)
 		st.base.plus(&b.c, 1)
-		for k, v := range st.baseHist {
-			if v *= d.decay; v < 0.01 {
-				delete(st.baseHist, k)
-			} else {
-				st.baseHist[k] = v
-			}
-		}
+		st.baseHist.decay(d.decay)
 		for _, v := range b.tokens {
-			st.baseHist[v]++
+			st.baseHist.inc(v)
 		}
 	}
 	b.c = counts{}
@@ -422,43 +418,68 @@ func klBernoulli(q, p float64) float64 {
 	return kl
 }
 
-func (d *Detectors) evaluate(st *targetState, now time.Time, o Observation) []Signal {
+// decide updates detector i's state and reports whether it signals now.
+func (d *Detectors) decide(st *targetState, now time.Time, i int, on bool) bool {
+	f := &st.fire[i]
+	switch {
+	case on && (!f.on || now.Sub(f.last) >= d.cfg.Repeat.D()):
+		if !f.on && st.since.IsZero() {
+			st.since = now
+		}
+		f.on, f.last = true, now
+		return true
+	case !on && f.on:
+		f.on = false
+	}
+	return false
+}
+
+// hold keeps a firing detector on until its rise falls under half the
+// threshold (hysteresis), so a borderline rate does not flap.
+func hold(st *targetState, i int, r, b, threshold float64) bool {
+	return st.fire[i].on && r-b >= threshold/2
+}
+
+// share runs detector i, of a rate among the responses that can show it
+// (n of them in the window, baseN in the baseline): r is the window's
+// rate and baseRate the baseline's (read only when baseN is enough),
+// format describes them in percent.
+func (d *Detectors) share(out []Signal, st *targetState, now time.Time, target string, i int, rule *Rule,
+	n, baseN, r, baseRate float64, format string) []Signal {
+	if rule.Disabled || n < float64(d.cfg.MinSamples) {
+		return out
+	}
+	b := 0.0
+	if baseN >= float64(d.cfg.MinSamples) {
+		b = baseRate
+	}
+	th := rule.Threshold.F()
+	on := d.rising(r, b, n, th) || hold(st, i, r, b, th)
+	if d.decide(st, now, i, on) {
+		out = append(out, signal(now, target, i, r, b, n, fmt.Sprintf(format, 100*r, 100*b)))
+	}
+	return out
+}
+
+func signal(now time.Time, target string, i int, value, baseline, samples float64, detail string) Signal {
+	return Signal{Time: now, Target: target, Detector: DetectorNames[i],
+		Value: value, Baseline: baseline, Samples: int(samples), Detail: detail}
+}
+
+func (d *Detectors) evaluate(st *targetState, now time.Time, o *Observation) []Signal {
 	cfg := &d.cfg
 	minN := float64(cfg.MinSamples)
 	w, base := &st.win, &st.base
 	var out []Signal
-	// decide updates detector i's state and reports whether it signals now.
-	decide := func(i int, on bool) bool {
-		f := &st.fire[i]
-		switch {
-		case on && (!f.on || now.Sub(f.last) >= cfg.Repeat.D()):
-			if !f.on && st.since.IsZero() {
-				st.since = now
-			}
-			f.on, f.last = true, now
-			return true
-		case !on && f.on:
-			f.on = false
-		}
-		return false
-	}
-	signal := func(i int, value, baseline, samples float64, detail string) {
-		out = append(out, Signal{Time: now, Target: o.Target, Detector: DetectorNames[i],
-			Value: value, Baseline: baseline, Samples: int(samples), Detail: detail})
-	}
-	// hold keeps a firing detector on until its rise falls under half the
-	// threshold (hysteresis), so a borderline rate does not flap.
-	hold := func(i int, r, b, threshold float64) bool {
-		return st.fire[i].on && r-b >= threshold/2
-	}
 
 	// finish_reason=length share, traffic mix unchanged.
 	if !cfg.FinishLength.Disabled && w.n >= minN && base.n >= minN {
 		r, b := w.length/w.n, base.length/base.n
 		th := cfg.FinishLength.Threshold.F()
-		on := (d.rising(r, b, w.n, th) || hold(0, r, b, th)) && !d.mixChanged(w, base)
-		if decide(0, on) {
-			signal(0, r, b, w.n, fmt.Sprintf("finish_reason=length in %.0f%% of responses (baseline %.0f%%)", 100*r, 100*b))
+		on := (d.rising(r, b, w.n, th) || hold(st, 0, r, b, th)) && !d.mixChanged(w, base)
+		if d.decide(st, now, 0, on) {
+			out = append(out, signal(now, o.Target, 0, r, b, w.n,
+				fmt.Sprintf("finish_reason=length in %.0f%% of responses (baseline %.0f%%)", 100*r, 100*b)))
 		}
 	}
 
@@ -467,64 +488,49 @@ func (d *Detectors) evaluate(st *targetState, now time.Time, o Observation) []Si
 	// up at one count, and only the target's own history tells them apart.
 	if !cfg.TokenWall.Disabled && w.tokN >= minN && base.tokN >= minN {
 		v := int32(0)
-		if walled(&o) {
+		if walled(o) {
 			v = int32(min(o.OutputTokens, math.MaxInt32))
 		}
 		if f := &st.fire[1]; f.on {
 			v = f.value
 		}
 		if v > 0 {
-			r := float64(st.hist[v]) / w.tokN
-			b := st.baseHist[v] / base.tokN
+			r := float64(st.hist.get(v)) / w.tokN
+			b := st.baseHist.get(v) / base.tokN
 			th := cfg.TokenWall.Threshold.F()
-			on := d.rising(r, b, w.tokN, th) || hold(1, r, b, th)
+			on := d.rising(r, b, w.tokN, th) || hold(st, 1, r, b, th)
 			if on && !st.fire[1].on {
 				st.fire[1].value = v
 			}
-			if decide(1, on) {
+			if d.decide(st, now, 1, on) {
 				detail := fmt.Sprintf("%.0f%% of responses end at exactly %d output tokens (baseline %.0f%%)", 100*r, v, 100*b)
 				if bits.OnesCount32(uint32(v)) == 1 {
 					detail += ", a power of two"
 				}
-				signal(1, r, b, w.tokN, detail)
+				out = append(out, signal(now, o.Target, 1, r, b, w.tokN, detail))
 			}
 		}
 	}
 
-	// share runs a detector of a rate among the responses that can show it
-	// (n of them in the window, baseN in the baseline): rate gives the
-	// rate of a counts, format describes value and baseline in percent.
-	share := func(i int, rule Rule, n, baseN float64, rate func(c *counts) float64, format string) {
-		if rule.Disabled || n < minN {
-			return
-		}
-		r := rate(w)
-		b := 0.0
-		if baseN >= minN {
-			b = rate(base)
-		}
-		th := rule.Threshold.F()
-		on := d.rising(r, b, n, th) || hold(i, r, b, th)
-		if decide(i, on) {
-			signal(i, r, b, n, fmt.Sprintf(format, 100*r, 100*b))
-		}
-	}
 	// JSON parse failures on structured routes.
-	share(2, cfg.JSONInvalid, w.structured, base.structured, func(c *counts) float64 { return 1 - c.jsonValid/c.structured },
+	out = d.share(out, st, now, o.Target, 2, &cfg.JSONInvalid, w.structured, base.structured,
+		1-w.jsonValid/w.structured, 1-base.jsonValid/base.structured,
 		"%.0f%% of structured responses are not valid JSON (baseline %.0f%%)")
 	// Refusal-phrase rate.
-	share(3, cfg.Refusal, w.n, base.n, func(c *counts) float64 { return c.refusal / c.n },
+	out = d.share(out, st, now, o.Target, 3, &cfg.Refusal, w.n, base.n, w.refusal/w.n, base.refusal/base.n,
 		"%.0f%% of responses are refusals (baseline %.0f%%)")
 	// Empty tool-call arguments.
-	share(4, cfg.EmptyToolArgs, w.tool, base.tool, func(c *counts) float64 { return c.emptyTool / c.tool },
+	out = d.share(out, st, now, o.Target, 4, &cfg.EmptyToolArgs, w.tool, base.tool, w.emptyTool/w.tool, base.emptyTool/base.tool,
 		"%.0f%% of tool-calling responses have empty or invalid arguments (baseline %.0f%%)")
 
-	any := false
-	for i := range st.fire { // by index: ranging over the array would copy it
-		any = any || st.fire[i].on
-	}
-	if !any {
-		st.since = time.Time{}
+	if !st.since.IsZero() { // else nothing fires and nothing changes
+		any := false
+		for i := range st.fire { // by index: ranging over the array would copy it
+			any = any || st.fire[i].on
+		}
+		if !any {
+			st.since = time.Time{}
+		}
 	}
 	return out
 }
