@@ -192,17 +192,9 @@ func (a *Attempt) decision(d *Decision) {
 	switch s.kind {
 	case Send:
 		now, to := a.curStart, &s.target.Timeouts
-		total := now.Add(to.Total.D())
-		if !a.end.IsZero() && a.end.Before(total) {
-			total = a.end
-		}
 		d.Target, d.Tier, d.Prefill = s.target, s.target.Tier, s.prefill
 		d.Try = a.attempts // counts the sends: this one is the last
-		d.Deadlines = Deadlines{
-			Connect:    minTime(now.Add(to.Connect.D()), total),
-			FirstToken: minTime(now.Add(to.FirstToken.D()), total),
-			Total:      total,
-		}
+		d.Deadlines = deadlines(now, to, a.end)
 		d.Timeouts = *to
 	case Wait:
 		d.Target, d.Tier, d.Until = s.target, s.target.Tier, s.until
@@ -391,7 +383,7 @@ func (a *Attempt) choose(now time.Time) (best, bestKey int, soonest time.Time) {
 		}
 		ts := r.states[i]
 		ok, share := true, 1.0 // a calm target: closed and healthy
-		if !ts.calm.Load() {
+		if !ts.isCalm() {
 			ts.mu.Lock()
 			ts.advance(now, &p)
 			ok = ts.usable(now)
@@ -461,17 +453,21 @@ func (a *Attempt) draw() float64 {
 // Send the current decision, or reports false when the breaker refuses.
 func (a *Attempt) send(now time.Time, i int) bool {
 	ts := a.r.states[i]
-	var p pending
-	ts.mu.Lock()
-	ts.advance(now, &p)
-	if !ts.usable(now) {
+	gen, calm := ts.admitCalm()
+	trial := false
+	if !calm {
+		var p pending
+		ts.mu.Lock()
+		ts.advance(now, &p)
+		if !ts.usable(now) {
+			ts.mu.Unlock()
+			p.flush(a.e.sink)
+			return false
+		}
+		gen, trial = ts.admit()
 		ts.mu.Unlock()
 		p.flush(a.e.sink)
-		return false
 	}
-	gen, trial := ts.admit()
-	ts.mu.Unlock()
-	p.flush(a.e.sink)
 
 	if i != a.cur {
 		a.cur, a.curTries = i, 0
@@ -486,6 +482,30 @@ func (a *Attempt) send(now time.Time, i int) bool {
 	a.e.sink.Emit(events.Event{Time: now, Kind: events.AttemptStart, RequestID: a.req.ID, Route: a.req.Route,
 		Target: ts.key, Tier: t.Tier, Attempt: a.attempts, Stream: a.req.Stream})
 	return true
+}
+
+// deadlines are the deadlines of a send at now with timeouts to, within
+// the request deadline end (zero: none).
+func deadlines(now time.Time, to *Timeouts, end time.Time) (d Deadlines) {
+	if end.IsZero() {
+		// Each deadline is now plus the shorter of its timeout and the
+		// total: the instants minTime of the sums gives (adding is
+		// monotonic), with fewer additions.
+		tt := to.Total.D()
+		d.Connect = now.Add(min(to.Connect.D(), tt))
+		d.FirstToken = now.Add(min(to.FirstToken.D(), tt))
+		d.Total = now.Add(tt)
+		return d
+	}
+	total := now.Add(to.Total.D())
+	if end.Before(total) {
+		total = end
+	}
+	return Deadlines{
+		Connect:    minTime(now.Add(to.Connect.D()), total),
+		FirstToken: minTime(now.Add(to.FirstToken.D()), total),
+		Total:      total,
+	}
 }
 
 func minTime(x, y time.Time) time.Time {
@@ -514,7 +534,7 @@ func (a *Attempt) Observe(now time.Time, o Outcome) {
 	i := a.cur
 	t := &a.r.targets[i]
 	ts := a.r.states[i]
-	dur := now.Sub(a.curStart)
+	dur := sub(now, a.curStart)
 	tokens := o.OutputTokens
 	if tokens == 0 {
 		tokens = o.Usage.OutputTokens
@@ -560,15 +580,20 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 		retry = false
 	}
 	if retry && int(a.curTries) < t.Retry.Attempts && a.attempts < a.e.set.MaxAttempts && o.RetryAfter <= t.Retry.RetryAfterCap.D() {
+		// One critical section of the route draws the backoff and takes
+		// the retry from the budget.
+		r := a.r
+		r.mu.Lock()
 		wait := o.RetryAfter
 		if wait == 0 {
-			a.r.mu.Lock()
-			wait = Backoff(int(a.curTries)-1, t.Retry.Base.D(), t.Retry.Cap.D(), a.r.rnd.Float64())
-			a.r.mu.Unlock()
+			wait = Backoff(int(a.curTries)-1, t.Retry.Base.D(), t.Retry.Cap.D(), r.rnd.Float64())
 		}
 		until := now.Add(wait)
-		if a.end.IsZero() || until.Before(a.end) {
-			if a.withdraw(now) {
+		inTime := a.end.IsZero() || until.Before(a.end)
+		withdrawn := inTime && a.withdrawLocked(now)
+		r.mu.Unlock()
+		if inTime {
+			if withdrawn {
 				a.phase = phaseWaiting
 				a.d.set(Wait, t, nil)
 				a.d.until = until
@@ -617,11 +642,10 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 	a.phase = phasePick
 }
 
-// withdraw takes one retry from the route's budget.
-func (a *Attempt) withdraw(now time.Time) bool {
+// withdrawLocked takes one retry from the route's budget. Caller holds
+// a.r.mu.
+func (a *Attempt) withdrawLocked(now time.Time) bool {
 	r := a.r
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	req, ret := r.budget.sums(now)
 	if int(ret)+1 > a.e.allowed(req) {
 		return false
@@ -706,7 +730,7 @@ func (a *Attempt) fail(now time.Time, err *llm.Error) {
 	class := string(a.last)
 	a.e.sink.Emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
 		Outcome: events.OutcomeFailed, Status: err.Status, Class: class, Attempt: a.attempts,
-		Duration: now.Sub(a.start), Stream: a.req.Stream})
+		Duration: sub(now, a.start), Stream: a.req.Stream})
 }
 
 func (a *Attempt) done(now time.Time, t *Target, tier string) {
@@ -723,5 +747,5 @@ func (a *Attempt) done(now time.Time, t *Target, tier string) {
 	}
 	a.e.sink.Emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
 		Target: key, Tier: tier, Outcome: outcome, Class: string(OK), Attempt: a.attempts,
-		Duration: now.Sub(a.start), Stream: a.req.Stream})
+		Duration: sub(now, a.start), Stream: a.req.Stream})
 }

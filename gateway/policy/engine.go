@@ -162,7 +162,7 @@ func (e *Engine) Targets(route string) []Target {
 func (e *Engine) Tick(now time.Time) {
 	var p pending
 	for _, t := range e.order {
-		if t.calm.Load() {
+		if t.isCalm() {
 			continue // nothing timed
 		}
 		t.mu.Lock()
@@ -177,7 +177,7 @@ func (e *Engine) Tick(now time.Time) {
 func (e *Engine) NextTick() time.Time {
 	var next time.Time
 	for _, t := range e.order {
-		if t.calm.Load() {
+		if t.isCalm() {
 			continue // nothing timed
 		}
 		t.mu.Lock()

@@ -1,0 +1,111 @@
+package policy
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/brownout-dev/brownout/yamlfile"
+)
+
+// checkCalm compares a target's lock-free admission with the locked path
+// at now: when admitCalm admits, advancing, usable and admit under the lock
+// change nothing, emit nothing and give the same generation, no trial; when
+// it does not, the target is not closed and healthy.
+func checkCalm(t *rapid.T, ts *targetState, now time.Time) {
+	gen, calm := ts.admitCalm()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if !calm {
+		if ts.state == Closed && ts.health == Healthy {
+			t.Fatalf("%s: closed and healthy but not calm", ts.key)
+		}
+		return
+	}
+	before := ts.state
+	var p pending
+	ts.advance(now, &p)
+	if len(p.evs) != 0 || ts.state != before || ts.health != Healthy {
+		t.Fatalf("%s: calm, but advancing at %v moved it: %+v", ts.key, now, p.evs)
+	}
+	if !ts.usable(now) {
+		t.Fatalf("%s: calm but not usable", ts.key)
+	}
+	g, trial := ts.admit()
+	if g != gen || trial {
+		t.Fatalf("%s: calm admission in generation %d, locked %d (trial %v)", ts.key, gen, g, trial)
+	}
+}
+
+// The lock-free admission of a calm target is the locked one, whatever
+// outcomes, signals and probes brought the targets where they are.
+func TestPropertyCalmAdmission(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg := genConfig(t)
+		e, err := New(cfg, Options{Rand: rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := e.keys
+		now := t0
+		checkAll := func() {
+			for _, ts := range e.order {
+				checkCalm(t, ts, now)
+			}
+		}
+		for range rapid.IntRange(1, 30).Draw(t, "requests") {
+			switch rapid.IntRange(0, 5).Draw(t, "side") {
+			case 0:
+				_ = e.Signal(now, rapid.SampledFrom(keys).Draw(t, "signal"), "test", rapid.SampledFrom([]Action{Demote, Trip}).Draw(t, "action"))
+			case 1:
+				_ = e.ProbeResult(now, rapid.SampledFrom(keys).Draw(t, "probe"), rapid.Bool().Draw(t, "probe_ok"))
+			case 2:
+				e.Tick(now)
+			}
+			a := e.Begin(now, Request{Route: "chat", Stream: rapid.Bool().Draw(t, "stream")})
+			for step := 0; step < 100; step++ {
+				checkAll()
+				d := a.Next(now)
+				switch d.Kind {
+				case Send:
+					now = now.Add(time.Duration(rapid.IntRange(1, 3000).Draw(t, "latency_ms")) * time.Millisecond)
+					a.Observe(now, genOutcome(t))
+					continue
+				case ServeCached:
+					a.Observe(now, Outcome{Class: rapid.SampledFrom([]Class{OK, CacheMiss}).Draw(t, "cache")})
+					continue
+				case Wait:
+					now = d.Until
+					continue
+				}
+				break
+			}
+			now = now.Add(time.Duration(rapid.IntRange(0, 8000).Draw(t, "gap_ms")) * time.Millisecond)
+		}
+	})
+}
+
+// Without a request deadline, deadlines adds the shorter timeout once;
+// the instants are those of the plain sums and minimums, for any
+// timeouts (zero, negative, huge) and times with or without a monotonic
+// reading.
+func TestPropertyDeadlines(t *testing.T) {
+	mono := time.Now()
+	rapid.Check(t, func(t *rapid.T) {
+		now := time.Unix(rapid.Int64Range(-1<<40, 1<<40).Draw(t, "sec"), rapid.Int64Range(0, 999_999_999).Draw(t, "nsec"))
+		if rapid.Bool().Draw(t, "monotonic") {
+			now = mono.Add(time.Duration(rapid.Int64Range(-1<<50, 1<<50).Draw(t, "offset")))
+		}
+		d := rapid.OneOf(rapid.Int64Range(-10, 10), rapid.Int64Range(0, int64(time.Hour)), rapid.Int64())
+		to := Timeouts{Connect: yamlfile.Duration(d.Draw(t, "connect")), FirstToken: yamlfile.Duration(d.Draw(t, "first_token")),
+			Total: yamlfile.Duration(d.Draw(t, "total"))}
+		got := deadlines(now, &to, time.Time{})
+		total := now.Add(to.Total.D())
+		want := Deadlines{Connect: minTime(now.Add(to.Connect.D()), total), FirstToken: minTime(now.Add(to.FirstToken.D()), total), Total: total}
+		if got != want {
+			t.Fatalf("deadlines(%v, %+v) = %+v, want %+v", now, to, got, want)
+		}
+	})
+}
