@@ -269,11 +269,20 @@ type Detectors struct {
 	evidence float64
 	mu       sync.Mutex
 	ts       map[string]*targetState
-	// last is ts[lastKey], the target observed last: responses of one
-	// target come in runs, and a comparison is cheaper than a hash.
-	last    *targetState
-	lastKey string
+	// list holds the first targets observed (up to maxListed), searched by
+	// comparison before ts is hashed: a gateway has a few targets, and
+	// last, the index of the one observed last, usually finds it at once.
+	list []listed
+	last int
 }
+
+type listed struct {
+	key string
+	st  *targetState
+}
+
+// maxListed bounds Detectors.list.
+const maxListed = 16
 
 // NewDetectors returns detectors with cfg (defaults filled in).
 func NewDetectors(cfg DetectorConfig) *Detectors {
@@ -299,19 +308,7 @@ func (d *Detectors) Config() DetectorConfig { return d.cfg }
 // keeps firing. Most calls return nil.
 func (d *Detectors) Observe(now time.Time, o Observation) []Signal {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	st := d.last
-	if st == nil || d.lastKey != o.Target {
-		st = d.ts[o.Target]
-		if st == nil {
-			st = &targetState{cur: -1}
-			for i := range st.buckets {
-				st.buckets[i].idx = -1
-			}
-			d.ts[o.Target] = st
-		}
-		d.last, d.lastKey = st, o.Target
-	}
+	st := d.target(o.Target)
 	d.advance(st, now)
 	b := &st.buckets[mod(st.cur)]
 	b.c.add(&o)
@@ -321,7 +318,36 @@ func (d *Detectors) Observe(now time.Time, o Observation) []Signal {
 		b.tokens = append(b.tokens, v)
 		st.hist.inc(v)
 	}
-	return d.evaluate(st, now, &o)
+	sig := d.evaluate(st, now, &o)
+	d.mu.Unlock()
+	return sig
+}
+
+// target returns the state of a target, created on first use. Caller
+// holds mu.
+func (d *Detectors) target(key string) *targetState {
+	if d.last < len(d.list) && d.list[d.last].key == key {
+		return d.list[d.last].st
+	}
+	for i := range d.list {
+		if d.list[i].key == key {
+			d.last = i
+			return d.list[i].st
+		}
+	}
+	st := d.ts[key]
+	if st == nil {
+		st = &targetState{cur: -1}
+		for i := range st.buckets {
+			st.buckets[i].idx = -1
+		}
+		d.ts[key] = st
+		if len(d.list) < maxListed {
+			d.list = append(d.list, listed{key, st})
+			d.last = len(d.list) - 1
+		}
+	}
+	return st
 }
 
 // Firing returns the names of the detectors currently firing for target.
@@ -455,7 +481,7 @@ func (d *Detectors) share(out []Signal, st *targetState, now time.Time, target s
 	}
 	th := rule.Threshold.F()
 	on := d.rising(r, b, n, th) || hold(st, i, r, b, th)
-	if d.decide(st, now, i, on) {
+	if (on || st.fire[i].on) && d.decide(st, now, i, on) { // else decide changes nothing
 		out = append(out, signal(now, target, i, r, b, n, fmt.Sprintf(format, 100*r, 100*b)))
 	}
 	return out
@@ -477,7 +503,7 @@ func (d *Detectors) evaluate(st *targetState, now time.Time, o *Observation) []S
 		r, b := w.length/w.n, base.length/base.n
 		th := cfg.FinishLength.Threshold.F()
 		on := (d.rising(r, b, w.n, th) || hold(st, 0, r, b, th)) && !d.mixChanged(w, base)
-		if d.decide(st, now, 0, on) {
+		if (on || st.fire[0].on) && d.decide(st, now, 0, on) {
 			out = append(out, signal(now, o.Target, 0, r, b, w.n,
 				fmt.Sprintf("finish_reason=length in %.0f%% of responses (baseline %.0f%%)", 100*r, 100*b)))
 		}
@@ -502,7 +528,7 @@ func (d *Detectors) evaluate(st *targetState, now time.Time, o *Observation) []S
 			if on && !st.fire[1].on {
 				st.fire[1].value = v
 			}
-			if d.decide(st, now, 1, on) {
+			if (on || st.fire[1].on) && d.decide(st, now, 1, on) {
 				detail := fmt.Sprintf("%.0f%% of responses end at exactly %d output tokens (baseline %.0f%%)", 100*r, v, 100*b)
 				if bits.OnesCount32(uint32(v)) == 1 {
 					detail += ", a power of two"

@@ -375,3 +375,45 @@ func TestDetectorConfigYAML(t *testing.T) {
 	_, err = yamlfile.Decode("gateway.yaml", []byte("detectors:\n  windw: 2m\n"), &cfg)
 	require.EqualError(t, err, "gateway.yaml:2:3: windw: unknown field")
 }
+
+// Targets past the first maxListed (found by hash, not in the list) are
+// kept apart like the listed ones: a fault on one of each fires for it
+// alone, with the same signals as a detector that saw only that target.
+func TestDetectorsManyTargets(t *testing.T) {
+	const n = maxListed + 4
+	for _, faulty := range []int{2, maxListed + 1} {
+		t.Run(fmt.Sprint("faulty", faulty), func(t *testing.T) {
+			d, alone := NewDetectors(DetectorConfig{}), NewDetectors(DetectorConfig{})
+			trs := make([]*traffic, n)
+			for i := range trs {
+				trs[i] = newTraffic(uint64(100 + i))
+			}
+			var got, want []Signal
+			start := t0
+			for phase := range 2 { // baseline, then the fault
+				if phase == 1 {
+					trs[faulty].refusalShare = 0.4
+				}
+				end := start.Add(15 * time.Minute)
+				for now := start; now.Before(end); now = now.Add(500 * time.Millisecond) {
+					for i, tr := range trs {
+						resp, structured, _ := tr.response()
+						o := Observe(resp, structured, nil)
+						o.Target = fmt.Sprintf("p%d:m", i)
+						sig := d.Observe(now, o)
+						if i == faulty {
+							got = append(got, sig...)
+							want = append(want, alone.Observe(now, o)...)
+						} else {
+							require.Empty(t, sig, "target %d", i)
+						}
+					}
+				}
+				start = end
+			}
+			require.NotEmpty(t, want)
+			require.Equal(t, want, got)
+			require.Contains(t, d.Firing(fmt.Sprintf("p%d:m", faulty)), DetectRefusal)
+		})
+	}
+}
