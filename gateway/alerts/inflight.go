@@ -2,6 +2,7 @@ package alerts
 
 import (
 	"hash/maphash"
+	"math/bits"
 	"time"
 )
 
@@ -19,10 +20,11 @@ type reqState struct {
 // seen last, since a request's events come in runs (request.start then
 // attempt.start, attempt.end then request.end) and those need no hash.
 type inflight struct {
-	seed  maphash.Seed
-	slots []reqSlot // len a power of two, or 0
-	n     int       // slots in use
-	last  int       // slot of the request seen last; checked before use
+	seed   maphash.Seed
+	k0, k1 uint64    // random keys of the short-id hash, drawn from seed
+	slots  []reqSlot // len a power of two, or 0
+	n      int       // slots in use
+	last   int       // slot of the request seen last; checked before use
 }
 
 type reqSlot struct {
@@ -31,9 +33,48 @@ type reqSlot struct {
 	rs   reqState
 }
 
-func newInflight() inflight { return inflight{seed: maphash.MakeSeed()} }
+func newInflight() inflight {
+	t := inflight{seed: maphash.MakeSeed()}
+	t.k0, t.k1 = maphash.String(t.seed, "k0"), maphash.String(t.seed, "k1")
+	return t
+}
 
-func (t *inflight) hash(id string) uint64 { return maphash.String(t.seed, id) | 1 }
+// hash is a keyed hash of id with the low bit set. Ids of up to 16 bytes
+// (the gateway's and the simulator's) are read as two overlapping words
+// and mixed with the keys by one wide multiplication, a few instructions
+// where maphash.String costs a call and its setup; longer ids, which a
+// client may choose to collide on some bytes, get maphash.String.
+func (t *inflight) hash(id string) uint64 {
+	n := len(id)
+	var a, b uint64
+	switch {
+	case n > 16:
+		return maphash.String(t.seed, id) | 1
+	case n >= 8:
+		a, b = le64(id), le64(id[n-8:])
+	case n >= 4:
+		a = le32(id) | le32(id[n-4:])<<32
+	default:
+		for i := range n {
+			a |= uint64(id[i]) << (8 * i)
+		}
+	}
+	hi, lo := bits.Mul64(a^t.k0, b^t.k1^uint64(n))
+	return (hi ^ lo) | 1
+}
+
+// le32 reads the first 4 bytes of s, little-endian.
+func le32(s string) uint64 {
+	_ = s[3]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24
+}
+
+// le64 reads the first 8 bytes of s, little-endian.
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
 
 // find returns the slot of id, or -1.
 func (t *inflight) find(id string) int {

@@ -19,7 +19,7 @@ func TestInflightMatchesMap(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		tab := newInflight()
 		ref := map[string]reqState{}
-		ids := rapid.SliceOfNDistinct(rapid.StringMatching(`r[0-9]{1,3}`), 1, 60, rapid.ID[string]).Draw(rt, "ids")
+		ids := rapid.SliceOfNDistinct(rapid.StringMatching(`r[0-9]{0,3}|req-[0-9]{1,12}|[a-z0-9-]{0,24}`), 1, 60, rapid.ID[string]).Draw(rt, "ids")
 		n := rapid.IntRange(1, 400).Draw(rt, "n")
 		for step := range n {
 			id := rapid.SampledFrom(ids).Draw(rt, "id")
@@ -196,4 +196,22 @@ func TestEvaluatorSkipsRequestsNoRuleReads(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The id hash reads every byte of an id of any length: changing one byte
+// changes the hash (a collision has a chance of 2^-63 per pair).
+func TestInflightHashReadsEveryByte(t *testing.T) {
+	tab := newInflight()
+	for n := range 40 {
+		id := []byte("req-0123456789abcdefghijklmnopqrstuvwxyz"[:n])
+		h := tab.hash(string(id))
+		for i := range id {
+			orig := id[i]
+			id[i] ^= 0x20
+			if tab.hash(string(id)) == h {
+				t.Errorf("length %d: changing byte %d leaves the hash of %q", n, i, id)
+			}
+			id[i] = orig
+		}
+	}
 }
