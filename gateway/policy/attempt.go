@@ -133,6 +133,7 @@ type Attempt struct {
 	d step // the current decision
 
 	excluded uint64 // targets that may not be sent to any more
+	unfit    uint64 // targets the request's needs rule out (see eligible)
 	cur      int    // current target, -1 none
 	curGen   uint64
 	curStart time.Time
@@ -258,6 +259,7 @@ func (e *Engine) BeginInto(a *Attempt, now time.Time, req Request) {
 	if a.r.cfg.Structured {
 		a.req.Structured = true
 	}
+	a.unfit = a.r.unfit(&a.req)
 	a.r.mu.Lock()
 	a.r.budget.add(now, 1, 0)
 	a.r.mu.Unlock()
@@ -348,8 +350,45 @@ func ceilSecond(d time.Duration) time.Duration {
 	return (d + time.Second - 1) / time.Second * time.Second
 }
 
+// unfit returns the targets a request's needs rule out: capabilities it
+// needs, a context window too small for its prompt.
+func (r *route) unfit(req *Request) (m uint64) {
+	if req.Stream {
+		m |= r.noStream
+	}
+	if req.Tools {
+		m |= r.noTools
+	}
+	if req.Structured {
+		m |= r.noStructured
+	}
+	if req.PromptTokens > 0 {
+		for i := range r.targets {
+			if w := r.targets[i].ContextWindow; w > 0 && req.PromptTokens > w {
+				m |= 1 << uint(i)
+			}
+		}
+	}
+	return m
+}
+
+// ineligible returns the targets eligible rules out, as a mask: excluded,
+// unfit, without prefill after a partial answer, no fallback candidate
+// after a failure on a route with strict fall-backs.
+func (a *Attempt) ineligible() uint64 {
+	m := a.excluded | a.unfit
+	if a.partial {
+		m |= a.r.noPrefill
+	}
+	if a.failed && a.r.cfg.StrictFallbacks {
+		m |= a.r.noFallback
+	}
+	return m
+}
+
 // eligible applies the static filters: capabilities, context window,
-// prefill after a partial answer, strict fall-backs.
+// prefill after a partial answer, strict fall-backs. choose reads them
+// all at once from ineligible; a test holds the two to each other.
 func (a *Attempt) eligible(i int) bool {
 	if a.excludedAt(i) {
 		return false
@@ -377,8 +416,10 @@ func (a *Attempt) choose(now time.Time) (best, bestKey int, soonest time.Time) {
 	bestKey = 1 << 30
 	bestPrio := 1 << 30
 	var p pending
+	skip := a.ineligible()
+	hint := r.cfg.AllowHints && a.req.Hint != ""
 	for i := range r.targets {
-		if !a.eligible(i) {
+		if skip&(1<<uint(i)) != 0 {
 			continue
 		}
 		ts := r.states[i]
@@ -403,7 +444,7 @@ func (a *Attempt) choose(now time.Time) (best, bestKey int, soonest time.Time) {
 			key += 2 * MaxTargets // end of the line
 		}
 		prio := t.Priority
-		if r.cfg.AllowHints && a.req.Hint != "" && (a.req.Hint == ts.key || a.req.Hint == t.Model) {
+		if hint && (a.req.Hint == ts.key || a.req.Hint == t.Model) {
 			key, prio = -1, -1
 		}
 		switch {

@@ -65,9 +65,36 @@ type route struct {
 	cached  int // index of the cached tier in tiers, -1 if none
 	last    int // highest tier index that has targets
 
+	// Static eligibility by target bit: targets without streaming, tools,
+	// structured output, prefill; targets that are no fallback candidate.
+	noStream, noTools, noStructured, noPrefill, noFallback uint64
+
 	mu     sync.Mutex
 	rnd    *rand.Rand
 	budget window // a: requests, b: retries
+}
+
+// masks sets the route's eligibility masks from its targets.
+func (r *route) masks() {
+	for i := range r.targets {
+		t, bit := &r.targets[i], uint64(1)<<uint(i)
+		c := &t.Capabilities
+		if !c.Streaming {
+			r.noStream |= bit
+		}
+		if !c.Tools {
+			r.noTools |= bit
+		}
+		if !c.StructuredOutput {
+			r.noStructured |= bit
+		}
+		if !c.Prefill {
+			r.noPrefill |= bit
+		}
+		if !t.FallbackCandidate {
+			r.noFallback |= bit
+		}
+	}
 }
 
 // New validates cfg and builds an engine.
@@ -114,6 +141,7 @@ func New(cfg Config, opts Options) (*Engine, error) {
 			r.tierIdx = append(r.tierIdx, idx)
 			r.last = max(r.last, idx)
 		}
+		r.masks()
 		e.routes[rc.Name] = r
 		e.rlist = append(e.rlist, r)
 	}

@@ -109,3 +109,53 @@ func TestPropertyDeadlines(t *testing.T) {
 		}
 	})
 }
+
+// choose reads eligibility as one mask (ineligible); it is target by target
+// what eligible says, for any capabilities, context windows, strict
+// fall-backs and request, at every step of a request.
+func TestPropertyIneligibleMatchesEligible(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg := genConfig(t)
+		rt := &cfg.Routes[0]
+		rt.StrictFallbacks = rapid.Bool().Draw(t, "strict")
+		rt.Structured = rapid.IntRange(0, 3).Draw(t, "route_structured") == 0
+		for i := range rt.Targets {
+			tg := &rt.Targets[i]
+			c := &tg.Capabilities
+			c.Streaming, c.Tools, c.StructuredOutput = rapid.Bool().Draw(t, "streaming"), rapid.Bool().Draw(t, "tools"), rapid.Bool().Draw(t, "structured")
+			tg.FallbackCandidate = rapid.Bool().Draw(t, "fallback_candidate")
+			tg.ContextWindow = rapid.SampledFrom([]int{0, 100, 1000, 8000}).Draw(t, "context_window")
+		}
+		e, err := New(cfg, Options{Rand: rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0))})
+		if err != nil {
+			t.Skip("invalid config:", err)
+		}
+		now := t0
+		for range rapid.IntRange(1, 10).Draw(t, "requests") {
+			a := e.Begin(now, Request{Route: "chat", Stream: rapid.Bool().Draw(t, "stream"), Tools: rapid.Bool().Draw(t, "req_tools"),
+				Structured: rapid.Bool().Draw(t, "req_structured"), PromptTokens: rapid.SampledFrom([]int{0, 50, 100, 500, 1000, 5000, 50000}).Draw(t, "prompt")})
+			for step := 0; step < 50; step++ {
+				m := a.ineligible()
+				for i := range a.r.targets {
+					if got, want := m&(1<<uint(i)) == 0, a.eligible(i); got != want {
+						t.Fatalf("target %d: eligible by mask %v, by eligible %v (request %+v, target %+v)", i, got, want, a.req, a.r.targets[i])
+					}
+				}
+				d := a.Next(now)
+				switch d.Kind {
+				case Send:
+					now = now.Add(time.Duration(rapid.IntRange(1, 3000).Draw(t, "latency_ms")) * time.Millisecond)
+					a.Observe(now, genOutcome(t))
+					continue
+				case ServeCached:
+					a.Observe(now, Outcome{Class: rapid.SampledFrom([]Class{OK, CacheMiss}).Draw(t, "cache")})
+					continue
+				case Wait:
+					now = d.Until
+					continue
+				}
+				break
+			}
+		}
+	})
+}
