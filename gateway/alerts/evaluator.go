@@ -338,7 +338,12 @@ func (e *Evaluator) primaryOf(ri *routeInfo, rs *reqState) string {
 }
 
 // Observe feeds one event. Events of kinds no rule uses are ignored.
-func (e *Evaluator) Observe(ev events.Event) {
+func (e *Evaluator) Observe(ev events.Event) { e.ObserveEvent(&ev) }
+
+// ObserveEvent is Observe with the event passed by reference, which spares
+// the caller a copy of it per event. The evaluator keeps no reference to
+// ev.
+func (e *Evaluator) ObserveEvent(ev *events.Event) {
 	if e.started.IsZero() || ev.Time.Before(e.started) {
 		e.started = ev.Time
 	}
