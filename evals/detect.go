@@ -466,25 +466,28 @@ func hold(st *targetState, i int, r, b, threshold float64) bool {
 	return st.fire[i].on && r-b >= threshold/2
 }
 
-// share runs detector i, of a rate among the responses that can show it
-// (n of them in the window, baseN in the baseline): r is the window's
-// rate and baseRate the baseline's (read only when baseN is enough),
-// format describes them in percent.
-func (d *Detectors) share(out []Signal, st *targetState, now time.Time, target string, i int, rule *Rule,
-	n, baseN, r, baseRate float64, format string) []Signal {
-	if rule.Disabled || n < float64(d.cfg.MinSamples) {
-		return out
-	}
-	b := 0.0
-	if baseN >= float64(d.cfg.MinSamples) {
-		b = baseRate
-	}
-	th := rule.Threshold.F()
+// share runs detector i of a rate among the responses that can show it
+// (n of them in the window): r is the window's rate, b the baseline's,
+// th the threshold; format describes them in percent. evaluate calls it
+// only when the detector is not quiet.
+func (d *Detectors) share(out []Signal, st *targetState, now time.Time, target string, i int,
+	th, n, r, b float64, format string) []Signal {
 	on := d.rising(r, b, n, th) || hold(st, i, r, b, th)
 	if (on || st.fire[i].on) && d.decide(st, now, i, on) { // else decide changes nothing
 		out = append(out, signal(now, target, i, r, b, n, fmt.Sprintf(format, 100*r, 100*b)))
 	}
 	return out
+}
+
+// quietPath enables the quiet shortcut (tests compare with share run for
+// every detector).
+var quietPath = true
+
+// quiet reports whether detector i, off, stays off and signals nothing
+// for a rise r-b under half its threshold th (> 0): it neither rises
+// (r-b < th) nor is held (it is off), so share would change nothing.
+func quiet(st *targetState, i int, r, b, th float64) bool {
+	return r-b < th/2 && !st.fire[i].on
 }
 
 func signal(now time.Time, target string, i int, value, baseline, samples float64, detail string) Signal {
@@ -538,16 +541,38 @@ func (d *Detectors) evaluate(st *targetState, now time.Time, o *Observation) []S
 		}
 	}
 
-	// JSON parse failures on structured routes.
-	out = d.share(out, st, now, o.Target, 2, &cfg.JSONInvalid, w.structured, base.structured,
-		1-w.jsonValid/w.structured, 1-base.jsonValid/base.structured,
-		"%.0f%% of structured responses are not valid JSON (baseline %.0f%%)")
-	// Refusal-phrase rate.
-	out = d.share(out, st, now, o.Target, 3, &cfg.Refusal, w.n, base.n, w.refusal/w.n, base.refusal/base.n,
-		"%.0f%% of responses are refusals (baseline %.0f%%)")
-	// Empty tool-call arguments.
-	out = d.share(out, st, now, o.Target, 4, &cfg.EmptyToolArgs, w.tool, base.tool, w.emptyTool/w.tool, base.emptyTool/base.tool,
-		"%.0f%% of tool-calling responses have empty or invalid arguments (baseline %.0f%%)")
+	// The rates of the responses that can show them: JSON parse failures
+	// on structured routes, refusal phrases, empty tool-call arguments. A
+	// detector needs MinSamples such responses in the window; without as
+	// many in the baseline, its baseline rate is 0.
+	rates := [...]struct {
+		i           int
+		rule        *Rule
+		n, baseN    float64
+		r, baseRate float64
+		format      string
+	}{
+		{2, &cfg.JSONInvalid, w.structured, base.structured, 1 - w.jsonValid/w.structured, 1 - base.jsonValid/base.structured,
+			"%.0f%% of structured responses are not valid JSON (baseline %.0f%%)"},
+		{3, &cfg.Refusal, w.n, base.n, w.refusal / w.n, base.refusal / base.n,
+			"%.0f%% of responses are refusals (baseline %.0f%%)"},
+		{4, &cfg.EmptyToolArgs, w.tool, base.tool, w.emptyTool / w.tool, base.emptyTool / base.tool,
+			"%.0f%% of tool-calling responses have empty or invalid arguments (baseline %.0f%%)"},
+	}
+	for k := range rates {
+		x := &rates[k]
+		if x.rule.Disabled || x.n < minN {
+			continue
+		}
+		b := 0.0
+		if x.baseN >= minN {
+			b = x.baseRate
+		}
+		th := x.rule.Threshold.F()
+		if !quietPath || !quiet(st, x.i, x.r, b, th) {
+			out = d.share(out, st, now, o.Target, x.i, th, x.n, x.r, b, x.format)
+		}
+	}
 
 	if !st.since.IsZero() { // else nothing fires and nothing changes
 		any := false

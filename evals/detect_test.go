@@ -417,3 +417,37 @@ func TestDetectorsManyTargets(t *testing.T) {
 		})
 	}
 }
+
+// Skipping quiet detectors changes nothing: over traffic that degrades in
+// every way and recovers, the signals and firing detectors are those of
+// running every detector in full.
+func TestDetectorsQuietShortcut(t *testing.T) {
+	run := func() (sig []Signal, firing [][]string) {
+		d := NewDetectors(DetectorConfig{})
+		tr := newTraffic(7)
+		start := t0
+		for phase := range 4 {
+			switch phase {
+			case 1:
+				tr.invalidShare, tr.refusalShare, tr.emptyShare = 0.3, 0.3, 0.5
+			case 2:
+				tr.invalidShare, tr.refusalShare, tr.emptyShare = 0.08, 0.06, 0.05 // between half the threshold and it
+			case 3:
+				tr.invalidShare, tr.refusalShare, tr.emptyShare = 0, 0, 0
+			}
+			sig = append(sig, drive(d, tr, target, start, 20*time.Minute, 5)...)
+			firing = append(firing, d.Firing(target))
+			start = start.Add(20 * time.Minute)
+		}
+		return sig, firing
+	}
+	wantSig, wantFiring := func() ([]Signal, [][]string) {
+		quietPath = false
+		defer func() { quietPath = true }()
+		return run()
+	}()
+	gotSig, gotFiring := run()
+	require.NotEmpty(t, wantSig)
+	require.Equal(t, wantSig, gotSig)
+	require.Equal(t, wantFiring, gotFiring)
+}
