@@ -532,10 +532,19 @@ func deadlines(now time.Time, to *Timeouts, end time.Time) (d Deadlines) {
 		// Each deadline is now plus the shorter of its timeout and the
 		// total: the instants minTime of the sums gives (adding is
 		// monotonic), with fewer additions.
+		// Equal timeouts (connect and first token often are) share one
+		// addition.
 		tt := to.Total.D()
-		d.Connect = now.Add(min(to.Connect.D(), tt))
-		d.FirstToken = now.Add(min(to.FirstToken.D(), tt))
-		d.Total = now.Add(tt)
+		c, ft := min(to.Connect.D(), tt), min(to.FirstToken.D(), tt)
+		d.Connect = now.Add(c)
+		d.FirstToken = d.Connect
+		if ft != c {
+			d.FirstToken = now.Add(ft)
+		}
+		d.Total = d.FirstToken
+		if tt != ft {
+			d.Total = now.Add(tt)
+		}
 		return d
 	}
 	total := now.Add(to.Total.D())

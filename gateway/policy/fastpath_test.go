@@ -98,7 +98,8 @@ func TestPropertyDeadlines(t *testing.T) {
 		if rapid.Bool().Draw(t, "monotonic") {
 			now = mono.Add(time.Duration(rapid.Int64Range(-1<<50, 1<<50).Draw(t, "offset")))
 		}
-		d := rapid.OneOf(rapid.Int64Range(-10, 10), rapid.Int64Range(0, int64(time.Hour)), rapid.Int64())
+		d := rapid.OneOf(rapid.Int64Range(-10, 10), rapid.SampledFrom([]int64{0, int64(5 * time.Second), int64(time.Minute)}),
+			rapid.Int64Range(0, int64(time.Hour)), rapid.Int64())
 		to := Timeouts{Connect: yamlfile.Duration(d.Draw(t, "connect")), FirstToken: yamlfile.Duration(d.Draw(t, "first_token")),
 			Total: yamlfile.Duration(d.Draw(t, "total"))}
 		got := deadlines(now, &to, time.Time{})
