@@ -479,8 +479,8 @@ func (d *Detectors) share(out []Signal, st *targetState, now time.Time, target s
 	return out
 }
 
-// quietPath enables the quiet shortcut (tests compare with share run for
-// every detector).
+// quietPath enables the quiet shortcut (tests compare with every detector
+// decided in full).
 var quietPath = true
 
 // quiet reports whether detector i, off, stays off and signals nothing
@@ -505,10 +505,12 @@ func (d *Detectors) evaluate(st *targetState, now time.Time, o *Observation) []S
 	if !cfg.FinishLength.Disabled && w.n >= minN && base.n >= minN {
 		r, b := w.length/w.n, base.length/base.n
 		th := cfg.FinishLength.Threshold.F()
-		on := (d.rising(r, b, w.n, th) || hold(st, 0, r, b, th)) && !d.mixChanged(w, base)
-		if (on || st.fire[0].on) && d.decide(st, now, 0, on) {
-			out = append(out, signal(now, o.Target, 0, r, b, w.n,
-				fmt.Sprintf("finish_reason=length in %.0f%% of responses (baseline %.0f%%)", 100*r, 100*b)))
+		if !quietPath || !quiet(st, 0, r, b, th) {
+			on := (d.rising(r, b, w.n, th) || hold(st, 0, r, b, th)) && !d.mixChanged(w, base)
+			if (on || st.fire[0].on) && d.decide(st, now, 0, on) {
+				out = append(out, signal(now, o.Target, 0, r, b, w.n,
+					fmt.Sprintf("finish_reason=length in %.0f%% of responses (baseline %.0f%%)", 100*r, 100*b)))
+			}
 		}
 	}
 
@@ -527,16 +529,18 @@ func (d *Detectors) evaluate(st *targetState, now time.Time, o *Observation) []S
 			r := float64(st.hist.get(v)) / w.tokN
 			b := st.baseHist.get(v) / base.tokN
 			th := cfg.TokenWall.Threshold.F()
-			on := d.rising(r, b, w.tokN, th) || hold(st, 1, r, b, th)
-			if on && !st.fire[1].on {
-				st.fire[1].value = v
-			}
-			if (on || st.fire[1].on) && d.decide(st, now, 1, on) {
-				detail := fmt.Sprintf("%.0f%% of responses end at exactly %d output tokens (baseline %.0f%%)", 100*r, v, 100*b)
-				if bits.OnesCount32(uint32(v)) == 1 {
-					detail += ", a power of two"
+			if !quietPath || !quiet(st, 1, r, b, th) {
+				on := d.rising(r, b, w.tokN, th) || hold(st, 1, r, b, th)
+				if on && !st.fire[1].on {
+					st.fire[1].value = v
 				}
-				out = append(out, signal(now, o.Target, 1, r, b, w.tokN, detail))
+				if (on || st.fire[1].on) && d.decide(st, now, 1, on) {
+					detail := fmt.Sprintf("%.0f%% of responses end at exactly %d output tokens (baseline %.0f%%)", 100*r, v, 100*b)
+					if bits.OnesCount32(uint32(v)) == 1 {
+						detail += ", a power of two"
+					}
+					out = append(out, signal(now, o.Target, 1, r, b, w.tokN, detail))
+				}
 			}
 		}
 	}

@@ -426,14 +426,20 @@ func TestDetectorsQuietShortcut(t *testing.T) {
 		d := NewDetectors(DetectorConfig{})
 		tr := newTraffic(7)
 		start := t0
-		for phase := range 4 {
+		for phase := range 6 {
+			// Faults start and stop apart, so that each detector's state
+			// differs from the others'.
 			switch phase {
 			case 1:
-				tr.invalidShare, tr.refusalShare, tr.emptyShare = 0.3, 0.3, 0.5
+				tr.invalidShare, tr.wall, tr.wallFinish = 0.3, 256, llm.FinishStop
 			case 2:
-				tr.invalidShare, tr.refusalShare, tr.emptyShare = 0.08, 0.06, 0.05 // between half the threshold and it
+				tr.invalidShare, tr.wall = 0, 0
 			case 3:
-				tr.invalidShare, tr.refusalShare, tr.emptyShare = 0, 0, 0
+				tr.refusalShare, tr.emptyShare, tr.lengthShare = 0.3, 0.5, 0.3
+			case 4: // between half the threshold and it
+				tr.invalidShare, tr.refusalShare, tr.emptyShare, tr.lengthShare = 0.08, 0.06, 0.05, 0.1
+			case 5:
+				tr.invalidShare, tr.refusalShare, tr.emptyShare, tr.lengthShare = 0, 0, 0, 0
 			}
 			sig = append(sig, drive(d, tr, target, start, 20*time.Minute, 5)...)
 			firing = append(firing, d.Firing(target))
@@ -447,7 +453,11 @@ func TestDetectorsQuietShortcut(t *testing.T) {
 		return run()
 	}()
 	gotSig, gotFiring := run()
-	require.NotEmpty(t, wantSig)
+	detectors := map[string]bool{}
+	for _, s := range wantSig {
+		detectors[s.Detector] = true
+	}
+	require.Len(t, detectors, len(DetectorNames), "every detector signals: %v", detectors)
 	require.Equal(t, wantSig, gotSig)
 	require.Equal(t, wantFiring, gotFiring)
 }
