@@ -246,7 +246,12 @@ func (e *Engine) Begin(now time.Time, req Request) *Attempt {
 func (e *Engine) BeginInto(a *Attempt, now time.Time, req Request) {
 	*a = Attempt{}
 	a.e, a.req, a.start, a.cur = e, req, now, -1
-	e.sink.Emit(events.Event{Time: now, Kind: events.RequestStart, RequestID: req.ID, Route: req.Route, Stream: req.Stream})
+	// The events of every request are built field by field in a zeroed
+	// variable: a composite literal of the 328-byte Event is copied from a
+	// static template first, once more per event.
+	var ev events.Event
+	ev.Time, ev.Kind, ev.RequestID, ev.Route, ev.Stream = now, events.RequestStart, req.ID, req.Route, req.Stream
+	e.sink.Emit(ev)
 	a.r = e.route(req.Route)
 	if a.r == nil {
 		a.fail(now, &llm.Error{Status: 404, Type: llm.ErrNotFound, Code: "model_not_found",
@@ -520,8 +525,10 @@ func (a *Attempt) send(now time.Time, i int) bool {
 	a.phase = phaseSending
 	a.d.set(Send, t, nil)
 	a.d.prefill = a.partial
-	a.e.sink.Emit(events.Event{Time: now, Kind: events.AttemptStart, RequestID: a.req.ID, Route: a.req.Route,
-		Target: ts.key, Tier: t.Tier, Attempt: a.attempts, Stream: a.req.Stream})
+	var ev events.Event // see BeginInto
+	ev.Time, ev.Kind, ev.RequestID, ev.Route = now, events.AttemptStart, a.req.ID, a.req.Route
+	ev.Target, ev.Tier, ev.Attempt, ev.Stream = ts.key, t.Tier, a.attempts, a.req.Stream
+	a.e.sink.Emit(ev)
 	return true
 }
 
@@ -589,11 +596,13 @@ func (a *Attempt) Observe(now time.Time, o Outcome) {
 	if tokens == 0 {
 		tokens = o.Usage.OutputTokens
 	}
-	a.e.sink.Emit(events.Event{Time: now, Kind: events.AttemptEnd, RequestID: a.req.ID, Route: a.req.Route,
-		Target: ts.key, Tier: t.Tier, Attempt: a.attempts, Stream: a.req.Stream,
-		Status: o.Status, Class: string(o.Class), TTFT: o.TTFT, Duration: dur,
-		InputTokens: o.Usage.InputTokens, OutputTokens: tokens, CachedTokens: o.Usage.CachedInputTokens,
-		Cost: cost(t.Price, o.Usage, tokens)})
+	var ev events.Event // see BeginInto
+	ev.Time, ev.Kind, ev.RequestID, ev.Route = now, events.AttemptEnd, a.req.ID, a.req.Route
+	ev.Target, ev.Tier, ev.Attempt, ev.Stream = ts.key, t.Tier, a.attempts, a.req.Stream
+	ev.Status, ev.Class, ev.TTFT, ev.Duration = o.Status, string(o.Class), o.TTFT, dur
+	ev.InputTokens, ev.OutputTokens, ev.CachedTokens = o.Usage.InputTokens, tokens, o.Usage.CachedInputTokens
+	ev.Cost = cost(t.Price, o.Usage, tokens)
+	a.e.sink.Emit(ev)
 	var p pending
 	ts.mu.Lock()
 	ts.record(now, a.curGen, a.curTrial, o.Class, o.TTFT, dur, tokens, &p)
@@ -778,9 +787,11 @@ func (a *Attempt) fail(now time.Time, err *llm.Error) {
 	a.phase = phaseFinal
 	a.d.set(Fail, nil, err)
 	class := string(a.last)
-	a.e.sink.Emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
-		Outcome: events.OutcomeFailed, Status: err.Status, Class: class, Attempt: a.attempts,
-		Duration: sub(now, a.start), Stream: a.req.Stream})
+	var ev events.Event // see BeginInto
+	ev.Time, ev.Kind, ev.RequestID, ev.Route = now, events.RequestEnd, a.req.ID, a.req.Route
+	ev.Outcome, ev.Status, ev.Class, ev.Attempt = events.OutcomeFailed, err.Status, class, a.attempts
+	ev.Duration, ev.Stream = sub(now, a.start), a.req.Stream
+	a.e.sink.Emit(ev)
 }
 
 func (a *Attempt) done(now time.Time, t *Target, tier string) {
@@ -795,7 +806,9 @@ func (a *Attempt) done(now time.Time, t *Target, tier string) {
 		outcome = events.OutcomeDegraded
 		a.e.sink.Emit(events.Event{Time: now, Kind: events.TierServed, RequestID: a.req.ID, Route: a.req.Route, Target: key, Tier: tier})
 	}
-	a.e.sink.Emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
-		Target: key, Tier: tier, Outcome: outcome, Class: string(OK), Attempt: a.attempts,
-		Duration: sub(now, a.start), Stream: a.req.Stream})
+	var ev events.Event // see BeginInto
+	ev.Time, ev.Kind, ev.RequestID, ev.Route = now, events.RequestEnd, a.req.ID, a.req.Route
+	ev.Target, ev.Tier, ev.Outcome, ev.Class, ev.Attempt = key, tier, outcome, string(OK), a.attempts
+	ev.Duration, ev.Stream = sub(now, a.start), a.req.Stream
+	a.e.sink.Emit(ev)
 }
