@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
@@ -38,6 +39,9 @@ type Engine struct {
 	keys    []string       // sorted target keys
 	order   []*targetState // targets[keys[i]]
 	rlist   []*route       // routes in configuration order
+	// restless counts the targets that are not calm: while it is 0, Tick
+	// and NextTick have nothing to look at.
+	restless atomic.Int64
 }
 
 // route returns the named route, nil if none. A few routes are compared by
@@ -132,7 +136,7 @@ func New(cfg Config, opts Options) (*Engine, error) {
 			k := t.Key()
 			ts, ok := e.targets[k]
 			if !ok {
-				ts = newTargetState(k, &e.set, t.SLA)
+				ts = newTargetState(k, &e.set, t.SLA, &e.restless)
 				e.targets[k] = ts
 				e.keys = append(e.keys, k)
 			}
@@ -188,6 +192,9 @@ func (e *Engine) Targets(route string) []Target {
 // optional for correctness — every transition also happens lazily when a
 // request looks at the target — but it makes the events timely.
 func (e *Engine) Tick(now time.Time) {
+	if e.restless.Load() == 0 {
+		return // every target calm: nothing timed
+	}
 	var p pending
 	for _, t := range e.order {
 		if t.isCalm() {
@@ -203,6 +210,9 @@ func (e *Engine) Tick(now time.Time) {
 // NextTick returns when Tick next has work, or the zero time when nothing is
 // scheduled. A simulator advances its clock to it.
 func (e *Engine) NextTick() time.Time {
+	if e.restless.Load() == 0 {
+		return time.Time{} // every target calm: nothing timed
+	}
 	var next time.Time
 	for _, t := range e.order {
 		if t.isCalm() {
@@ -373,6 +383,7 @@ func (e *Engine) Reload(cfg Config, opts Options) (*Engine, error) {
 		}
 		if sameSettings && old.sla == nt.sla {
 			n.targets[k] = old
+			old.addOwner(&n.restless)
 			continue
 		}
 		old.mu.Lock()

@@ -39,8 +39,35 @@ func checkCalm(t *rapid.T, ts *targetState, now time.Time) {
 	}
 }
 
-// The lock-free admission of a calm target is the locked one, whatever
-// outcomes, signals and probes brought the targets where they are.
+// checkRestless compares an engine's count of restless targets with its
+// targets, and NextTick (which returns early while it is 0) with the
+// earliest timed work of the targets that are not calm.
+func checkRestless(t *rapid.T, e *Engine) {
+	n := int64(0)
+	var next time.Time
+	for _, ts := range e.order {
+		if ts.isCalm() {
+			continue
+		}
+		n++
+		ts.mu.Lock()
+		if x := ts.nextTick(); !x.IsZero() && (next.IsZero() || x.Before(next)) {
+			next = x
+		}
+		ts.mu.Unlock()
+	}
+	if got := e.restless.Load(); got != n {
+		t.Fatalf("%d restless targets counted, %d not calm", got, n)
+	}
+	if got := e.NextTick(); !got.Equal(next) {
+		t.Fatalf("NextTick %v, the targets' earliest %v", got, next)
+	}
+}
+
+// The lock-free admission of a calm target is the locked one, and the
+// count of restless targets the number of targets not calm, whatever
+// outcomes, signals, probes and reloads (sharing targets or not) brought
+// the targets where they are.
 func TestPropertyCalmAdmission(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cfg := genConfig(t)
@@ -48,15 +75,31 @@ func TestPropertyCalmAdmission(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		engines := []*Engine{e}
 		keys := e.keys
 		now := t0
 		checkAll := func() {
 			for _, ts := range e.order {
 				checkCalm(t, ts, now)
 			}
+			for _, x := range engines {
+				checkRestless(t, x)
+			}
 		}
 		for range rapid.IntRange(1, 30).Draw(t, "requests") {
-			switch rapid.IntRange(0, 5).Draw(t, "side") {
+			switch rapid.IntRange(0, 7).Draw(t, "side") {
+			case 3: // reload, sharing the targets' state
+				if n, err := e.Reload(cfg, Options{}); err == nil {
+					e = n
+					engines = append(engines, e)
+				}
+			case 4: // reload with other breaker settings: state copied, not shared
+				c := cfg
+				c.Policy.Breaker.MinSamples++
+				if n, err := e.Reload(c, Options{}); err == nil {
+					e = n
+					engines = append(engines, e)
+				}
 			case 0:
 				_ = e.Signal(now, rapid.SampledFrom(keys).Draw(t, "signal"), "test", rapid.SampledFrom([]Action{Demote, Trip}).Draw(t, "action"))
 			case 1:

@@ -56,6 +56,10 @@ type targetState struct {
 	// along (see admitCalm). A stale read is a read from just before the
 	// change, as with the lock.
 	calm atomic.Uint64
+	// owners are the restless counts of the engines that use this target
+	// (more than one once Reload shares it): each counts it while it is
+	// not calm. Guarded by mu.
+	owners []*atomic.Int64
 
 	mu sync.Mutex
 	// breaker
@@ -81,7 +85,7 @@ type targetState struct {
 	ttft, tpot window
 }
 
-func newTargetState(key string, s *Settings, sla SLA) *targetState {
+func newTargetState(key string, s *Settings, sla SLA, owner *atomic.Int64) *targetState {
 	ts := &targetState{
 		key: key, bs: &s.Breaker, hs: &s.Health, sla: sla,
 		state:  Closed,
@@ -91,7 +95,8 @@ func newTargetState(key string, s *Settings, sla SLA) *targetState {
 		ttft:   newWindow(sla.Window.D()),
 		tpot:   newWindow(sla.Window.D()),
 	}
-	ts.setCalm()
+	ts.calm.Store(1) // closed, healthy, generation 0: not restless
+	ts.owners = []*atomic.Int64{owner}
 	return ts
 }
 
@@ -99,10 +104,30 @@ func newTargetState(key string, s *Settings, sla SLA) *targetState {
 // Caller holds mu (or owns t).
 func (t *targetState) setCalm() {
 	w := t.gen << 1
-	if t.state == Closed && t.health == Healthy {
+	calm := t.state == Closed && t.health == Healthy
+	if calm {
 		w |= 1
 	}
-	t.calm.Store(w)
+	if was := t.calm.Swap(w)&1 != 0; was != calm {
+		d := int64(1)
+		if calm {
+			d = -1
+		}
+		for _, c := range t.owners {
+			c.Add(d)
+		}
+	}
+}
+
+// addOwner makes t a target of the engine counting restless targets in c
+// too (Reload shares it).
+func (t *targetState) addOwner(c *atomic.Int64) {
+	t.mu.Lock()
+	t.owners = append(t.owners, c)
+	if !t.isCalm() {
+		c.Add(1)
+	}
+	t.mu.Unlock()
 }
 
 // isCalm reports whether t is closed and healthy, without its lock.
