@@ -417,12 +417,50 @@ func (a *Attempt) eligible(i int) bool {
 func (a *Attempt) choose(now time.Time) (best, bestKey int, soonest time.Time) {
 	r := a.r
 	var group [MaxTargets]uint8
-	n := 0
+	var n int
+	skip := a.ineligible()
+	hint := r.cfg.AllowHints && a.req.Hint != ""
+	if !hint && a.e.restless.Load() == 0 {
+		// Every target calm: the route's static order decides.
+		n, bestKey = r.calmGroup(skip, &group)
+	} else {
+		n, bestKey, soonest = a.scan(now, skip, hint, &group)
+	}
+	if n == 0 {
+		return -1, 0, soonest
+	}
+	if n == 1 {
+		return int(group[0]), bestKey, soonest
+	}
+	total := 0
+	for _, i := range group[:n] {
+		total += r.targets[i].Weight
+	}
+	if total <= 0 {
+		return int(group[0]), bestKey, soonest
+	}
+	r.mu.Lock()
+	x := r.rnd.IntN(total)
+	r.mu.Unlock()
+	for _, i := range group[:n] {
+		x -= r.targets[i].Weight
+		if x < 0 {
+			return int(i), bestKey, soonest
+		}
+	}
+	return int(group[n-1]), bestKey, soonest
+}
+
+// scan looks at every target not in skip for choose: usable ones (locking
+// those that are not calm, advancing them) at their tier index, pushed to
+// the end of the line when their ramp share says so, first when the hint
+// names them. It returns the best of them, n in group in index order,
+// their order key and the soonest time a skipped open breaker half-opens.
+func (a *Attempt) scan(now time.Time, skip uint64, hint bool, group *[MaxTargets]uint8) (n, bestKey int, soonest time.Time) {
+	r := a.r
 	bestKey = 1 << 30
 	bestPrio := 1 << 30
 	var p pending
-	skip := a.ineligible()
-	hint := r.cfg.AllowHints && a.req.Hint != ""
 	for i := range r.targets {
 		if skip&(1<<uint(i)) != 0 {
 			continue
@@ -462,29 +500,7 @@ func (a *Attempt) choose(now time.Time) (best, bestKey int, soonest time.Time) {
 			n++
 		}
 	}
-	if n == 0 {
-		return -1, 0, soonest
-	}
-	if n == 1 {
-		return int(group[0]), bestKey, soonest
-	}
-	total := 0
-	for _, i := range group[:n] {
-		total += r.targets[i].Weight
-	}
-	if total <= 0 {
-		return int(group[0]), bestKey, soonest
-	}
-	r.mu.Lock()
-	x := r.rnd.IntN(total)
-	r.mu.Unlock()
-	for _, i := range group[:n] {
-		x -= r.targets[i].Weight
-		if x < 0 {
-			return int(i), bestKey, soonest
-		}
-	}
-	return int(group[n-1]), bestKey, soonest
+	return n, bestKey, soonest
 }
 
 // draw returns a uniform float in [0, 1) from the route's source.

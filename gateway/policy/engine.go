@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -65,9 +66,12 @@ type route struct {
 	targets []Target // resolved, same order as cfg.Targets
 	states  []*targetState
 	tierIdx []int // per target: index into tiers
-	tiers   []string
-	cached  int // index of the cached tier in tiers, -1 if none
-	last    int // highest tier index that has targets
+	// order lists the targets by tier index, then priority, then index:
+	// the order choose prefers them in when every target is calm.
+	order  []uint8
+	tiers  []string
+	cached int // index of the cached tier in tiers, -1 if none
+	last   int // highest tier index that has targets
 
 	// Static eligibility by target bit: targets without streaming, tools,
 	// structured output, prefill; targets that are no fallback candidate.
@@ -76,6 +80,45 @@ type route struct {
 	mu     sync.Mutex
 	rnd    *rand.Rand
 	budget window // a: requests, b: retries
+}
+
+// sortOrder sets order from the targets.
+func (r *route) sortOrder() {
+	r.order = make([]uint8, len(r.targets))
+	for i := range r.order {
+		r.order[i] = uint8(i)
+	}
+	slices.SortStableFunc(r.order, func(x, y uint8) int {
+		if c := cmp.Compare(r.tierIdx[x], r.tierIdx[y]); c != 0 {
+			return c
+		}
+		return cmp.Compare(r.targets[x].Priority, r.targets[y].Priority)
+	})
+}
+
+// calmGroup is what choose's scan of the targets finds when every target
+// is calm (closed and healthy: usable, its full share) and no hint
+// applies: the targets not in skip with the least tier index, then
+// priority, in index order (n of them in group), and their tier index.
+func (r *route) calmGroup(skip uint64, group *[MaxTargets]uint8) (n, bestKey int) {
+	for k, i := range r.order {
+		if skip&(1<<i) != 0 {
+			continue
+		}
+		key, prio := r.tierIdx[i], r.targets[i].Priority
+		group[0], n = i, 1
+		for _, j := range r.order[k+1:] {
+			if r.tierIdx[j] != key || r.targets[j].Priority != prio {
+				break
+			}
+			if skip&(1<<j) == 0 {
+				group[n] = j
+				n++
+			}
+		}
+		return n, key
+	}
+	return 0, 1 << 30
 }
 
 // masks sets the route's eligibility masks from its targets.
@@ -146,6 +189,7 @@ func New(cfg Config, opts Options) (*Engine, error) {
 			r.last = max(r.last, idx)
 		}
 		r.masks()
+		r.sortOrder()
 		e.routes[rc.Name] = r
 		e.rlist = append(e.rlist, r)
 	}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -200,6 +201,67 @@ func TestPropertyIneligibleMatchesEligible(t *testing.T) {
 				}
 				break
 			}
+		}
+	})
+}
+
+// While every target is calm, choose reads the route's static order
+// (calmGroup) instead of scanning the targets: both find the same group and
+// key, for any tiers, priorities, weights and eligibility, at every step of
+// requests that move targets in and out of calm.
+func TestPropertyCalmGroupMatchesScan(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg := genConfig(t)
+		rt := &cfg.Routes[0]
+		tiers := []string{DefaultTier, "secondary", "tertiary"}
+		rt.Tiers = tiers
+		if rapid.Bool().Draw(t, "cached_tier") {
+			rt.Tiers = append(slices.Clone(tiers), TierCached)
+		}
+		for i := range rt.Targets {
+			rt.Targets[i].Tier = rapid.SampledFrom(tiers).Draw(t, "tier")
+			rt.Targets[i].Capabilities.Streaming = rapid.Bool().Draw(t, "streaming")
+		}
+		e, err := New(cfg, Options{Rand: rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0))})
+		if err != nil {
+			t.Skip("invalid config:", err)
+		}
+		now := t0
+		compare := func(a *Attempt) {
+			if e.restless.Load() != 0 {
+				return
+			}
+			skip := a.ineligible()
+			var g1, g2 [MaxTargets]uint8
+			n1, k1 := a.r.calmGroup(skip, &g1)
+			n2, k2, soonest := a.scan(now, skip, false, &g2)
+			if n1 != n2 || (n1 > 0 && k1 != k2) || !slices.Equal(g1[:n1], g2[:n2]) || !soonest.IsZero() {
+				t.Fatalf("skip %b: calm group %v (key %d), scan %v (key %d, soonest %v)", skip, g1[:n1], k1, g2[:n2], k2, soonest)
+			}
+		}
+		for range rapid.IntRange(1, 20).Draw(t, "requests") {
+			if rapid.IntRange(0, 4).Draw(t, "signal") == 0 {
+				_ = e.Signal(now, rapid.SampledFrom(e.keys).Draw(t, "target"), "test", rapid.SampledFrom([]Action{Demote, Trip}).Draw(t, "action"))
+			}
+			a := e.Begin(now, Request{Route: "chat", Stream: rapid.Bool().Draw(t, "stream")})
+			for step := 0; step < 50; step++ {
+				compare(a)
+				d := a.Next(now)
+				switch d.Kind {
+				case Send:
+					now = now.Add(time.Duration(rapid.IntRange(1, 3000).Draw(t, "latency_ms")) * time.Millisecond)
+					a.Observe(now, genOutcome(t))
+					continue
+				case ServeCached:
+					a.Observe(now, Outcome{Class: rapid.SampledFrom([]Class{OK, CacheMiss}).Draw(t, "cache")})
+					continue
+				case Wait:
+					now = d.Until
+					continue
+				}
+				break
+			}
+			now = now.Add(time.Duration(rapid.IntRange(0, 20000).Draw(t, "gap_ms")) * time.Millisecond)
 		}
 	})
 }
