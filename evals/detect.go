@@ -250,9 +250,9 @@ type targetState struct {
 	cur      int64 // newest bucket number
 	buckets  [numBuckets]bucket
 	win      counts
-	hist     map[int32]int32 // window: output tokens -> responses
+	hist     winHist // window: output tokens -> responses
 	base     counts
-	baseHist map[int32]float64
+	baseHist baseHist
 	fire     [numDetectors]firing
 	since    time.Time // when the oldest still-firing detector started; zero when none
 }
@@ -269,7 +269,20 @@ type Detectors struct {
 	evidence float64
 	mu       sync.Mutex
 	ts       map[string]*targetState
+	// list holds the first targets observed (up to maxListed), searched by
+	// comparison before ts is hashed: a gateway has a few targets, and
+	// last, the index of the one observed last, usually finds it at once.
+	list []listed
+	last int
 }
+
+type listed struct {
+	key string
+	st  *targetState
+}
+
+// maxListed bounds Detectors.list.
+const maxListed = 16
 
 // NewDetectors returns detectors with cfg (defaults filled in).
 func NewDetectors(cfg DetectorConfig) *Detectors {
@@ -295,15 +308,7 @@ func (d *Detectors) Config() DetectorConfig { return d.cfg }
 // keeps firing. Most calls return nil.
 func (d *Detectors) Observe(now time.Time, o Observation) []Signal {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	st := d.ts[o.Target]
-	if st == nil {
-		st = &targetState{cur: -1, hist: make(map[int32]int32), baseHist: make(map[int32]float64)}
-		for i := range st.buckets {
-			st.buckets[i].idx = -1
-		}
-		d.ts[o.Target] = st
-	}
+	st := d.target(o.Target)
 	d.advance(st, now)
 	b := &st.buckets[mod(st.cur)]
 	b.c.add(&o)
@@ -311,9 +316,38 @@ func (d *Detectors) Observe(now time.Time, o Observation) []Signal {
 	if walled(&o) {
 		v := int32(min(o.OutputTokens, math.MaxInt32))
 		b.tokens = append(b.tokens, v)
-		st.hist[v]++
+		st.hist.inc(v)
 	}
-	return d.evaluate(st, now, o)
+	sig := d.evaluate(st, now, &o)
+	d.mu.Unlock()
+	return sig
+}
+
+// target returns the state of a target, created on first use. Caller
+// holds mu.
+func (d *Detectors) target(key string) *targetState {
+	if d.last < len(d.list) && d.list[d.last].key == key {
+		return d.list[d.last].st
+	}
+	for i := range d.list {
+		if d.list[i].key == key {
+			d.last = i
+			return d.list[i].st
+		}
+	}
+	st := d.ts[key]
+	if st == nil {
+		st = &targetState{cur: -1}
+		for i := range st.buckets {
+			st.buckets[i].idx = -1
+		}
+		d.ts[key] = st
+		if len(d.list) < maxListed {
+			d.list = append(d.list, listed{key, st})
+			d.last = len(d.list) - 1
+		}
+	}
+	return st
 }
 
 // Firing returns the names of the detectors currently firing for target.
@@ -364,9 +398,7 @@ func (d *Detectors) advance(st *targetState, now time.Time) {
 		// Empty bucket steps still age the baseline.
 		f := math.Pow(d.decay, float64(steps-numBuckets))
 		st.base.scale(f)
-		for k, v := range st.baseHist {
-			st.baseHist[k] = v * f
-		}
+		st.baseHist.scale(f)
 	}
 	st.cur = idx
 }
@@ -374,24 +406,14 @@ func (d *Detectors) advance(st *targetState, now time.Time) {
 func (d *Detectors) expire(st *targetState, b *bucket, learn bool) {
 	st.win.plus(&b.c, -1)
 	for _, v := range b.tokens {
-		if n := st.hist[v] - 1; n > 0 {
-			st.hist[v] = n
-		} else {
-			delete(st.hist, v)
-		}
+		st.hist.dec(v)
 	}
 	if learn {
 		st.base.scale(d.decay)
 		st.base.plus(&b.c, 1)
-		for k, v := range st.baseHist {
-			if v *= d.decay; v < 0.01 {
-				delete(st.baseHist, k)
-			} else {
-				st.baseHist[k] = v
-			}
-		}
+		st.baseHist.decay(d.decay)
 		for _, v := range b.tokens {
-			st.baseHist[v]++
+			st.baseHist.inc(v)
 		}
 	}
 	b.c = counts{}
@@ -422,43 +444,73 @@ func klBernoulli(q, p float64) float64 {
 	return kl
 }
 
-func (d *Detectors) evaluate(st *targetState, now time.Time, o Observation) []Signal {
+// decide updates detector i's state and reports whether it signals now.
+func (d *Detectors) decide(st *targetState, now time.Time, i int, on bool) bool {
+	f := &st.fire[i]
+	switch {
+	case on && (!f.on || now.Sub(f.last) >= d.cfg.Repeat.D()):
+		if !f.on && st.since.IsZero() {
+			st.since = now
+		}
+		f.on, f.last = true, now
+		return true
+	case !on && f.on:
+		f.on = false
+	}
+	return false
+}
+
+// hold keeps a firing detector on until its rise falls under half the
+// threshold (hysteresis), so a borderline rate does not flap.
+func hold(st *targetState, i int, r, b, threshold float64) bool {
+	return st.fire[i].on && r-b >= threshold/2
+}
+
+// share runs detector i of a rate among the responses that can show it
+// (n of them in the window): r is the window's rate, b the baseline's,
+// th the threshold; format describes them in percent. evaluate calls it
+// only when the detector is not quiet.
+func (d *Detectors) share(out []Signal, st *targetState, now time.Time, target string, i int,
+	th, n, r, b float64, format string) []Signal {
+	on := d.rising(r, b, n, th) || hold(st, i, r, b, th)
+	if (on || st.fire[i].on) && d.decide(st, now, i, on) { // else decide changes nothing
+		out = append(out, signal(now, target, i, r, b, n, fmt.Sprintf(format, 100*r, 100*b)))
+	}
+	return out
+}
+
+// quietPath enables the quiet shortcut (tests compare with every detector
+// decided in full).
+var quietPath = true
+
+// quiet reports whether detector i, off, stays off and signals nothing
+// for a rise r-b under half its threshold th (> 0): it neither rises
+// (r-b < th) nor is held (it is off), so share would change nothing.
+func quiet(st *targetState, i int, r, b, th float64) bool {
+	return r-b < th/2 && !st.fire[i].on
+}
+
+func signal(now time.Time, target string, i int, value, baseline, samples float64, detail string) Signal {
+	return Signal{Time: now, Target: target, Detector: DetectorNames[i],
+		Value: value, Baseline: baseline, Samples: int(samples), Detail: detail}
+}
+
+func (d *Detectors) evaluate(st *targetState, now time.Time, o *Observation) []Signal {
 	cfg := &d.cfg
 	minN := float64(cfg.MinSamples)
 	w, base := &st.win, &st.base
 	var out []Signal
-	// decide updates detector i's state and reports whether it signals now.
-	decide := func(i int, on bool) bool {
-		f := &st.fire[i]
-		switch {
-		case on && (!f.on || now.Sub(f.last) >= cfg.Repeat.D()):
-			if !f.on && st.since.IsZero() {
-				st.since = now
-			}
-			f.on, f.last = true, now
-			return true
-		case !on && f.on:
-			f.on = false
-		}
-		return false
-	}
-	signal := func(i int, value, baseline, samples float64, detail string) {
-		out = append(out, Signal{Time: now, Target: o.Target, Detector: DetectorNames[i],
-			Value: value, Baseline: baseline, Samples: int(samples), Detail: detail})
-	}
-	// hold keeps a firing detector on until its rise falls under half the
-	// threshold (hysteresis), so a borderline rate does not flap.
-	hold := func(i int, r, b, threshold float64) bool {
-		return st.fire[i].on && r-b >= threshold/2
-	}
 
 	// finish_reason=length share, traffic mix unchanged.
 	if !cfg.FinishLength.Disabled && w.n >= minN && base.n >= minN {
 		r, b := w.length/w.n, base.length/base.n
 		th := cfg.FinishLength.Threshold.F()
-		on := (d.rising(r, b, w.n, th) || hold(0, r, b, th)) && !d.mixChanged(w, base)
-		if decide(0, on) {
-			signal(0, r, b, w.n, fmt.Sprintf("finish_reason=length in %.0f%% of responses (baseline %.0f%%)", 100*r, 100*b))
+		if !quietPath || !quiet(st, 0, r, b, th) {
+			on := (d.rising(r, b, w.n, th) || hold(st, 0, r, b, th)) && !d.mixChanged(w, base)
+			if (on || st.fire[0].on) && d.decide(st, now, 0, on) {
+				out = append(out, signal(now, o.Target, 0, r, b, w.n,
+					fmt.Sprintf("finish_reason=length in %.0f%% of responses (baseline %.0f%%)", 100*r, 100*b)))
+			}
 		}
 	}
 
@@ -467,64 +519,73 @@ func (d *Detectors) evaluate(st *targetState, now time.Time, o Observation) []Si
 	// up at one count, and only the target's own history tells them apart.
 	if !cfg.TokenWall.Disabled && w.tokN >= minN && base.tokN >= minN {
 		v := int32(0)
-		if walled(&o) {
+		if walled(o) {
 			v = int32(min(o.OutputTokens, math.MaxInt32))
 		}
 		if f := &st.fire[1]; f.on {
 			v = f.value
 		}
 		if v > 0 {
-			r := float64(st.hist[v]) / w.tokN
-			b := st.baseHist[v] / base.tokN
+			r := float64(st.hist.get(v)) / w.tokN
+			b := st.baseHist.get(v) / base.tokN
 			th := cfg.TokenWall.Threshold.F()
-			on := d.rising(r, b, w.tokN, th) || hold(1, r, b, th)
-			if on && !st.fire[1].on {
-				st.fire[1].value = v
-			}
-			if decide(1, on) {
-				detail := fmt.Sprintf("%.0f%% of responses end at exactly %d output tokens (baseline %.0f%%)", 100*r, v, 100*b)
-				if bits.OnesCount32(uint32(v)) == 1 {
-					detail += ", a power of two"
+			if !quietPath || !quiet(st, 1, r, b, th) {
+				on := d.rising(r, b, w.tokN, th) || hold(st, 1, r, b, th)
+				if on && !st.fire[1].on {
+					st.fire[1].value = v
 				}
-				signal(1, r, b, w.tokN, detail)
+				if (on || st.fire[1].on) && d.decide(st, now, 1, on) {
+					detail := fmt.Sprintf("%.0f%% of responses end at exactly %d output tokens (baseline %.0f%%)", 100*r, v, 100*b)
+					if bits.OnesCount32(uint32(v)) == 1 {
+						detail += ", a power of two"
+					}
+					out = append(out, signal(now, o.Target, 1, r, b, w.tokN, detail))
+				}
 			}
 		}
 	}
 
-	// share runs a detector of a rate among the responses that can show it
-	// (n of them in the window, baseN in the baseline): rate gives the
-	// rate of a counts, format describes value and baseline in percent.
-	share := func(i int, rule Rule, n, baseN float64, rate func(c *counts) float64, format string) {
-		if rule.Disabled || n < minN {
-			return
+	// The rates of the responses that can show them: JSON parse failures
+	// on structured routes, refusal phrases, empty tool-call arguments. A
+	// detector needs MinSamples such responses in the window; without as
+	// many in the baseline, its baseline rate is 0.
+	rates := [...]struct {
+		i           int
+		rule        *Rule
+		n, baseN    float64
+		r, baseRate float64
+		format      string
+	}{
+		{2, &cfg.JSONInvalid, w.structured, base.structured, 1 - w.jsonValid/w.structured, 1 - base.jsonValid/base.structured,
+			"%.0f%% of structured responses are not valid JSON (baseline %.0f%%)"},
+		{3, &cfg.Refusal, w.n, base.n, w.refusal / w.n, base.refusal / base.n,
+			"%.0f%% of responses are refusals (baseline %.0f%%)"},
+		{4, &cfg.EmptyToolArgs, w.tool, base.tool, w.emptyTool / w.tool, base.emptyTool / base.tool,
+			"%.0f%% of tool-calling responses have empty or invalid arguments (baseline %.0f%%)"},
+	}
+	for k := range rates {
+		x := &rates[k]
+		if x.rule.Disabled || x.n < minN {
+			continue
 		}
-		r := rate(w)
 		b := 0.0
-		if baseN >= minN {
-			b = rate(base)
+		if x.baseN >= minN {
+			b = x.baseRate
 		}
-		th := rule.Threshold.F()
-		on := d.rising(r, b, n, th) || hold(i, r, b, th)
-		if decide(i, on) {
-			signal(i, r, b, n, fmt.Sprintf(format, 100*r, 100*b))
+		th := x.rule.Threshold.F()
+		if !quietPath || !quiet(st, x.i, x.r, b, th) {
+			out = d.share(out, st, now, o.Target, x.i, th, x.n, x.r, b, x.format)
 		}
 	}
-	// JSON parse failures on structured routes.
-	share(2, cfg.JSONInvalid, w.structured, base.structured, func(c *counts) float64 { return 1 - c.jsonValid/c.structured },
-		"%.0f%% of structured responses are not valid JSON (baseline %.0f%%)")
-	// Refusal-phrase rate.
-	share(3, cfg.Refusal, w.n, base.n, func(c *counts) float64 { return c.refusal / c.n },
-		"%.0f%% of responses are refusals (baseline %.0f%%)")
-	// Empty tool-call arguments.
-	share(4, cfg.EmptyToolArgs, w.tool, base.tool, func(c *counts) float64 { return c.emptyTool / c.tool },
-		"%.0f%% of tool-calling responses have empty or invalid arguments (baseline %.0f%%)")
 
-	any := false
-	for i := range st.fire { // by index: ranging over the array would copy it
-		any = any || st.fire[i].on
-	}
-	if !any {
-		st.since = time.Time{}
+	if !st.since.IsZero() { // else nothing fires and nothing changes
+		any := false
+		for i := range st.fire { // by index: ranging over the array would copy it
+			any = any || st.fire[i].on
+		}
+		if !any {
+			st.since = time.Time{}
+		}
 	}
 	return out
 }

@@ -375,3 +375,89 @@ func TestDetectorConfigYAML(t *testing.T) {
 	_, err = yamlfile.Decode("gateway.yaml", []byte("detectors:\n  windw: 2m\n"), &cfg)
 	require.EqualError(t, err, "gateway.yaml:2:3: windw: unknown field")
 }
+
+// Targets past the first maxListed (found by hash, not in the list) are
+// kept apart like the listed ones: a fault on one of each fires for it
+// alone, with the same signals as a detector that saw only that target.
+func TestDetectorsManyTargets(t *testing.T) {
+	const n = maxListed + 4
+	for _, faulty := range []int{2, maxListed + 1} {
+		t.Run(fmt.Sprint("faulty", faulty), func(t *testing.T) {
+			d, alone := NewDetectors(DetectorConfig{}), NewDetectors(DetectorConfig{})
+			trs := make([]*traffic, n)
+			for i := range trs {
+				trs[i] = newTraffic(uint64(100 + i))
+			}
+			var got, want []Signal
+			start := t0
+			for phase := range 2 { // baseline, then the fault
+				if phase == 1 {
+					trs[faulty].refusalShare = 0.4
+				}
+				end := start.Add(15 * time.Minute)
+				for now := start; now.Before(end); now = now.Add(500 * time.Millisecond) {
+					for i, tr := range trs {
+						resp, structured, _ := tr.response()
+						o := Observe(resp, structured, nil)
+						o.Target = fmt.Sprintf("p%d:m", i)
+						sig := d.Observe(now, o)
+						if i == faulty {
+							got = append(got, sig...)
+							want = append(want, alone.Observe(now, o)...)
+						} else {
+							require.Empty(t, sig, "target %d", i)
+						}
+					}
+				}
+				start = end
+			}
+			require.NotEmpty(t, want)
+			require.Equal(t, want, got)
+			require.Contains(t, d.Firing(fmt.Sprintf("p%d:m", faulty)), DetectRefusal)
+		})
+	}
+}
+
+// Skipping quiet detectors changes nothing: over traffic that degrades in
+// every way and recovers, the signals and firing detectors are those of
+// running every detector in full.
+func TestDetectorsQuietShortcut(t *testing.T) {
+	run := func() (sig []Signal, firing [][]string) {
+		d := NewDetectors(DetectorConfig{})
+		tr := newTraffic(7)
+		start := t0
+		for phase := range 6 {
+			// Faults start and stop apart, so that each detector's state
+			// differs from the others'.
+			switch phase {
+			case 1:
+				tr.invalidShare, tr.wall, tr.wallFinish = 0.3, 256, llm.FinishStop
+			case 2:
+				tr.invalidShare, tr.wall = 0, 0
+			case 3:
+				tr.refusalShare, tr.emptyShare, tr.lengthShare = 0.3, 0.5, 0.3
+			case 4: // between half the threshold and it
+				tr.invalidShare, tr.refusalShare, tr.emptyShare, tr.lengthShare = 0.08, 0.06, 0.05, 0.1
+			case 5:
+				tr.invalidShare, tr.refusalShare, tr.emptyShare, tr.lengthShare = 0, 0, 0, 0
+			}
+			sig = append(sig, drive(d, tr, target, start, 20*time.Minute, 5)...)
+			firing = append(firing, d.Firing(target))
+			start = start.Add(20 * time.Minute)
+		}
+		return sig, firing
+	}
+	wantSig, wantFiring := func() ([]Signal, [][]string) {
+		quietPath = false
+		defer func() { quietPath = true }()
+		return run()
+	}()
+	gotSig, gotFiring := run()
+	detectors := map[string]bool{}
+	for _, s := range wantSig {
+		detectors[s.Detector] = true
+	}
+	require.Len(t, detectors, len(DetectorNames), "every detector signals: %v", detectors)
+	require.Equal(t, wantSig, gotSig)
+	require.Equal(t, wantFiring, gotFiring)
+}

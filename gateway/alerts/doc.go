@@ -1,8 +1,9 @@
 // Package alerts evaluates alerting rules over the gateway's event log.
 //
 // An Evaluator is pure: it performs no I/O, starts no goroutines and never
-// reads the clock. Callers feed it events with Observe (request, attempt and
-// breaker events, each carrying its own time) and ask it, at a time of their
+// reads the clock. Callers feed it events with Observe, or ObserveEvent to
+// spare a copy per event (request, attempt and breaker events, each carrying
+// its own time; other kinds are ignored), and ask it, at a time of their
 // choosing, which alerts changed state with Evaluate. Firing and resolving are
 // returned as alert.fired and alert.resolved events; delivering them to
 // webhooks or logs is the caller's job (package gateway does it for the live

@@ -3,6 +3,7 @@ package alerts
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -44,8 +45,30 @@ var histFrom = func() (t [histBuckets]time.Duration) {
 	return t
 }()
 
-// histIndex is histIndexLog(d), by binary search in histFrom.
+// histStart[k] is histIndex of the shortest duration of bit length k
+// (bits.Len64): from it, the index of any duration of that length is a few
+// steps up histFrom, since a bucket is a quarter of a doubling wide.
+var histStart = func() (t [64]uint8) {
+	for k := 1; k < 64; k++ {
+		t[k] = uint8(histSearch(time.Duration(1) << (k - 1)))
+	}
+	return t
+}()
+
+// histIndex is histIndexLog(d), by a short walk up histFrom.
 func histIndex(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	i := int(histStart[bits.Len64(uint64(d))]) // d > 0: length 1 to 63
+	for i < histBuckets-1 && histFrom[i+1] <= d {
+		i++
+	}
+	return i
+}
+
+// histSearch is histIndexLog(d), by binary search in histFrom.
+func histSearch(d time.Duration) int {
 	lo, hi := 0, histBuckets-1 // the answer is in [lo, hi]
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
@@ -161,13 +184,6 @@ type routeInfo struct {
 	targets []string
 }
 
-type reqState struct {
-	route    string
-	start    time.Time
-	first    string // first target attempted
-	servedBy string // target of the last successful attempt
-}
-
 type alertKey struct {
 	rule int
 	key  string
@@ -188,23 +204,27 @@ type Alert struct {
 type Evaluator struct {
 	rules     []Rule
 	routes    map[string][]string // route → targets, primary first
-	reqs      map[string]*reqState
+	reqs      inflight
 	series    map[string]*series // by route; "" is all traffic
-	lastOK    map[string]time.Time
+	lastOK    lastOK
 	openings  map[string][]time.Time
 	started   time.Time
 	retention time.Duration
 	active    map[alertKey]*Alert
 
-	// all is e.series[""] once it exists; last is the route of the last
-	// request event seen (zero name: none). free holds ended requests'
-	// states for reuse.
-	all  *series
-	last routeInfo
-	free []*reqState
+	// all is e.series[""] once it exists; known caches route for the
+	// routes seen (a few are searched faster than a map is hashed), last
+	// is the one seen last.
+	all   *series
+	known []*routeInfo
+	last  *routeInfo
 	// The data only some rule kinds read is kept only when a rule of that
 	// kind exists: TTFT histograms, last successes, breaker openings.
 	useTTFT, useLastOK, useOpenings bool
+	// useSeries: some rule reads the request and cost windows, so
+	// requests are followed from start to end; without one, request
+	// events only feed lastOK (when used).
+	useSeries bool
 }
 
 // NewEvaluator returns an evaluator of rules. Rules are assumed valid (see
@@ -213,9 +233,8 @@ func NewEvaluator(rules []Rule) *Evaluator {
 	e := &Evaluator{
 		rules:    slices.Clone(rules),
 		routes:   map[string][]string{},
-		reqs:     map[string]*reqState{},
+		reqs:     newInflight(),
 		series:   map[string]*series{},
-		lastOK:   map[string]time.Time{},
 		openings: map[string][]time.Time{},
 		active:   map[alertKey]*Alert{},
 	}
@@ -223,6 +242,9 @@ func NewEvaluator(rules []Rule) *Evaluator {
 		switch r.Kind {
 		case TTFTPenalty:
 			e.useTTFT = true
+			e.useSeries = true
+		case FallbackRate, SpendRate, FallbackSpendShare:
+			e.useSeries = true
 		case FallbackUnexercised:
 			e.useLastOK = true
 		case BreakerFlapping:
@@ -243,7 +265,7 @@ func NewEvaluator(rules []Rule) *Evaluator {
 // primary first. Without it the primary of a request is the first target it
 // tried, and fallback_unexercised has no fallbacks to watch.
 func (e *Evaluator) SetRoutes(routes map[string][]string) {
-	e.last = routeInfo{}
+	e.last, e.known = nil, nil
 	e.routes = make(map[string][]string, len(routes))
 	for k, v := range routes {
 		e.routes[k] = slices.Clone(v)
@@ -262,11 +284,26 @@ func (e *Evaluator) seriesFor(route string) *series {
 // route returns the series of a non-empty route and its configured
 // targets, creating the series like seriesFor.
 func (e *Evaluator) route(name string) *routeInfo {
-	if e.last.s == nil || e.last.name != name {
-		e.last = routeInfo{name: name, s: e.seriesFor(name), targets: e.routes[name]}
+	if ri := e.last; ri != nil && ri.name == name {
+		return ri
 	}
-	return &e.last
+	for _, ri := range e.known {
+		if ri.name == name {
+			e.last = ri
+			return ri
+		}
+	}
+	ri := &routeInfo{name: name, s: e.seriesFor(name), targets: e.routes[name]}
+	if len(e.known) < maxKnownRoutes {
+		e.known = append(e.known, ri)
+	}
+	e.last = ri
+	return ri
 }
+
+// maxKnownRoutes bounds the routes route caches: past it a route seen
+// again is looked up in the maps again.
+const maxKnownRoutes = 16
 
 // allSeries is seriesFor("").
 func (e *Evaluator) allSeries() *series {
@@ -300,42 +337,36 @@ func (e *Evaluator) primaryOf(ri *routeInfo, rs *reqState) string {
 	return ""
 }
 
-func (e *Evaluator) newReq() *reqState {
-	if n := len(e.free); n > 0 {
-		rs := e.free[n-1]
-		e.free = e.free[:n-1]
-		return rs
-	}
-	return new(reqState)
-}
-
-// endReq forgets a request.
-func (e *Evaluator) endReq(id string, rs *reqState) {
-	delete(e.reqs, id)
-	*rs = reqState{}
-	e.free = append(e.free, rs)
-}
-
 // Observe feeds one event. Events of kinds no rule uses are ignored.
-func (e *Evaluator) Observe(ev events.Event) {
+func (e *Evaluator) Observe(ev events.Event) { e.ObserveEvent(&ev) }
+
+// ObserveEvent is Observe with the event passed by reference, which spares
+// the caller a copy of it per event. The evaluator keeps no reference to
+// ev.
+func (e *Evaluator) ObserveEvent(ev *events.Event) {
 	if e.started.IsZero() || ev.Time.Before(e.started) {
 		e.started = ev.Time
 	}
+	if !e.useSeries {
+		switch {
+		case ev.Kind == events.AttemptEnd && ev.Class == "ok" && e.useLastOK:
+			e.lastOK.set(ev.Target, ev.Time)
+		case ev.Kind == events.BreakerTransition && e.useOpenings && ev.To == "open":
+			e.openings[ev.Target] = append(e.openings[ev.Target], ev.Time)
+		}
+		return
+	}
 	switch ev.Kind {
 	case events.RequestStart:
-		rs := e.newReq()
-		*rs = reqState{route: ev.Route, start: ev.Time}
-		if old := e.reqs[ev.RequestID]; old != nil {
-			e.endReq(ev.RequestID, old) // an id used again
-		}
-		e.reqs[ev.RequestID] = rs
+		rs := e.reqs.put(ev.RequestID) // zeroed also for an id used again
+		rs.route, rs.start = ev.Route, ev.Time
 	case events.AttemptStart:
-		rs := e.reqs[ev.RequestID]
+		rs := e.reqs.get(ev.RequestID)
 		if rs != nil && rs.first == "" {
 			rs.first = ev.Target
 		}
 	case events.AttemptEnd:
-		rs := e.reqs[ev.RequestID]
+		rs := e.reqs.get(ev.RequestID)
 		route := ev.Route
 		if route == "" && rs != nil {
 			route = rs.route
@@ -373,14 +404,18 @@ func (e *Evaluator) Observe(ev events.Event) {
 		}
 		if ev.Class == "ok" {
 			if e.useLastOK {
-				e.lastOK[ev.Target] = ev.Time
+				e.lastOK.set(ev.Target, ev.Time)
 			}
 			if rs != nil {
 				rs.servedBy = ev.Target
 			}
 		}
 	case events.RequestEnd:
-		rs := e.reqs[ev.RequestID]
+		slot := e.reqs.find(ev.RequestID)
+		var rs *reqState
+		if slot >= 0 {
+			rs = &e.reqs.slots[slot].rs
+		}
 		route := ev.Route
 		if route == "" && rs != nil {
 			route = rs.route
@@ -394,8 +429,8 @@ func (e *Evaluator) Observe(ev events.Event) {
 			ri = e.route(route)
 		}
 		fallback := ev.Outcome != events.OutcomeServed || served == "" || served != e.primaryOf(ri, rs)
-		if rs != nil {
-			e.endReq(ev.RequestID, rs)
+		if slot >= 0 {
+			e.reqs.remove(slot)
 		}
 		s := e.allSeries()
 		for {
@@ -571,7 +606,7 @@ func (e *Evaluator) check(now time.Time, r Rule) []verdict {
 		out = append(out, v)
 	case FallbackUnexercised:
 		for _, t := range e.fallbackTargets(r) {
-			last, ok := e.lastOK[t]
+			last, ok := e.lastOK.get(t)
 			if !ok {
 				last = e.started
 			}
@@ -651,9 +686,5 @@ func (e *Evaluator) prune(now time.Time) {
 		}
 	}
 	// Requests that never ended (a lost request.end) must not leak.
-	for id, rs := range e.reqs {
-		if now.Sub(rs.start) > time.Hour {
-			e.endReq(id, rs)
-		}
-	}
+	e.reqs.removeIf(func(rs *reqState) bool { return now.Sub(rs.start) > time.Hour })
 }

@@ -277,7 +277,7 @@ func TestEvaluatorKeepsOnlyWhatRulesRead(t *testing.T) {
 	min := yamlfile.Duration(time.Minute)
 	e := NewEvaluator([]Rule{{Name: "fb", Kind: FallbackRate, Severity: Warn, Window: min, Threshold: 0.5}})
 	feed(e)
-	assert.Empty(t, e.lastOK)
+	assert.Empty(t, e.lastOK.list)
 	assert.Empty(t, e.openings)
 	assert.Nil(t, e.series["chat"].buckets[0].ttft)
 
@@ -287,7 +287,7 @@ func TestEvaluatorKeepsOnlyWhatRulesRead(t *testing.T) {
 		{Name: "flap", Kind: BreakerFlapping, Severity: Warn, Window: min, Threshold: 3},
 	})
 	feed(e)
-	assert.Equal(t, map[string]time.Time{fallback: t0}, e.lastOK)
+	assert.Equal(t, []targetOK{{fallback, t0}}, e.lastOK.list)
 	assert.Len(t, e.openings[primary], 1)
 	assert.Equal(t, uint32(1), e.series["chat"].buckets[0].ttftN)
 }

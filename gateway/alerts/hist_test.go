@@ -16,6 +16,14 @@ func TestHistIndexMatchesLog(t *testing.T) {
 		if got, want := histIndex(d), histIndexLog(d); got != want {
 			t.Fatalf("histIndex(%d) = %d, histIndexLog = %d", int64(d), got, want)
 		}
+		if got, want := histSearch(d), histIndexLog(d); got != want {
+			t.Fatalf("histSearch(%d) = %d, histIndexLog = %d", int64(d), got, want)
+		}
+	}
+	for k := range 63 {
+		for _, d := range []time.Duration{1<<k - 1, 1 << k, 1<<k + 1} {
+			check(d)
+		}
 	}
 	for _, d := range []time.Duration{math.MinInt64, -1, 0, 1, time.Millisecond, time.Millisecond + 1, time.Hour, math.MaxInt64} {
 		check(d)

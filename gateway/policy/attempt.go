@@ -133,6 +133,7 @@ type Attempt struct {
 	d step // the current decision
 
 	excluded uint64 // targets that may not be sent to any more
+	unfit    uint64 // targets the request's needs rule out (see eligible)
 	cur      int    // current target, -1 none
 	curGen   uint64
 	curStart time.Time
@@ -192,17 +193,9 @@ func (a *Attempt) decision(d *Decision) {
 	switch s.kind {
 	case Send:
 		now, to := a.curStart, &s.target.Timeouts
-		total := now.Add(to.Total.D())
-		if !a.end.IsZero() && a.end.Before(total) {
-			total = a.end
-		}
 		d.Target, d.Tier, d.Prefill = s.target, s.target.Tier, s.prefill
 		d.Try = a.attempts // counts the sends: this one is the last
-		d.Deadlines = Deadlines{
-			Connect:    minTime(now.Add(to.Connect.D()), total),
-			FirstToken: minTime(now.Add(to.FirstToken.D()), total),
-			Total:      total,
-		}
+		d.Deadlines = deadlines(now, to, a.end)
 		d.Timeouts = *to
 	case Wait:
 		d.Target, d.Tier, d.Until = s.target, s.target.Tier, s.until
@@ -253,7 +246,12 @@ func (e *Engine) Begin(now time.Time, req Request) *Attempt {
 func (e *Engine) BeginInto(a *Attempt, now time.Time, req Request) {
 	*a = Attempt{}
 	a.e, a.req, a.start, a.cur = e, req, now, -1
-	e.sink.Emit(events.Event{Time: now, Kind: events.RequestStart, RequestID: req.ID, Route: req.Route, Stream: req.Stream})
+	// The events of every request are built field by field in a zeroed
+	// variable: a composite literal of the 328-byte Event is copied from a
+	// static template first, once more per event.
+	var ev events.Event
+	ev.Time, ev.Kind, ev.RequestID, ev.Route, ev.Stream = now, events.RequestStart, req.ID, req.Route, req.Stream
+	e.sink.Emit(ev)
 	a.r = e.route(req.Route)
 	if a.r == nil {
 		a.fail(now, &llm.Error{Status: 404, Type: llm.ErrNotFound, Code: "model_not_found",
@@ -266,6 +264,7 @@ func (e *Engine) BeginInto(a *Attempt, now time.Time, req Request) {
 	if a.r.cfg.Structured {
 		a.req.Structured = true
 	}
+	a.unfit = a.r.unfit(&a.req)
 	a.r.mu.Lock()
 	a.r.budget.add(now, 1, 0)
 	a.r.mu.Unlock()
@@ -356,8 +355,45 @@ func ceilSecond(d time.Duration) time.Duration {
 	return (d + time.Second - 1) / time.Second * time.Second
 }
 
+// unfit returns the targets a request's needs rule out: capabilities it
+// needs, a context window too small for its prompt.
+func (r *route) unfit(req *Request) (m uint64) {
+	if req.Stream {
+		m |= r.noStream
+	}
+	if req.Tools {
+		m |= r.noTools
+	}
+	if req.Structured {
+		m |= r.noStructured
+	}
+	if req.PromptTokens > 0 {
+		for i := range r.targets {
+			if w := r.targets[i].ContextWindow; w > 0 && req.PromptTokens > w {
+				m |= 1 << uint(i)
+			}
+		}
+	}
+	return m
+}
+
+// ineligible returns the targets eligible rules out, as a mask: excluded,
+// unfit, without prefill after a partial answer, no fallback candidate
+// after a failure on a route with strict fall-backs.
+func (a *Attempt) ineligible() uint64 {
+	m := a.excluded | a.unfit
+	if a.partial {
+		m |= a.r.noPrefill
+	}
+	if a.failed && a.r.cfg.StrictFallbacks {
+		m |= a.r.noFallback
+	}
+	return m
+}
+
 // eligible applies the static filters: capabilities, context window,
-// prefill after a partial answer, strict fall-backs.
+// prefill after a partial answer, strict fall-backs. choose reads them
+// all at once from ineligible; a test holds the two to each other.
 func (a *Attempt) eligible(i int) bool {
 	if a.excludedAt(i) {
 		return false
@@ -381,48 +417,14 @@ func (a *Attempt) eligible(i int) bool {
 func (a *Attempt) choose(now time.Time) (best, bestKey int, soonest time.Time) {
 	r := a.r
 	var group [MaxTargets]uint8
-	n := 0
-	bestKey = 1 << 30
-	bestPrio := 1 << 30
-	var p pending
-	for i := range r.targets {
-		if !a.eligible(i) {
-			continue
-		}
-		ts := r.states[i]
-		ok, share := true, 1.0 // a calm target: closed and healthy
-		if !ts.calm.Load() {
-			ts.mu.Lock()
-			ts.advance(now, &p)
-			ok = ts.usable(now)
-			share = ts.share(now)
-			if !ok && ts.state == Open && (soonest.IsZero() || ts.openUntil.Before(soonest)) {
-				soonest = ts.openUntil
-			}
-			ts.mu.Unlock()
-			p.flush(a.e.sink)
-		}
-		if !ok {
-			continue
-		}
-		t := &r.targets[i]
-		key := r.tierIdx[i]
-		if share < 1 && (share <= 0 || a.draw() >= share) {
-			key += 2 * MaxTargets // end of the line
-		}
-		prio := t.Priority
-		if r.cfg.AllowHints && a.req.Hint != "" && (a.req.Hint == ts.key || a.req.Hint == t.Model) {
-			key, prio = -1, -1
-		}
-		switch {
-		case key < bestKey || (key == bestKey && prio < bestPrio):
-			bestKey, bestPrio = key, prio
-			group[0] = uint8(i)
-			n = 1
-		case key == bestKey && prio == bestPrio:
-			group[n] = uint8(i)
-			n++
-		}
+	var n int
+	skip := a.ineligible()
+	hint := r.cfg.AllowHints && a.req.Hint != ""
+	if !hint && a.e.restless.Load() == 0 {
+		// Every target calm: the route's static order decides.
+		n, bestKey = r.calmGroup(skip, &group)
+	} else {
+		n, bestKey, soonest = a.scan(now, skip, hint, &group)
 	}
 	if n == 0 {
 		return -1, 0, soonest
@@ -449,6 +451,58 @@ func (a *Attempt) choose(now time.Time) (best, bestKey int, soonest time.Time) {
 	return int(group[n-1]), bestKey, soonest
 }
 
+// scan looks at every target not in skip for choose: usable ones (locking
+// those that are not calm, advancing them) at their tier index, pushed to
+// the end of the line when their ramp share says so, first when the hint
+// names them. It returns the best of them, n in group in index order,
+// their order key and the soonest time a skipped open breaker half-opens.
+func (a *Attempt) scan(now time.Time, skip uint64, hint bool, group *[MaxTargets]uint8) (n, bestKey int, soonest time.Time) {
+	r := a.r
+	bestKey = 1 << 30
+	bestPrio := 1 << 30
+	var p pending
+	for i := range r.targets {
+		if skip&(1<<uint(i)) != 0 {
+			continue
+		}
+		ts := r.states[i]
+		ok, share := true, 1.0 // a calm target: closed and healthy
+		if !ts.isCalm() {
+			ts.mu.Lock()
+			ts.advance(now, &p)
+			ok = ts.usable(now)
+			share = ts.share(now)
+			if !ok && ts.state == Open && (soonest.IsZero() || ts.openUntil.Before(soonest)) {
+				soonest = ts.openUntil
+			}
+			ts.mu.Unlock()
+			p.flush(a.e.sink)
+		}
+		if !ok {
+			continue
+		}
+		t := &r.targets[i]
+		key := r.tierIdx[i]
+		if share < 1 && (share <= 0 || a.draw() >= share) {
+			key += 2 * MaxTargets // end of the line
+		}
+		prio := t.Priority
+		if hint && (a.req.Hint == ts.key || a.req.Hint == t.Model) {
+			key, prio = -1, -1
+		}
+		switch {
+		case key < bestKey || (key == bestKey && prio < bestPrio):
+			bestKey, bestPrio = key, prio
+			group[0] = uint8(i)
+			n = 1
+		case key == bestKey && prio == bestPrio:
+			group[n] = uint8(i)
+			n++
+		}
+	}
+	return n, bestKey, soonest
+}
+
 // draw returns a uniform float in [0, 1) from the route's source.
 func (a *Attempt) draw() float64 {
 	a.r.mu.Lock()
@@ -461,17 +515,21 @@ func (a *Attempt) draw() float64 {
 // Send the current decision, or reports false when the breaker refuses.
 func (a *Attempt) send(now time.Time, i int) bool {
 	ts := a.r.states[i]
-	var p pending
-	ts.mu.Lock()
-	ts.advance(now, &p)
-	if !ts.usable(now) {
+	gen, calm := ts.admitCalm()
+	trial := false
+	if !calm {
+		var p pending
+		ts.mu.Lock()
+		ts.advance(now, &p)
+		if !ts.usable(now) {
+			ts.mu.Unlock()
+			p.flush(a.e.sink)
+			return false
+		}
+		gen, trial = ts.admit()
 		ts.mu.Unlock()
 		p.flush(a.e.sink)
-		return false
 	}
-	gen, trial := ts.admit()
-	ts.mu.Unlock()
-	p.flush(a.e.sink)
 
 	if i != a.cur {
 		a.cur, a.curTries = i, 0
@@ -483,9 +541,44 @@ func (a *Attempt) send(now time.Time, i int) bool {
 	a.phase = phaseSending
 	a.d.set(Send, t, nil)
 	a.d.prefill = a.partial
-	a.e.sink.Emit(events.Event{Time: now, Kind: events.AttemptStart, RequestID: a.req.ID, Route: a.req.Route,
-		Target: ts.key, Tier: t.Tier, Attempt: a.attempts, Stream: a.req.Stream})
+	var ev events.Event // see BeginInto
+	ev.Time, ev.Kind, ev.RequestID, ev.Route = now, events.AttemptStart, a.req.ID, a.req.Route
+	ev.Target, ev.Tier, ev.Attempt, ev.Stream = ts.key, t.Tier, a.attempts, a.req.Stream
+	a.e.sink.Emit(ev)
 	return true
+}
+
+// deadlines are the deadlines of a send at now with timeouts to, within
+// the request deadline end (zero: none).
+func deadlines(now time.Time, to *Timeouts, end time.Time) (d Deadlines) {
+	if end.IsZero() {
+		// Each deadline is now plus the shorter of its timeout and the
+		// total: the instants minTime of the sums gives (adding is
+		// monotonic), with fewer additions.
+		// Equal timeouts (connect and first token often are) share one
+		// addition.
+		tt := to.Total.D()
+		c, ft := min(to.Connect.D(), tt), min(to.FirstToken.D(), tt)
+		d.Connect = now.Add(c)
+		d.FirstToken = d.Connect
+		if ft != c {
+			d.FirstToken = now.Add(ft)
+		}
+		d.Total = d.FirstToken
+		if tt != ft {
+			d.Total = now.Add(tt)
+		}
+		return d
+	}
+	total := now.Add(to.Total.D())
+	if end.Before(total) {
+		total = end
+	}
+	return Deadlines{
+		Connect:    minTime(now.Add(to.Connect.D()), total),
+		FirstToken: minTime(now.Add(to.FirstToken.D()), total),
+		Total:      total,
+	}
 }
 
 func minTime(x, y time.Time) time.Time {
@@ -514,16 +607,18 @@ func (a *Attempt) Observe(now time.Time, o Outcome) {
 	i := a.cur
 	t := &a.r.targets[i]
 	ts := a.r.states[i]
-	dur := now.Sub(a.curStart)
+	dur := sub(now, a.curStart)
 	tokens := o.OutputTokens
 	if tokens == 0 {
 		tokens = o.Usage.OutputTokens
 	}
-	a.e.sink.Emit(events.Event{Time: now, Kind: events.AttemptEnd, RequestID: a.req.ID, Route: a.req.Route,
-		Target: ts.key, Tier: t.Tier, Attempt: a.attempts, Stream: a.req.Stream,
-		Status: o.Status, Class: string(o.Class), TTFT: o.TTFT, Duration: dur,
-		InputTokens: o.Usage.InputTokens, OutputTokens: tokens, CachedTokens: o.Usage.CachedInputTokens,
-		Cost: cost(t.Price, o.Usage, tokens)})
+	var ev events.Event // see BeginInto
+	ev.Time, ev.Kind, ev.RequestID, ev.Route = now, events.AttemptEnd, a.req.ID, a.req.Route
+	ev.Target, ev.Tier, ev.Attempt, ev.Stream = ts.key, t.Tier, a.attempts, a.req.Stream
+	ev.Status, ev.Class, ev.TTFT, ev.Duration = o.Status, string(o.Class), o.TTFT, dur
+	ev.InputTokens, ev.OutputTokens, ev.CachedTokens = o.Usage.InputTokens, tokens, o.Usage.CachedInputTokens
+	ev.Cost = cost(t.Price, o.Usage, tokens)
+	a.e.sink.Emit(ev)
 	var p pending
 	ts.mu.Lock()
 	ts.record(now, a.curGen, a.curTrial, o.Class, o.TTFT, dur, tokens, &p)
@@ -560,15 +655,20 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 		retry = false
 	}
 	if retry && int(a.curTries) < t.Retry.Attempts && a.attempts < a.e.set.MaxAttempts && o.RetryAfter <= t.Retry.RetryAfterCap.D() {
+		// One critical section of the route draws the backoff and takes
+		// the retry from the budget.
+		r := a.r
+		r.mu.Lock()
 		wait := o.RetryAfter
 		if wait == 0 {
-			a.r.mu.Lock()
-			wait = Backoff(int(a.curTries)-1, t.Retry.Base.D(), t.Retry.Cap.D(), a.r.rnd.Float64())
-			a.r.mu.Unlock()
+			wait = Backoff(int(a.curTries)-1, t.Retry.Base.D(), t.Retry.Cap.D(), r.rnd.Float64())
 		}
 		until := now.Add(wait)
-		if a.end.IsZero() || until.Before(a.end) {
-			if a.withdraw(now) {
+		inTime := a.end.IsZero() || until.Before(a.end)
+		withdrawn := inTime && a.withdrawLocked(now)
+		r.mu.Unlock()
+		if inTime {
+			if withdrawn {
 				a.phase = phaseWaiting
 				a.d.set(Wait, t, nil)
 				a.d.until = until
@@ -617,11 +717,10 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 	a.phase = phasePick
 }
 
-// withdraw takes one retry from the route's budget.
-func (a *Attempt) withdraw(now time.Time) bool {
+// withdrawLocked takes one retry from the route's budget. Caller holds
+// a.r.mu.
+func (a *Attempt) withdrawLocked(now time.Time) bool {
 	r := a.r
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	req, ret := r.budget.sums(now)
 	if int(ret)+1 > a.e.allowed(req) {
 		return false
@@ -704,9 +803,11 @@ func (a *Attempt) fail(now time.Time, err *llm.Error) {
 	a.phase = phaseFinal
 	a.d.set(Fail, nil, err)
 	class := string(a.last)
-	a.e.sink.Emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
-		Outcome: events.OutcomeFailed, Status: err.Status, Class: class, Attempt: a.attempts,
-		Duration: now.Sub(a.start), Stream: a.req.Stream})
+	var ev events.Event // see BeginInto
+	ev.Time, ev.Kind, ev.RequestID, ev.Route = now, events.RequestEnd, a.req.ID, a.req.Route
+	ev.Outcome, ev.Status, ev.Class, ev.Attempt = events.OutcomeFailed, err.Status, class, a.attempts
+	ev.Duration, ev.Stream = sub(now, a.start), a.req.Stream
+	a.e.sink.Emit(ev)
 }
 
 func (a *Attempt) done(now time.Time, t *Target, tier string) {
@@ -721,7 +822,9 @@ func (a *Attempt) done(now time.Time, t *Target, tier string) {
 		outcome = events.OutcomeDegraded
 		a.e.sink.Emit(events.Event{Time: now, Kind: events.TierServed, RequestID: a.req.ID, Route: a.req.Route, Target: key, Tier: tier})
 	}
-	a.e.sink.Emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: a.req.ID, Route: a.req.Route,
-		Target: key, Tier: tier, Outcome: outcome, Class: string(OK), Attempt: a.attempts,
-		Duration: now.Sub(a.start), Stream: a.req.Stream})
+	var ev events.Event // see BeginInto
+	ev.Time, ev.Kind, ev.RequestID, ev.Route = now, events.RequestEnd, a.req.ID, a.req.Route
+	ev.Target, ev.Tier, ev.Outcome, ev.Class, ev.Attempt = key, tier, outcome, string(OK), a.attempts
+	ev.Duration, ev.Stream = sub(now, a.start), a.req.Stream
+	a.e.sink.Emit(ev)
 }

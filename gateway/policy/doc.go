@@ -110,7 +110,11 @@
 //
 // Each provider:model and each route has its own lock; the tables of routes
 // and targets never change after New, so requests on different routes and
-// targets do not contend. Engine.Reload builds the engine for a new
+// targets do not contend. A closed, healthy target is not locked to be
+// chosen or sent to: its breaker generation and that state are one atomic
+// word, so a successful request takes two locks (its route's budget at
+// Begin, its target's windows at Observe), three when a weighted draw
+// breaks a tie. Engine.Reload builds the engine for a new
 // configuration and carries the breaker and health state over. Config has
 // YAML tags for the `routes:` and `policy:` sections of the gateway file;
 // every field's zero value stands for its documented default, and

@@ -1,11 +1,13 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
@@ -38,6 +40,9 @@ type Engine struct {
 	keys    []string       // sorted target keys
 	order   []*targetState // targets[keys[i]]
 	rlist   []*route       // routes in configuration order
+	// restless counts the targets that are not calm: while it is 0, Tick
+	// and NextTick have nothing to look at.
+	restless atomic.Int64
 }
 
 // route returns the named route, nil if none. A few routes are compared by
@@ -61,13 +66,82 @@ type route struct {
 	targets []Target // resolved, same order as cfg.Targets
 	states  []*targetState
 	tierIdx []int // per target: index into tiers
-	tiers   []string
-	cached  int // index of the cached tier in tiers, -1 if none
-	last    int // highest tier index that has targets
+	// order lists the targets by tier index, then priority, then index:
+	// the order choose prefers them in when every target is calm.
+	order  []uint8
+	tiers  []string
+	cached int // index of the cached tier in tiers, -1 if none
+	last   int // highest tier index that has targets
+
+	// Static eligibility by target bit: targets without streaming, tools,
+	// structured output, prefill; targets that are no fallback candidate.
+	noStream, noTools, noStructured, noPrefill, noFallback uint64
 
 	mu     sync.Mutex
 	rnd    *rand.Rand
 	budget window // a: requests, b: retries
+}
+
+// sortOrder sets order from the targets.
+func (r *route) sortOrder() {
+	r.order = make([]uint8, len(r.targets))
+	for i := range r.order {
+		r.order[i] = uint8(i)
+	}
+	slices.SortStableFunc(r.order, func(x, y uint8) int {
+		if c := cmp.Compare(r.tierIdx[x], r.tierIdx[y]); c != 0 {
+			return c
+		}
+		return cmp.Compare(r.targets[x].Priority, r.targets[y].Priority)
+	})
+}
+
+// calmGroup is what choose's scan of the targets finds when every target
+// is calm (closed and healthy: usable, its full share) and no hint
+// applies: the targets not in skip with the least tier index, then
+// priority, in index order (n of them in group), and their tier index.
+func (r *route) calmGroup(skip uint64, group *[MaxTargets]uint8) (n, bestKey int) {
+	for k, i := range r.order {
+		if skip&(1<<i) != 0 {
+			continue
+		}
+		key, prio := r.tierIdx[i], r.targets[i].Priority
+		group[0], n = i, 1
+		for _, j := range r.order[k+1:] {
+			if r.tierIdx[j] != key || r.targets[j].Priority != prio {
+				break
+			}
+			if skip&(1<<j) == 0 {
+				group[n] = j
+				n++
+			}
+		}
+		return n, key
+	}
+	return 0, 1 << 30
+}
+
+// masks sets the route's eligibility masks from its targets.
+func (r *route) masks() {
+	for i := range r.targets {
+		t, bit := &r.targets[i], uint64(1)<<uint(i)
+		c := &t.Capabilities
+		if !c.Streaming {
+			r.noStream |= bit
+		}
+		if !c.Tools {
+			r.noTools |= bit
+		}
+		if !c.StructuredOutput {
+			r.noStructured |= bit
+		}
+		if !c.Prefill {
+			r.noPrefill |= bit
+		}
+		if !t.FallbackCandidate {
+			r.noFallback |= bit
+		}
+	}
 }
 
 // New validates cfg and builds an engine.
@@ -105,7 +179,7 @@ func New(cfg Config, opts Options) (*Engine, error) {
 			k := t.Key()
 			ts, ok := e.targets[k]
 			if !ok {
-				ts = newTargetState(k, &e.set, t.SLA)
+				ts = newTargetState(k, &e.set, t.SLA, &e.restless)
 				e.targets[k] = ts
 				e.keys = append(e.keys, k)
 			}
@@ -114,6 +188,8 @@ func New(cfg Config, opts Options) (*Engine, error) {
 			r.tierIdx = append(r.tierIdx, idx)
 			r.last = max(r.last, idx)
 		}
+		r.masks()
+		r.sortOrder()
 		e.routes[rc.Name] = r
 		e.rlist = append(e.rlist, r)
 	}
@@ -160,9 +236,12 @@ func (e *Engine) Targets(route string) []Target {
 // optional for correctness — every transition also happens lazily when a
 // request looks at the target — but it makes the events timely.
 func (e *Engine) Tick(now time.Time) {
+	if e.restless.Load() == 0 {
+		return // every target calm: nothing timed
+	}
 	var p pending
 	for _, t := range e.order {
-		if t.calm.Load() {
+		if t.isCalm() {
 			continue // nothing timed
 		}
 		t.mu.Lock()
@@ -175,9 +254,12 @@ func (e *Engine) Tick(now time.Time) {
 // NextTick returns when Tick next has work, or the zero time when nothing is
 // scheduled. A simulator advances its clock to it.
 func (e *Engine) NextTick() time.Time {
+	if e.restless.Load() == 0 {
+		return time.Time{} // every target calm: nothing timed
+	}
 	var next time.Time
 	for _, t := range e.order {
-		if t.calm.Load() {
+		if t.isCalm() {
 			continue // nothing timed
 		}
 		t.mu.Lock()
@@ -345,6 +427,7 @@ func (e *Engine) Reload(cfg Config, opts Options) (*Engine, error) {
 		}
 		if sameSettings && old.sla == nt.sla {
 			n.targets[k] = old
+			old.addOwner(&n.restless)
 			continue
 		}
 		old.mu.Lock()

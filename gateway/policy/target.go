@@ -49,11 +49,17 @@ type targetState struct {
 	hs  *Health
 	sla SLA // resolved
 
-	// calm is state == Closed && health == Healthy, kept under mu and read
-	// without it: a calm target has no timed work and no ramp, so a request
-	// choosing among targets (and Tick, NextTick) need not lock it. A stale
-	// read is a read from just before the change, as with the lock.
-	calm atomic.Bool
+	// calm is gen<<1, plus 1 when state == Closed && health == Healthy,
+	// kept under mu and read without it: a calm target has no timed work
+	// and no ramp, so a request choosing among targets (and Tick, NextTick)
+	// need not lock it, and a send to it is admitted in the generation read
+	// along (see admitCalm). A stale read is a read from just before the
+	// change, as with the lock.
+	calm atomic.Uint64
+	// owners are the restless counts of the engines that use this target
+	// (more than one once Reload shares it): each counts it while it is
+	// not calm. Guarded by mu.
+	owners []*atomic.Int64
 
 	mu sync.Mutex
 	// breaker
@@ -79,7 +85,7 @@ type targetState struct {
 	ttft, tpot window
 }
 
-func newTargetState(key string, s *Settings, sla SLA) *targetState {
+func newTargetState(key string, s *Settings, sla SLA, owner *atomic.Int64) *targetState {
 	ts := &targetState{
 		key: key, bs: &s.Breaker, hs: &s.Health, sla: sla,
 		state:  Closed,
@@ -89,13 +95,51 @@ func newTargetState(key string, s *Settings, sla SLA) *targetState {
 		ttft:   newWindow(sla.Window.D()),
 		tpot:   newWindow(sla.Window.D()),
 	}
-	ts.calm.Store(true)
+	ts.calm.Store(1) // closed, healthy, generation 0: not restless
+	ts.owners = []*atomic.Int64{owner}
 	return ts
 }
 
-// setCalm updates calm after a change of state or health. Caller holds mu.
+// setCalm updates calm after a change of state, health or generation.
+// Caller holds mu (or owns t).
 func (t *targetState) setCalm() {
-	t.calm.Store(t.state == Closed && t.health == Healthy)
+	w := t.gen << 1
+	calm := t.state == Closed && t.health == Healthy
+	if calm {
+		w |= 1
+	}
+	if was := t.calm.Swap(w)&1 != 0; was != calm {
+		d := int64(1)
+		if calm {
+			d = -1
+		}
+		for _, c := range t.owners {
+			c.Add(d)
+		}
+	}
+}
+
+// addOwner makes t a target of the engine counting restless targets in c
+// too (Reload shares it).
+func (t *targetState) addOwner(c *atomic.Int64) {
+	t.mu.Lock()
+	t.owners = append(t.owners, c)
+	if !t.isCalm() {
+		c.Add(1)
+	}
+	t.mu.Unlock()
+}
+
+// isCalm reports whether t is closed and healthy, without its lock.
+func (t *targetState) isCalm() bool { return t.calm.Load()&1 != 0 }
+
+// admitCalm admits a send to a calm target without its lock: what advance,
+// usable and admit do under it for a closed, healthy target (nothing, yes,
+// the generation and no trial). ok is false when t is not calm; then the
+// caller takes the lock.
+func (t *targetState) admitCalm() (gen uint64, ok bool) {
+	w := t.calm.Load()
+	return w >> 1, w&1 != 0
 }
 
 // pending events are collected under the lock and emitted after it. One
@@ -160,8 +204,8 @@ func (t *targetState) setHealth(now time.Time, to HealthState, reason string, p 
 func (t *targetState) transition(now time.Time, to BreakerState, reason string, p *pending) {
 	from := t.state
 	t.state = to
-	t.setCalm()
 	t.gen++
+	t.setCalm()
 	t.trials, t.trialOK = 0, 0
 	switch to {
 	case Open:
