@@ -93,7 +93,7 @@ func (a *alertLoop) observe(ev *events.Event) {
 	}
 	a.mu.Lock()
 	if a.eval != nil {
-		a.eval.Observe(*ev)
+		a.eval.ObserveEvent(ev)
 	}
 	a.mu.Unlock()
 }

@@ -281,7 +281,7 @@ func (m *sim) Emit(e events.Event) {
 	m.log.Append(&e)
 	m.score.event(&e)
 	if m.alerts != nil {
-		m.alerts.Observe(e)
+		m.alerts.ObserveEvent(&e)
 	}
 }
 
