@@ -3,8 +3,11 @@ PKGS := ./...
 FUZZTIME ?= 10s
 BENCHTIME ?= 1s
 SCENARIO ?= examples/gamedays/primary-429-storm.yaml
+# The profile `go build` optimizes the brownout binary with (profile-guided
+# optimization); `make bench` builds with it too, PGO=off to compare.
+PGO ?= $(CURDIR)/cmd/brownout/default.pgo
 
-.PHONY: build test vet staticcheck bench fuzz demo clean
+.PHONY: build test vet staticcheck bench pgo fuzz demo clean
 
 build:
 	$(GO) build -o bin/brownout ./cmd/brownout
@@ -22,9 +25,18 @@ test: vet staticcheck
 	# scoring as the log is written, without it.
 	$(GO) test -shuffle=on -run 'GameDayLibrary|FeedMatchesScore' ./scenarios
 
-# Benchmarks only (no tests); compare runs with benchstat.
+# Benchmarks only (no tests), built as the binary is (PGO); compare runs
+# with benchstat.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -pgo=$(PGO) $(PKGS)
+
+# Refresh the PGO profile: CPU profiles of the simulator's and the
+# gateway's benchmarks (built without PGO), merged.
+pgo:
+	mkdir -p out/pgo
+	$(GO) test -run '^$$' -bench 'SimHour|Sim$$|SimLean' -benchtime 3x -pgo=off -cpuprofile out/pgo/sim.prof -o out/pgo/sim.test ./scenarios
+	$(GO) test -run '^$$' -bench 'Gateway|Streams' -benchtime 2s -pgo=off -cpuprofile out/pgo/gateway.prof -o out/pgo/gateway.test ./gateway
+	$(GO) tool pprof -proto out/pgo/sim.prof out/pgo/gateway.prof > cmd/brownout/default.pgo
 
 # A short, bounded run of every fuzz target (FUZZTIME each).
 fuzz:
