@@ -120,7 +120,6 @@ const (
 // (t.Sub(start)), so the hot loops compare and bin plain integers.
 
 type reqRec struct {
-	ev       int32 // the event that made the record (its RequestID is the id)
 	start    int64
 	end      int64
 	ttft     time.Duration
@@ -538,11 +537,11 @@ func (r *logReader) price(tgt int32, target string) (Price, bool) {
 	return r.prices[tgt], r.priced[tgt] > 0
 }
 
-func (r *logReader) newReq(ev int, id, route string, start time.Time) int32 {
+func (r *logReader) newReq(id, route string, start time.Time) int32 {
 	s := r.s
 	i := int32(len(s.reqs))
 	s.ids = append(s.ids, id)
-	s.reqs = append(s.reqs, reqRec{ev: int32(ev), start: s.off(start), served: -1, first: -1, tgt: -1, open: -1,
+	s.reqs = append(s.reqs, reqRec{start: s.off(start), served: -1, first: -1, tgt: -1, open: -1,
 		rt: s.routes.add(route)})
 	if r.exact {
 		r.byID[id] = i
@@ -585,7 +584,6 @@ func (r *logReader) event(e *events.Event) bool {
 	if r.failed {
 		return false
 	}
-	i := r.n
 	r.n++
 	s := r.s
 	tgt := int32(0)
@@ -601,11 +599,11 @@ func (r *logReader) event(e *events.Event) bool {
 	case events.RequestStart:
 		r.kinds[kRequestStart]++
 		if r.exact {
-			r.newReq(i, e.RequestID, e.Route, e.Time)
+			r.newReq(e.RequestID, e.Route, e.Time)
 			return true
 		}
 		id := e.RequestID
-		ri := r.newReq(i, e.RequestID, e.Route, e.Time)
+		ri := r.newReq(e.RequestID, e.Route, e.Time)
 		slot, ok := r.live.add(id, ri)
 		if !ok {
 			return r.fail() // in flight twice
@@ -621,7 +619,7 @@ func (r *logReader) event(e *events.Event) bool {
 		var ri int32
 		if r.exact {
 			if ri = r.lookup(e.RequestID); ri < 0 {
-				ri = r.newReq(i, e.RequestID, e.Route, e.Time.Add(-e.Duration))
+				ri = r.newReq(e.RequestID, e.Route, e.Time.Add(-e.Duration))
 			}
 		} else {
 			var ok bool
