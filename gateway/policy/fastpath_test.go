@@ -109,23 +109,7 @@ func TestPropertyCalmAdmission(t *testing.T) {
 				e.Tick(now)
 			}
 			a := e.Begin(now, Request{Route: "chat", Stream: rapid.Bool().Draw(t, "stream")})
-			for step := 0; step < 100; step++ {
-				checkAll()
-				d := a.Next(now)
-				switch d.Kind {
-				case Send:
-					now = now.Add(time.Duration(rapid.IntRange(1, 3000).Draw(t, "latency_ms")) * time.Millisecond)
-					a.Observe(now, genOutcome(t))
-					continue
-				case ServeCached:
-					a.Observe(now, Outcome{Class: rapid.SampledFrom([]Class{OK, CacheMiss}).Draw(t, "cache")})
-					continue
-				case Wait:
-					now = d.Until
-					continue
-				}
-				break
-			}
+			now = driveDrawn(t, a, now, 100, checkAll)
 			now = now.Add(time.Duration(rapid.IntRange(0, 8000).Draw(t, "gap_ms")) * time.Millisecond)
 		}
 	})
@@ -179,28 +163,14 @@ func TestPropertyIneligibleMatchesEligible(t *testing.T) {
 		for range rapid.IntRange(1, 10).Draw(t, "requests") {
 			a := e.Begin(now, Request{Route: "chat", Stream: rapid.Bool().Draw(t, "stream"), Tools: rapid.Bool().Draw(t, "req_tools"),
 				Structured: rapid.Bool().Draw(t, "req_structured"), PromptTokens: rapid.SampledFrom([]int{0, 50, 100, 500, 1000, 5000, 50000}).Draw(t, "prompt")})
-			for step := 0; step < 50; step++ {
+			now = driveDrawn(t, a, now, 50, func() {
 				m := a.ineligible()
 				for i := range a.r.targets {
 					if got, want := m&(1<<uint(i)) == 0, a.eligible(i); got != want {
 						t.Fatalf("target %d: eligible by mask %v, by eligible %v (request %+v, target %+v)", i, got, want, a.req, a.r.targets[i])
 					}
 				}
-				d := a.Next(now)
-				switch d.Kind {
-				case Send:
-					now = now.Add(time.Duration(rapid.IntRange(1, 3000).Draw(t, "latency_ms")) * time.Millisecond)
-					a.Observe(now, genOutcome(t))
-					continue
-				case ServeCached:
-					a.Observe(now, Outcome{Class: rapid.SampledFrom([]Class{OK, CacheMiss}).Draw(t, "cache")})
-					continue
-				case Wait:
-					now = d.Until
-					continue
-				}
-				break
-			}
+			})
 		}
 	})
 }
@@ -244,24 +214,32 @@ func TestPropertyCalmGroupMatchesScan(t *testing.T) {
 				_ = e.Signal(now, rapid.SampledFrom(e.keys).Draw(t, "target"), "test", rapid.SampledFrom([]Action{Demote, Trip}).Draw(t, "action"))
 			}
 			a := e.Begin(now, Request{Route: "chat", Stream: rapid.Bool().Draw(t, "stream")})
-			for step := 0; step < 50; step++ {
-				compare(a)
-				d := a.Next(now)
-				switch d.Kind {
-				case Send:
-					now = now.Add(time.Duration(rapid.IntRange(1, 3000).Draw(t, "latency_ms")) * time.Millisecond)
-					a.Observe(now, genOutcome(t))
-					continue
-				case ServeCached:
-					a.Observe(now, Outcome{Class: rapid.SampledFrom([]Class{OK, CacheMiss}).Draw(t, "cache")})
-					continue
-				case Wait:
-					now = d.Until
-					continue
-				}
-				break
-			}
+			now = driveDrawn(t, a, now, 50, func() { compare(a) })
 			now = now.Add(time.Duration(rapid.IntRange(0, 20000).Draw(t, "gap_ms")) * time.Millisecond)
 		}
 	})
+}
+
+// driveDrawn plays request a to its end (or steps decisions) with drawn
+// latencies and outcomes, calling check before each decision; it returns
+// the time it reached (drive answers with fixed latencies instead).
+func driveDrawn(t *rapid.T, a *Attempt, now time.Time, steps int, check func()) time.Time {
+	for range steps {
+		check()
+		d := a.Next(now)
+		switch d.Kind {
+		case Send:
+			now = now.Add(time.Duration(rapid.IntRange(1, 3000).Draw(t, "latency_ms")) * time.Millisecond)
+			a.Observe(now, genOutcome(t))
+			continue
+		case ServeCached:
+			a.Observe(now, Outcome{Class: rapid.SampledFrom([]Class{OK, CacheMiss}).Draw(t, "cache")})
+			continue
+		case Wait:
+			now = d.Until
+			continue
+		}
+		break
+	}
+	return now
 }
