@@ -143,7 +143,6 @@ func (f *timerFIFO) push(t timer) {
 		f.q, f.head = f.q[:0], 0
 	} else if f.head >= 1024 && f.head*2 >= len(f.q) {
 		n := copy(f.q, f.q[f.head:])
-		clear(f.q[n:])
 		f.q, f.head = f.q[:n], 0
 	}
 	f.q = append(f.q, t)
@@ -158,7 +157,6 @@ func (f *timerFIFO) peek() *timer {
 
 func (f *timerFIFO) pop() timer {
 	t := f.q[f.head]
-	f.q[f.head] = timer{}
 	f.head++
 	return t
 }
@@ -183,8 +181,7 @@ type simReq struct {
 	resp    *llm.Response
 	ob      evals.Observation
 	haveOb  bool
-	target  string     // provider:model of the attempt in flight
-	tgt     *simTarget // the same
+	tgt     *simTarget // the target of the attempt in flight
 	partial string     // answer text that already reached the client
 	// filler: the answer is a window of its provider's filler corpus, which
 	// contains no refusal phrase (the scan is skipped).
@@ -704,7 +701,7 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	st := m.target(tgt)
 	p := st.prov
 	start := m.now
-	r.target, r.tgt = st.key, st
+	r.tgt = st
 	if p == nil || (len(m.killed) > 0 && m.killed[tgt.Provider]) {
 		r.pending = policy.Outcome{Class: policy.ConnectError}
 		r.plan, r.planProv, r.resp = nil, nil, nil
@@ -984,7 +981,7 @@ func (m *sim) observe(r *simReq) {
 // complete runs the detectors on a complete answer, and the quality eval
 // when it reaches the client (served).
 func (m *sim) complete(r *simReq, now time.Time, served, corrupted bool) {
-	target := r.target
+	target := r.tgt.key
 	structured := r.req.ResponseFormat != nil
 	ob := r.ob
 	if !r.haveOb {
