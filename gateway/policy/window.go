@@ -36,10 +36,18 @@ func (w *window) slot(now time.Time) int {
 	if ns >= 0 && ns < w.hi {
 		return w.cs // ns/width <= cur: the newest bucket
 	}
-	i := ns / w.width
-	if i < w.cur {
-		i = w.cur
+	i := max(ns/w.width, w.cur)
+	s := w.bucket(i)
+	w.hi, w.cs = 0, 0
+	if i >= 0 && i < math.MaxInt64/w.width-1 {
+		w.hi, w.cs = (i+1)*w.width, s
 	}
+	return s
+}
+
+// bucket makes bucket i (not before the newest) the newest and returns its
+// slot, emptied when it held an older bucket.
+func (w *window) bucket(i int64) int {
 	w.cur = i
 	s := int(i % nBuckets)
 	if s < 0 {
@@ -47,10 +55,6 @@ func (w *window) slot(now time.Time) int {
 	}
 	if w.idx[s] != i {
 		w.idx[s], w.a[s], w.b[s] = i, 0, 0
-	}
-	w.hi, w.cs = 0, 0
-	if i >= 0 && i < math.MaxInt64/w.width-1 {
-		w.hi, w.cs = (i+1)*w.width, s
 	}
 	return s
 }
