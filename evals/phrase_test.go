@@ -13,19 +13,20 @@ import (
 // straight apostrophes, broken curly bytes, non-ASCII, word boundaries).
 var phraseAlphabet = []string{"i", "I", "a", "A", "s", "S", "n", "t", "'", "’", "\xe2", "\x80", "\x99", "\xe2\x80", " ", ",", "\n", "é", "—", "0", "z", "Z", "\x00"}
 
+// phraseText generates texts of min to max pieces of phraseAlphabet.
+func phraseText(min, max int) *rapid.Generator[string] {
+	return rapid.Custom(func(t *rapid.T) string {
+		return strings.Join(rapid.SliceOfN(rapid.SampledFrom(phraseAlphabet), min, max).Draw(t, "pieces"), "")
+	})
+}
+
 // findPhrase (a compiled, cached phrase set) finds exactly what the linear
 // scan finds: the same phrase, or none, for any content, phrase list and
 // limit.
 func TestFindPhraseMatchesLinear(t *testing.T) {
-	piece := rapid.SampledFrom(phraseAlphabet)
-	text := func(min, max int) *rapid.Generator[string] {
-		return rapid.Custom(func(t *rapid.T) string {
-			return strings.Join(rapid.SliceOfN(piece, min, max).Draw(t, "pieces"), "")
-		})
-	}
 	rapid.Check(t, func(t *rapid.T) {
-		content := text(0, 60).Draw(t, "content")
-		phrases := rapid.SliceOfN(text(0, 4), 0, 8).Draw(t, "phrases")
+		content := phraseText(0, 60).Draw(t, "content")
+		phrases := rapid.SliceOfN(phraseText(0, 4), 0, 8).Draw(t, "phrases")
 		limit := rapid.IntRange(0, 80).Draw(t, "limit")
 		gotP, got := findPhrase(content, phrases, limit)
 		wantP, want := findPhraseLinear(content, phrases, limit)
@@ -119,15 +120,9 @@ func BenchmarkFindPhrase(b *testing.B) {
 // simulator may check a provider's filler corpus once instead of every
 // answer cut from it.
 func TestContainsPhraseCoversSubstrings(t *testing.T) {
-	piece := rapid.SampledFrom(phraseAlphabet)
-	text := func(min, max int) *rapid.Generator[string] {
-		return rapid.Custom(func(t *rapid.T) string {
-			return strings.Join(rapid.SliceOfN(piece, min, max).Draw(t, "pieces"), "")
-		})
-	}
 	rapid.Check(t, func(t *rapid.T) {
-		content := text(0, 40).Draw(t, "content")
-		phrases := rapid.SliceOfN(text(1, 4), 1, 4).Draw(t, "phrases")
+		content := phraseText(0, 40).Draw(t, "content")
+		phrases := rapid.SliceOfN(phraseText(1, 4), 1, 4).Draw(t, "phrases")
 		if ContainsPhrase(content, phrases) {
 			return
 		}
