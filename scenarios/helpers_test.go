@@ -18,3 +18,19 @@ func runFile(t testing.TB, path string) *Result {
 	}
 	return res
 }
+
+// playSim loads a scenario file and plays it in the simulator with its own
+// seed, returning the finished simulation (for what Run does not show).
+func playSim(tb testing.TB, path string) *sim {
+	tb.Helper()
+	s, err := Load(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, err := newSim(context.Background(), s, s.Seed)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m.run()
+	return m
+}

@@ -1,26 +1,13 @@
 package scenarios
 
 import (
-	"context"
 	"runtime"
 	"testing"
 )
 
 // simInput plays file in the simulator once and returns the Input that
 // runSim scores.
-func simInput(tb testing.TB, file string) Input {
-	tb.Helper()
-	s, err := Load(file)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	m, err := newSim(context.Background(), s, s.Seed)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	m.run()
-	return m.input()
-}
+func simInput(tb testing.TB, file string) Input { return playSim(tb, file).input() }
 
 // BenchmarkScore scores the log of an hour at 100 requests/s with a
 // 10-minute 429 storm (testdata/hour.yaml), played once outside the loop.

@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -121,15 +120,7 @@ func TestFeedMatchesScore(t *testing.T) {
 			if (raceEnabled || testing.Short()) && filepath.Base(f) != "primary-429-storm.yaml" {
 				t.Skip("the simulator is single-goroutine: under -race or -short only the flagship runs")
 			}
-			s, err := Load(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := newSim(context.Background(), s, s.Seed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m.run()
+			m := playSim(t, f)
 			in := m.input()
 			got, want := m.score.score(in), Score(in)
 			if d := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Result{})); d != "" {
