@@ -472,8 +472,8 @@ func (a *Attempt) scan(now time.Time, skip uint64, hint bool, group *[MaxTargets
 			ts.advance(now, &p)
 			ok = ts.usable(now)
 			share = ts.share(now)
-			if !ok && ts.state == Open && (soonest.IsZero() || ts.openUntil.Before(soonest)) {
-				soonest = ts.openUntil
+			if !ok && ts.br.state == Open && (soonest.IsZero() || ts.br.openUntil.Before(soonest)) {
+				soonest = ts.br.openUntil
 			}
 			ts.mu.Unlock()
 			p.flush(a.e.sink)

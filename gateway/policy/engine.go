@@ -287,7 +287,7 @@ func (e *Engine) Signal(now time.Time, target, reason string, action Action) err
 	case Demote:
 		t.demote(now, now.Add(t.hs.Window.D()), reason, &p)
 	case Trip:
-		if t.state != Open {
+		if t.br.state != Open {
 			t.transition(now, Open, reason, &p)
 		}
 	default:
@@ -309,13 +309,8 @@ func (e *Engine) ProbeResult(now time.Time, target string, ok bool) error {
 	var p pending
 	t.mu.Lock()
 	t.advance(now, &p)
-	if ok {
-		t.probeFails = 0
-	} else {
-		t.probeFails++
-		if t.state == Closed && t.probeFails >= t.bs.ProbeFailures {
-			t.transition(now, Open, "probe_failures", &p)
-		}
+	if t.br.probe(ok) {
+		t.transition(now, Open, "probe_failures", &p)
 	}
 	t.mu.Unlock()
 	p.flush(e.sink)
@@ -370,16 +365,17 @@ func (e *Engine) State() State {
 	for _, k := range e.keys {
 		t := e.targets[k]
 		t.mu.Lock()
-		f, n := t.counts.sums(time.Unix(0, t.counts.cur*t.counts.width))
+		b := &t.br
+		f, n := b.counts.sums(time.Unix(0, b.counts.cur*b.counts.width))
 		ts := TargetState{
-			Key: k, Breaker: t.state, Generation: t.gen, Openings: t.openings,
+			Key: k, Breaker: b.state, Generation: b.gen, Openings: b.openings,
 			Samples: int(n), Failures: int(f),
-			HalfOpenTrials: t.trials, HalfOpenSucceeded: t.trialOK, ProbeFailures: t.probeFails,
+			HalfOpenTrials: b.trials, HalfOpenSucceeded: b.trialOK, ProbeFailures: b.probeFails,
 			Health: t.health, Reason: t.reason,
 		}
-		ts.OpenFor = t.openFor()
-		if t.state == Open {
-			ts.OpenUntil = t.openUntil
+		ts.OpenFor = b.openFor()
+		if b.state == Open {
+			ts.OpenUntil = b.openUntil
 		}
 		switch t.health {
 		case Unhealthy:
@@ -431,8 +427,10 @@ func (e *Engine) Reload(cfg Config, opts Options) (*Engine, error) {
 			continue
 		}
 		old.mu.Lock()
-		nt.state, nt.gen, nt.openUntil, nt.openings, nt.streak, nt.closedAt = old.state, old.gen, old.openUntil, old.openings, old.streak, old.closedAt
-		nt.probeFails = old.probeFails
+		nb, ob := &nt.br, &old.br
+		nb.state, nb.gen, nb.openUntil, nb.openings, nb.streak, nb.closedAt = ob.state, ob.gen, ob.openUntil, ob.openings, ob.streak, ob.closedAt
+		nb.probeFails, nb.halfAt = ob.probeFails, ob.halfAt
+		nb.shared, nb.version = ob.shared, ob.version
 		nt.health, nt.reason, nt.downUntil, nt.upAt = old.health, old.reason, old.downUntil, old.upAt
 		nt.setCalm()
 		old.mu.Unlock()

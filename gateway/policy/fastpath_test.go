@@ -20,15 +20,15 @@ func checkCalm(t *rapid.T, ts *targetState, now time.Time) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if !calm {
-		if ts.state == Closed && ts.health == Healthy {
+		if ts.br.state == Closed && ts.health == Healthy {
 			t.Fatalf("%s: closed and healthy but not calm", ts.key)
 		}
 		return
 	}
-	before := ts.state
+	before := ts.br.state
 	var p pending
 	ts.advance(now, &p)
-	if len(p.evs) != 0 || ts.state != before || ts.health != Healthy {
+	if len(p.evs) != 0 || ts.br.state != before || ts.health != Healthy {
 		t.Fatalf("%s: calm, but advancing at %v moved it: %+v", ts.key, now, p.evs)
 	}
 	if !ts.usable(now) {

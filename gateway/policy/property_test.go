@@ -324,7 +324,7 @@ func TestPropertyOldGenerationIgnored(t *testing.T) {
 			// generation, snapshot its target; nothing may change.
 			var stale *Attempt
 			for _, a := range s.inflight {
-				if a.phase == phaseSending && a.r.states[a.cur].gen != a.curGen {
+				if a.phase == phaseSending && a.r.states[a.cur].br.gen != a.curGen {
 					stale = a
 					break
 				}

@@ -45,7 +45,6 @@ const (
 // health and SLA windows. Each has its own lock.
 type targetState struct {
 	key string
-	bs  *Breaker // resolved settings (shared)
 	hs  *Health
 	sla SLA // resolved
 
@@ -62,18 +61,7 @@ type targetState struct {
 	owners []*atomic.Int64
 
 	mu sync.Mutex
-	// breaker
-	state      BreakerState
-	gen        uint64
-	counts     window // a: failures, b: samples
-	openUntil  time.Time
-	openings   int // total openings
-	streak     int // re-openings counting toward the open duration growth
-	closedAt   time.Time
-	probeFails int
-	halfAt     time.Time // when it half-opened
-	trials     int       // half-open requests admitted
-	trialOK    int       // half-open successes
+	br breaker
 	// health
 	health    HealthState
 	reason    string
@@ -87,10 +75,9 @@ type targetState struct {
 
 func newTargetState(key string, s *Settings, sla SLA, owner *atomic.Int64) *targetState {
 	ts := &targetState{
-		key: key, bs: &s.Breaker, hs: &s.Health, sla: sla,
-		state:  Closed,
+		key: key, hs: &s.Health, sla: sla,
+		br:     newBreaker(&s.Breaker),
 		health: Healthy,
-		counts: newWindow(s.Breaker.Window.D()),
 		fails:  make([]time.Time, s.Health.Failures),
 		ttft:   newWindow(sla.Window.D()),
 		tpot:   newWindow(sla.Window.D()),
@@ -103,8 +90,8 @@ func newTargetState(key string, s *Settings, sla SLA, owner *atomic.Int64) *targ
 // setCalm updates calm after a change of state, health or generation.
 // Caller holds mu (or owns t).
 func (t *targetState) setCalm() {
-	w := t.gen << 1
-	calm := t.state == Closed && t.health == Healthy
+	w := t.br.gen << 1
+	calm := t.br.state == Closed && t.health == Healthy
 	if calm {
 		w |= 1
 	}
@@ -170,11 +157,12 @@ func (p *pending) flush(s events.Sink) {
 
 // advance performs the transitions that are due at now. Caller holds mu.
 func (t *targetState) advance(now time.Time, p *pending) {
-	if t.state == Open && !now.Before(t.openUntil) {
-		t.transition(now, HalfOpen, "open_for_elapsed", p)
-	}
-	if t.state == HalfOpen && t.trials > t.trialOK && !now.Before(t.halfAt.Add(t.bs.TrialTimeout.D())) {
-		t.transition(now, Open, "trial_timeout", p)
+	for range 2 { // open → half-open, then perhaps half-open → open
+		to, reason, ok := t.br.due(now)
+		if !ok {
+			break
+		}
+		t.transition(now, to, reason, p)
 	}
 	switch t.health {
 	case Unhealthy:
@@ -200,57 +188,17 @@ func (t *targetState) setHealth(now time.Time, to HealthState, reason string, p 
 	t.setCalm()
 }
 
-// transition moves the breaker to state to, starting a new generation.
+// transition moves the breaker to state to, starting a new generation,
+// and records the event.
 func (t *targetState) transition(now time.Time, to BreakerState, reason string, p *pending) {
-	from := t.state
-	t.state = to
-	t.gen++
+	from := t.br.state
+	t.br.to(now, to)
 	t.setCalm()
-	t.trials, t.trialOK = 0, 0
-	switch to {
-	case Open:
-		if from == HalfOpen || (!t.closedAt.IsZero() && t.openings > 0 && now.Sub(t.closedAt) < t.bs.ResetAfter.D()) {
-			t.streak++
-		} else {
-			t.streak = 0
-		}
-		t.openings++
-		t.openUntil = now.Add(t.openFor())
-		t.probeFails = 0
-	case HalfOpen:
-		t.halfAt = now
-	case Closed:
-		t.closedAt = now
-		t.counts.reset()
-	}
 	p.add(events.Event{Time: now, Kind: events.BreakerTransition, Target: t.key, From: string(from), To: string(to), Reason: reason})
 }
 
-// openFor is OpenFor doubled per re-opening in the streak, capped.
-func (t *targetState) openFor() time.Duration {
-	d := t.bs.OpenFor.D()
-	maxD := t.bs.MaxOpenFor.D()
-	for i := 0; i < t.streak && d < maxD; i++ {
-		if d > maxD/2 {
-			return maxD
-		}
-		d *= 2
-	}
-	return min(d, maxD)
-}
-
-// usable reports whether a request could be sent now, and whether the target
-// sits at the end of the line (unhealthy, or not drawn into the ramp share).
-// Caller holds mu.
-func (t *targetState) usable(now time.Time) bool {
-	switch t.state {
-	case Open:
-		return false
-	case HalfOpen:
-		return t.trials < t.bs.HalfOpenRequests
-	}
-	return true
-}
+// usable reports whether a request could be sent now. Caller holds mu.
+func (t *targetState) usable(now time.Time) bool { return t.br.usable() }
 
 // share is the ramp share of traffic admitted at the usual place in line.
 // Caller holds mu.
@@ -271,59 +219,23 @@ func (t *targetState) share(now time.Time) float64 {
 
 // admit reserves a send; it returns the generation and whether it is a
 // half-open trial. Caller holds mu and has checked usable.
-func (t *targetState) admit() (gen uint64, trial bool) {
-	if t.state == HalfOpen {
-		t.trials++
-		return t.gen, true
-	}
-	return t.gen, false
-}
+func (t *targetState) admit() (gen uint64, trial bool) { return t.br.admit() }
 
 // record applies an attempt outcome admitted under generation gen.
 // Caller holds mu.
 func (t *targetState) record(now time.Time, gen uint64, trial bool, c Class, ttft, dur time.Duration, tokens int, p *pending) {
 	t.advance(now, p)
-	if gen != t.gen {
+	if gen != t.br.gen {
 		return // a result from an older generation is discarded
 	}
 	ci := c.info()
 	if ci.ignore {
-		if trial && t.state == HalfOpen {
-			t.trials-- // give the trial slot back
-		}
+		t.br.outcome(now, trial, false, false, true)
 		return
 	}
 	ok := c == OK
-	// breaker
-	switch t.state {
-	case Closed:
-		if ok || ci.breaker {
-			f := 0.0
-			if !ok {
-				f = 1
-			}
-			t.counts.add(now, f, 1)
-			if !ok {
-				fails, samples := t.counts.sums(now)
-				if int(samples) >= t.bs.MinSamples && fails/samples >= t.bs.ErrorRate.F() {
-					t.transition(now, Open, "error_rate", p)
-				}
-			}
-		}
-	case HalfOpen:
-		if trial {
-			switch {
-			case ok:
-				t.trialOK++
-				if t.trialOK >= t.bs.HalfOpenRequests {
-					t.transition(now, Closed, "trials_succeeded", p)
-				}
-			case ci.breaker:
-				t.transition(now, Open, "trial_failed", p)
-			default:
-				t.trials--
-			}
-		}
+	if to, reason, changed := t.br.outcome(now, trial, ok, ci.breaker, false); changed {
+		t.transition(now, to, reason, p)
 	}
 	// passive health
 	if ci.health && !ok {
@@ -392,11 +304,8 @@ func (t *targetState) nextTick() time.Time {
 			next = x
 		}
 	}
-	if t.state == Open {
-		take(t.openUntil)
-	}
-	if t.state == HalfOpen && t.trials > t.trialOK {
-		take(t.halfAt.Add(t.bs.TrialTimeout.D()))
+	if x := t.br.nextTick(); !x.IsZero() {
+		take(x)
 	}
 	switch t.health {
 	case Unhealthy:
