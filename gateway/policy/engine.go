@@ -26,6 +26,9 @@ type Options struct {
 	Rand *rand.Rand
 	// Events receives every decision and state change. Default: events.Discard.
 	Events events.Sink
+	// Fleet, when set, shares the breakers with a fleet of replicas through
+	// a store (see FleetSink and Apply). Default: local breakers.
+	Fleet FleetSink
 }
 
 // Engine is the shared state of the decision core: breakers, health, budgets.
@@ -43,6 +46,8 @@ type Engine struct {
 	// restless counts the targets that are not calm: while it is 0, Tick
 	// and NextTick have nothing to look at.
 	restless atomic.Int64
+	fleet    FleetSink
+	shared   atomic.Bool
 }
 
 // route returns the named route, nil if none. A few routes are compared by
@@ -161,7 +166,9 @@ func New(cfg Config, opts Options) (*Engine, error) {
 		sink:    opts.Events,
 		routes:  make(map[string]*route, len(cfg.Routes)),
 		targets: map[string]*targetState{},
+		fleet:   opts.Fleet,
 	}
+	e.shared.Store(opts.Fleet != nil)
 	for ri := range cfg.Routes {
 		rc := &e.cfg.Routes[ri]
 		r := &route{
@@ -180,6 +187,8 @@ func New(cfg Config, opts Options) (*Engine, error) {
 			ts, ok := e.targets[k]
 			if !ok {
 				ts = newTargetState(k, &e.set, t.SLA, &e.restless)
+				ts.fleet = opts.Fleet
+				ts.br.shared = opts.Fleet != nil
 				e.targets[k] = ts
 				e.keys = append(e.keys, k)
 			}

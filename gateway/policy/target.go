@@ -60,6 +60,10 @@ type targetState struct {
 	// not calm. Guarded by mu.
 	owners []*atomic.Int64
 
+	// fleet receives the breaker's proposals and trial results when it is
+	// shared (br.shared); set at New.
+	fleet FleetSink
+
 	mu sync.Mutex
 	br breaker
 	// health
@@ -135,6 +139,9 @@ func (t *targetState) admitCalm() (gen uint64, ok bool) {
 // every request's path, so it must be cheap to declare.
 type pending struct {
 	evs []events.Event
+	// fleet messages for f, for a shared breaker's transitions and trials.
+	f    FleetSink
+	msgs []fleetMsg
 }
 
 const maxPending = 4
@@ -153,6 +160,20 @@ func (p *pending) flush(s events.Sink) {
 		s.Emit(p.evs[i])
 	}
 	p.evs = p.evs[:0]
+	for _, m := range p.msgs {
+		if m.trial {
+			p.f.TrialResult(m.prop.Key, m.prop.Base, true)
+		} else {
+			p.f.Propose(m.prop)
+		}
+	}
+	p.msgs = p.msgs[:0]
+}
+
+// tell queues a message for the fleet sink f.
+func (p *pending) tell(f FleetSink, m fleetMsg) {
+	p.f = f
+	p.msgs = append(p.msgs, m)
 }
 
 // advance performs the transitions that are due at now. Caller holds mu.
@@ -195,6 +216,13 @@ func (t *targetState) transition(now time.Time, to BreakerState, reason string, 
 	t.br.to(now, to)
 	t.setCalm()
 	p.add(events.Event{Time: now, Kind: events.BreakerTransition, Target: t.key, From: string(from), To: string(to), Reason: reason})
+	if t.br.shared {
+		prop := Proposal{Key: t.key, Base: t.br.version, State: to, Reason: reason, Time: now}
+		if to == Open {
+			prop.OpenUntil = t.br.openUntil
+		}
+		p.tell(t.fleet, fleetMsg{prop: prop})
+	}
 }
 
 // usable reports whether a request could be sent now. Caller holds mu.
@@ -236,6 +264,8 @@ func (t *targetState) record(now time.Time, gen uint64, trial bool, c Class, ttf
 	ok := c == OK
 	if to, reason, changed := t.br.outcome(now, trial, ok, ci.breaker, false); changed {
 		t.transition(now, to, reason, p)
+	} else if trial && ok && t.br.shared && t.br.state == HalfOpen {
+		p.tell(t.fleet, fleetMsg{prop: Proposal{Key: t.key, Base: t.br.version}, trial: true})
 	}
 	// passive health
 	if ci.health && !ok {
