@@ -35,6 +35,10 @@ const (
 	// ConfigWarning: a configuration was accepted with a warning (Route,
 	// Target, Reason), e.g. an unqualified fallback.
 	ConfigWarning Kind = "config.warning"
+	// StateDegraded: a fleet's shared state store is unavailable (OK false,
+	// Reason the error) and the replica follows local state, or it is back
+	// and resynced (OK true).
+	StateDegraded Kind = "state.degraded"
 )
 
 // Request outcomes carried by RequestEnd.Outcome.

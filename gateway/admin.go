@@ -28,6 +28,9 @@ type State struct {
 	CacheEntries int `json:"cache_entries"`
 	// EventsDropped counts events slow /admin/events subscribers lost.
 	EventsDropped uint64 `json:"events_dropped"`
+	// Fleet says whose view this is: this replica's, following the fleet's
+	// store or not.
+	Fleet FleetView `json:"fleet"`
 	// Probes is the active-probe state per target (empty when disabled).
 	Probes []probe.TargetState `json:"probes,omitempty"`
 }
@@ -39,7 +42,7 @@ func (s *Server) State() State {
 		ConfigVersion: rt.version, ConfigSeq: rt.seq, LoadedAt: rt.loadedAt,
 		Policy: rt.engine.State(), Alerts: s.al.firing(),
 		CacheEntries: s.cache.len(), EventsDropped: s.bus.Dropped(),
-		Probes: s.pr.state(),
+		Probes: s.pr.state(), Fleet: s.fleetView(),
 	}
 }
 

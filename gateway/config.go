@@ -51,6 +51,8 @@ type Config struct {
 	Reload ReloadConfig `yaml:"reload,omitempty"`
 	// Shutdown configures graceful shutdown.
 	Shutdown ShutdownConfig `yaml:"shutdown,omitempty"`
+	// State says where breakers live: this process, or a fleet's Redis.
+	State StateConfig `yaml:"state,omitempty"`
 	// Seed seeds the policy's random source (jitter, weighted choice).
 	// Default 0: seeded from the clock at start.
 	Seed uint64 `yaml:"seed,omitempty"`
@@ -219,6 +221,8 @@ func (c *Config) validate(doc *yamlfile.Doc, lookup func(string) (string, bool))
 		}
 	}
 	secret("admin.token", &c.Admin.Token)
+	secret("state.url", &c.State.URL)
+	c.State.validate(add)
 
 	providers := map[string]bool{}
 	if len(c.Providers) == 0 {

@@ -70,6 +70,7 @@ type Server struct {
 	bg       sync.WaitGroup
 	stop     chan struct{}
 	stopOnce sync.Once
+	fleet    *fleetState // nil unless state.backend is redis
 }
 
 // runtime is one loaded configuration: everything a request needs, swapped
@@ -119,6 +120,9 @@ func New(cfg *Config, opts Options) (*Server, error) {
 		return nil
 	}, s.bus.Dropped)
 	s.al = newAlertLoop(s)
+	if err := s.startFleet(cfg); err != nil {
+		return nil, err
+	}
 	rt, err := s.build(cfg, nil)
 	if err != nil {
 		return nil, err
@@ -127,6 +131,7 @@ func New(cfg *Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.rt.Store(rt)
+	s.runFleet()
 	s.al.configure(cfg)
 	s.pr = newProber(s)
 	s.pr.configure(time.Now(), cfg)
@@ -179,6 +184,7 @@ func (s *Server) build(cfg *Config, old *runtime) (*runtime, error) {
 		po := policy.Options{
 			Rand:   mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 			Events: (*serverSink)(s),
+			Fleet:  s.fleetSink(),
 		}
 		var eng *policy.Engine
 		var err error
@@ -487,6 +493,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) Close() error {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.bg.Wait()
+	s.stopFleet()
 	s.al.close()
 	if w := s.usage.Swap(nil); w != nil {
 		return w.Close()

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
@@ -150,3 +151,6 @@ func (e *Engine) SetShared(now time.Time, shared bool) {
 		p.flush(e.sink)
 	}
 }
+
+// Keys returns the engine's target keys ("provider:model"), sorted.
+func (e *Engine) Keys() []string { return slices.Clone(e.keys) }
