@@ -39,8 +39,7 @@ type Options struct {
 	// LookupEnv resolves ${NAME} in reloaded files. Default os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 	// Transport replaces the upstream transports (tests). Default: per
-	// protocol, a NewTransport, behind the gateway's own HTTP/1.1 transport
-	// for cleartext upstreams (protocols auto and http1).
+	// protocol, a NewTransport.
 	Transport http.RoundTripper
 }
 
@@ -109,7 +108,7 @@ func New(cfg *Config, opts Options) (*Server, error) {
 		if opts.Transport != nil {
 			s.trs[p] = opts.Transport
 		} else {
-			s.trs[p] = upstreamTransport(p, TransportOptions{})
+			s.trs[p] = NewTransport(p, TransportOptions{})
 		}
 	}
 	s.m = newMetrics(func() *policy.Engine {
