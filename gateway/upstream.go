@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/brownout-dev/brownout/llm"
@@ -126,6 +128,47 @@ func newUpstream(p *Provider, tr http.RoundTripper) *upstream {
 }
 
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// protocolError is an upstream answer the gateway cannot take: a final 1xx
+// (101 Switching Protocols), a redirect (3xx, never followed), a status
+// past 599, or bytes that are not an HTTP answer (a header past the size
+// limit, a flood of 1xx answers, garbage). Its connection is closed, never
+// reused, and the answer is never forwarded.
+type protocolError struct {
+	status int   // the upstream's status; 0 when the answer did not parse
+	err    error // why it did not parse
+}
+
+func (e *protocolError) Error() string {
+	if e.err != nil {
+		return "upstream protocol error: " + scrubURL(e.err).Error()
+	}
+	return fmt.Sprintf("upstream protocol error: status %d", e.status)
+}
+
+func (e *protocolError) Unwrap() error { return e.err }
+
+// do sends hr. An answer with a status other than 2xx, 4xx and 5xx, or
+// bytes that do not parse as an answer, is a *protocolError; the body of
+// a returned response is the caller's to close.
+func (u *upstream) do(hr *http.Request) (*http.Response, error) {
+	var answered atomic.Bool // set on the transport's goroutine
+	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { answered.Store(true) }}
+	resp, err := u.client.Do(hr.WithContext(httptrace.WithClientTrace(hr.Context(), trace)))
+	if err != nil {
+		if answered.Load() && hr.Context().Err() == nil {
+			return nil, &protocolError{err: err}
+		}
+		return nil, err
+	}
+	if s := resp.StatusCode; s < 200 || (s >= 300 && s < 400) || s >= 600 {
+		// Closing an unread body (a 101's is the connection itself) closes
+		// the connection: it is not pooled.
+		_ = resp.Body.Close()
+		return nil, &protocolError{status: s}
+	}
+	return resp, nil
+}
 
 func (u *upstream) url(model string, stream bool) string {
 	switch u.kind {
