@@ -76,7 +76,10 @@
 // events or errors). Reload swaps a new configuration in atomically while
 // requests in flight finish on the old one; Watch reloads on SIGHUP and when
 // the file changes, and an invalid file is rejected while the running
-// configuration keeps serving. Serve drains requests and streams on shutdown
-// up to a deadline. A panic in one request is recovered and never takes the
+// configuration keeps serving. On shutdown Serve turns /readyz to 503
+// first and keeps serving for a lame-duck period (shutdown.lame_duck,
+// default 5s), then closes its listener and drains requests and streams up
+// to shutdown.drain (default 30s); a stream still open then ends with an
+// in-band error event in its API's shape, never a bare TCP close. A panic in one request is recovered and never takes the
 // process down.
 package gateway

@@ -105,8 +105,7 @@ cache: {max_entries: -1}
 			assert.Contains(t, text, `"error"`, "stream %d", i)
 			assert.NotContains(t, text, "[DONE]", "stream %d", i)
 		}
-		assert.Contains(t, text, "shutting_down", "stream %d", i)
-		assert.Contains(t, text, "the answer above is incomplete", "stream %d", i)
+		assert.Contains(t, text, "the gateway is shutting down; the answer above is incomplete", "stream %d", i)
 	}
 	require.NoError(t, <-served)
 	// The listener is closed.

@@ -38,6 +38,19 @@ type rawUpstream struct {
 	// gateway closed it (the server read end of stream).
 	closed chan int
 	wg     sync.WaitGroup
+	mu     sync.Mutex
+	open   []net.Conn
+}
+
+// stop closes the listener and every connection, and waits for them.
+func (u *rawUpstream) stop() {
+	_ = u.ln.Close()
+	u.mu.Lock()
+	for _, c := range u.open {
+		_ = c.Close()
+	}
+	u.mu.Unlock()
+	u.wg.Wait()
 }
 
 func startRaw(t *testing.T, answer func(n int, req *http.Request, c net.Conn) bool) *rawUpstream {
@@ -52,6 +65,9 @@ func startRaw(t *testing.T, answer func(n int, req *http.Request, c net.Conn) bo
 				return
 			}
 			u.conns.Add(1)
+			u.mu.Lock()
+			u.open = append(u.open, c)
+			u.mu.Unlock()
 			u.wg.Go(func() {
 				defer c.Close()
 				br := bufio.NewReader(c)
@@ -74,10 +90,7 @@ func startRaw(t *testing.T, answer func(n int, req *http.Request, c net.Conn) bo
 			})
 		}
 	})
-	t.Cleanup(func() {
-		_ = ln.Close()
-		u.wg.Wait()
-	})
+	t.Cleanup(u.stop)
 	return u
 }
 
@@ -235,8 +248,7 @@ func TestUpstreamGiantHeader(t *testing.T) {
 			ends := attemptEnds(g.log, "bad:gpt-4o")
 			require.Len(t, ends, 1)
 			assert.Equal(t, "protocol_error", ends[0].Class)
-			up.ln.Close()
-			up.wg.Wait()
+			up.stop()
 			assert.Less(t, sent.Load(), int64(max/2), "bytes the upstream could push")
 		})
 	}
@@ -266,8 +278,7 @@ func TestUpstreamInformationalFlood(t *testing.T) {
 	ends := attemptEnds(g.log, "bad:gpt-4o")
 	require.Len(t, ends, 1)
 	assert.Equal(t, "protocol_error", ends[0].Class)
-	up.ln.Close()
-	up.wg.Wait()
+	up.stop()
 	assert.Less(t, sent.Load(), int64(max/2), "103 answers the upstream could push")
 }
 

@@ -530,6 +530,11 @@ func shutdownError(ctx context.Context, committed bool) *llm.Error {
 func (s *Server) Close() error {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.bg.Wait()
+	for _, tr := range s.trs {
+		if c, ok := tr.(interface{ CloseIdleConnections() }); ok {
+			c.CloseIdleConnections()
+		}
+	}
 	s.al.close()
 	if w := s.usage.Swap(nil); w != nil {
 		return w.Close()
