@@ -228,13 +228,16 @@ func (x *exchange) run(ctx context.Context, hint string) {
 				case <-timer.C:
 				case <-ctx.Done():
 					att.Cancel(time.Now()) // request.end: failed, client_canceled
+					x.cutByShutdown(ctx)
 					return
 				}
 			}
 		case policy.ServeCached:
 			x.observeCached(att)
 		case policy.Fail:
-			x.fail(&d)
+			if !x.cutByShutdown(ctx) {
+				x.fail(&d)
+			}
 			return
 		case policy.Done:
 			x.done(att, &d, cacheable)
@@ -353,6 +356,24 @@ func (x *exchange) fail(d *policy.Decision) {
 		return
 	}
 	writeLLMError(x.w, x.in, d.Err)
+}
+
+// cutByShutdown ends a request cut at the server's drain deadline (see
+// Server.Serve) with the shutdown error: in-band after a committed stream,
+// a 503 otherwise. False for any other request.
+//
+//go:noinline
+func (x *exchange) cutByShutdown(ctx context.Context) bool {
+	e := shutdownError(ctx, x.committed)
+	if e == nil {
+		return false
+	}
+	if x.committed {
+		x.streamError(e)
+	} else {
+		writeLLMError(x.w, x.in, e)
+	}
+	return true
 }
 
 // done carries out a Done decision: the answer is complete.
@@ -591,6 +612,11 @@ func transportOutcome(parent, ctx context.Context, err error, gotTokens bool) po
 	if errors.As(err, &cte) || (errors.As(err, &oe) && oe.Op == "dial") {
 		return policy.Outcome{Class: policy.ConnectError}
 	}
+	var pe *protocolError
+	if errors.As(err, &pe) {
+		return policy.Outcome{Class: policy.ProtocolError, Status: pe.status, BytesSent: true,
+			Err: &llm.Error{Status: 502, Type: llm.ErrServer, Code: string(policy.ProtocolError), Message: pe.Error()}}
+	}
 	if gotTokens {
 		return policy.Outcome{Class: policy.CutMidStream, Status: 200, BytesSent: true}
 	}
@@ -655,7 +681,7 @@ func (x *exchange) sendOnce(parent context.Context, d *policy.Decision) policy.O
 	}
 	w := newWatch(start, policy.Timeouts{FirstToken: d.Timeouts.FirstToken, Total: d.Timeouts.Total}, cancelCause)
 	defer w.stop()
-	resp, err := u.client.Do(hr)
+	resp, err := u.do(hr)
 	if err != nil {
 		return transportOutcome(parent, ctx, err, false)
 	}
@@ -730,7 +756,7 @@ func (x *exchange) sendStream(parent context.Context, d *policy.Decision) policy
 	}
 	w := newWatch(start, d.Timeouts, cancelCause)
 	defer w.stop()
-	resp, err := u.client.Do(hr)
+	resp, err := u.do(hr)
 	if err != nil {
 		return transportOutcome(parent, ctx, err, false)
 	}
@@ -740,7 +766,30 @@ func (x *exchange) sendStream(parent context.Context, d *policy.Decision) policy
 		o.TTFT = time.Since(start)
 		return o
 	}
-	return x.relay(parent, ctx, d, u, resp.Body, w)
+	o := x.relay(parent, ctx, d, u, resp.Body, w)
+	if o.Class == policy.OK {
+		drainEnd(resp.Body, cancelCause)
+	}
+	return o
+}
+
+// Reading what follows an answer's end marker (see drainEnd).
+const (
+	drainWait = 100 * time.Millisecond
+	drainMax  = 16 << 10
+)
+
+var errDrainTimeout = errors.New("no end of body after the end marker")
+
+// drainEnd reads what follows a stream's end marker (the chunked
+// terminator, often in a write of its own) so that the transport pools the
+// connection: a body closed before its end closes it. It waits drainWait at
+// most, then cancels the attempt's context, and reads drainMax bytes at
+// most.
+func drainEnd(body io.Reader, cancel context.CancelCauseFunc) {
+	t := time.AfterFunc(drainWait, func() { cancel(errDrainTimeout) })
+	defer t.Stop()
+	_, _ = io.CopyN(io.Discard, body, drainMax)
 }
 
 // relay forwards the events of an attempt's answer (body) to the client.

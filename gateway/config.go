@@ -148,11 +148,33 @@ type ReloadConfig struct {
 	Disable bool `yaml:"disable,omitempty"`
 }
 
-// ShutdownConfig configures graceful shutdown.
+// ShutdownConfig configures graceful shutdown (Server.Serve): on SIGTERM
+// /readyz turns 503 at once while requests are still served for LameDuck,
+// so that load balancers stop sending new ones; then the listener closes
+// and requests and streams in flight get Drain to finish. Streams still
+// open at the drain deadline end with an in-band error event in their
+// API's shape (requests not yet answered get a 503), never a bare TCP
+// close.
 type ShutdownConfig struct {
-	// Drain is how long in-flight requests and streams may finish after a
-	// shutdown signal. Default 30s.
+	// LameDuck is how long the gateway keeps serving with /readyz at 503
+	// before it closes its listener. Default 5s; "0s" for none.
+	LameDuck *yamlfile.Duration `yaml:"lame_duck,omitempty"`
+	// Drain is how long in-flight requests and streams may finish after the
+	// listener closed. Default 30s.
 	Drain yamlfile.Duration `yaml:"drain,omitempty"`
+}
+
+// Shutdown defaults.
+const (
+	defaultLameDuck = 5 * time.Second
+	defaultDrain    = 30 * time.Second
+)
+
+func (c ShutdownConfig) lameDuck() time.Duration {
+	if c.LameDuck == nil {
+		return defaultLameDuck
+	}
+	return c.LameDuck.D()
 }
 
 func or[T comparable](v, def T) T {

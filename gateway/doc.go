@@ -25,12 +25,14 @@
 // token, idle gap, token-rate floor, total), and a connect timeout reaches
 // the dialer through the request context.
 //
-// Upstreams over TLS are reached with net/http's Transport (HTTP/2 when the
-// provider negotiates it, as real providers do); cleartext http:// upstreams
-// use the gateway's own HTTP/1.1 keep-alive pool, which writes the request
-// and reads the answer on the request's goroutine, so a held stream costs no
-// goroutine of its own (NewTransport stays the transport for h2c and for
-// requests sent through a proxy).
+// Upstreams are reached with net/http's Transport (NewTransport): HTTP/2
+// when a TLS provider negotiates it, as real providers do, HTTP/2 in
+// cleartext for protocol h2c, HTTP/1.1 otherwise. Its limits are part of the
+// gateway's security boundary: an answer's header, 1xx answers included, is
+// bounded (64 KiB); a connection that receives bytes while no request is in
+// flight on it is closed, never reused. An upstream that answers with a
+// 101, a 1xx final answer or a redirect (3xx, never followed), or whose
+// answer is not valid HTTP, fails the attempt as a protocol_error.
 //
 // Served answers feed the silent-degradation detectors (package evals):
 // a rising rate of invalid JSON, refusals, empty tool arguments or answers
@@ -74,7 +76,10 @@
 // events or errors). Reload swaps a new configuration in atomically while
 // requests in flight finish on the old one; Watch reloads on SIGHUP and when
 // the file changes, and an invalid file is rejected while the running
-// configuration keeps serving. Serve drains requests and streams on shutdown
-// up to a deadline. A panic in one request is recovered and never takes the
+// configuration keeps serving. On shutdown Serve turns /readyz to 503
+// first and keeps serving for a lame-duck period (shutdown.lame_duck,
+// default 5s), then closes its listener and drains requests and streams up
+// to shutdown.drain (default 30s); a stream still open then ends with an
+// in-band error event in its API's shape, never a bare TCP close. A panic in one request is recovered and never takes the
 // process down.
 package gateway

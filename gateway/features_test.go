@@ -316,7 +316,7 @@ func TestGracefulShutdown(t *testing.T) {
 	cfg, err := gateway.ParseConfig("g.yaml", []byte(fmt.Sprintf(`version: 1
 providers: [{name: slow, kind: openai, base_url: "%s/v1"}]
 routes: [{name: chat, targets: [{provider: slow, model: m}]}]
-shutdown: {drain: 5s}
+shutdown: {lame_duck: 0s, drain: 5s}
 `, m.URL)), gateway.LoadOptions{})
 	require.NoError(t, err)
 	srv, err := gateway.New(cfg, gateway.Options{Logger: discardLogger()})

@@ -279,7 +279,7 @@ func (p *prober) send(ctx context.Context, rt *runtime, t *policy.Target, def pr
 	if err != nil {
 		return nil, err
 	}
-	resp, err := u.client.Do(hr)
+	resp, err := u.do(hr)
 	if err != nil {
 		return nil, scrubURL(err)
 	}

@@ -39,8 +39,7 @@ type Options struct {
 	// LookupEnv resolves ${NAME} in reloaded files. Default os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 	// Transport replaces the upstream transports (tests). Default: per
-	// protocol, a NewTransport, behind the gateway's own HTTP/1.1 transport
-	// for cleartext upstreams (protocols auto and http1).
+	// protocol, a NewTransport.
 	Transport http.RoundTripper
 }
 
@@ -110,7 +109,7 @@ func New(cfg *Config, opts Options) (*Server, error) {
 		if opts.Transport != nil {
 			s.trs[p] = opts.Transport
 		} else {
-			s.trs[p] = upstreamTransport(p, TransportOptions{})
+			s.trs[p] = NewTransport(p, TransportOptions{})
 		}
 	}
 	s.m = newMetrics(func() *policy.Engine {
@@ -451,16 +450,22 @@ func (s *Server) swapUsage(path, oldPath string) error {
 	return nil
 }
 
-// Serve accepts connections on ln until ctx is done, then drains: new
-// connections are refused, /readyz turns 503, and requests and streams in
-// flight get up to the configured drain time to finish before the
-// connections are closed.
+// Serve accepts connections on ln until ctx is done, then shuts down (see
+// ShutdownConfig): /readyz turns 503 while requests are still served for
+// the lame-duck period, then the listener closes and requests and streams
+// in flight get up to the drain time to finish. Those still open at the
+// drain deadline are cut: a stream ends with an in-band error event in its
+// API's shape, a request not yet answered gets a 503, and the connections
+// close once they are written (or after cutGrace).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	base, cut := context.WithCancelCause(context.Background())
+	defer cut(nil)
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	var p http.Protocols
 	p.SetHTTP1(true)
@@ -474,18 +479,56 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	s.draining.Store(true)
-	drain := or(s.rt.Load().cfg.Shutdown.Drain.D(), 30*time.Second)
+	sh := s.rt.Load().cfg.Shutdown
+	if lame := sh.lameDuck(); lame > 0 {
+		s.log.Info("lame duck: /readyz reports draining", "lame_duck", lame)
+		t := time.NewTimer(lame)
+		select {
+		case <-t.C:
+		case err := <-errc:
+			t.Stop()
+			return err
+		}
+	}
+	drain := or(sh.Drain.D(), defaultDrain)
 	sctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	err := hs.Shutdown(sctx)
 	if errors.Is(err, context.DeadlineExceeded) {
-		s.log.Warn("drain deadline passed; closing remaining connections", "drain", drain)
-		err = hs.Close()
+		s.log.Warn("drain deadline passed; ending what is still open with an error", "drain", drain)
+		cut(errShuttingDown)
+		gctx, gcancel := context.WithTimeout(context.Background(), cutGrace)
+		defer gcancel()
+		if err = hs.Shutdown(gctx); err != nil {
+			err = hs.Close()
+		}
 	}
 	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
 		err = serr
 	}
 	return err
+}
+
+// cutGrace is how long the requests cut at the drain deadline get to write
+// their error before their connections are closed.
+const cutGrace = 2 * time.Second
+
+// errShuttingDown is the cancellation cause of the requests still in
+// flight at the drain deadline.
+var errShuttingDown = errors.New("the gateway is shutting down")
+
+// shutdownError is the error of a request cut at the drain deadline (ctx
+// is its context), nil for any other.
+func shutdownError(ctx context.Context, committed bool) *llm.Error {
+	if !errors.Is(context.Cause(ctx), errShuttingDown) {
+		return nil
+	}
+	e := &llm.Error{Status: 503, Type: llm.ErrOverloaded, Code: "shutting_down", RetryAfter: time.Second,
+		Message: "the gateway is shutting down; retry the request"}
+	if committed {
+		e.Message = "the gateway is shutting down; the answer above is incomplete"
+	}
+	return e
 }
 
 // Close stops background work and flushes usage records. Call it after
@@ -494,6 +537,11 @@ func (s *Server) Close() error {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.bg.Wait()
 	s.stopFleet()
+	for _, tr := range s.trs {
+		if c, ok := tr.(interface{ CloseIdleConnections() }); ok {
+			c.CloseIdleConnections()
+		}
+	}
 	s.al.close()
 	if w := s.usage.Swap(nil); w != nil {
 		return w.Close()

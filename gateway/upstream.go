@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/brownout-dev/brownout/llm"
@@ -127,6 +129,47 @@ func newUpstream(p *Provider, tr http.RoundTripper) *upstream {
 
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
+// protocolError is an upstream answer the gateway cannot take: a final 1xx
+// (101 Switching Protocols), a redirect (3xx, never followed), a status
+// past 599, or bytes that are not an HTTP answer (a header past the size
+// limit, a flood of 1xx answers, garbage). Its connection is closed, never
+// reused, and the answer is never forwarded.
+type protocolError struct {
+	status int   // the upstream's status; 0 when the answer did not parse
+	err    error // why it did not parse
+}
+
+func (e *protocolError) Error() string {
+	if e.err != nil {
+		return "upstream protocol error: " + scrubURL(e.err).Error()
+	}
+	return fmt.Sprintf("upstream protocol error: status %d", e.status)
+}
+
+func (e *protocolError) Unwrap() error { return e.err }
+
+// do sends hr. An answer with a status other than 2xx, 4xx and 5xx, or
+// bytes that do not parse as an answer, is a *protocolError; the body of
+// a returned response is the caller's to close.
+func (u *upstream) do(hr *http.Request) (*http.Response, error) {
+	var answered atomic.Bool // set on the transport's goroutine
+	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { answered.Store(true) }}
+	resp, err := u.client.Do(hr.WithContext(httptrace.WithClientTrace(hr.Context(), trace)))
+	if err != nil {
+		if answered.Load() && hr.Context().Err() == nil {
+			return nil, &protocolError{err: err}
+		}
+		return nil, err
+	}
+	if s := resp.StatusCode; s < 200 || (s >= 300 && s < 400) || s >= 600 {
+		// Closing an unread body (a 101's is the connection itself) closes
+		// the connection: it is not pooled.
+		_ = resp.Body.Close()
+		return nil, &protocolError{status: s}
+	}
+	return resp, nil
+}
+
 func (u *upstream) url(model string, stream bool) string {
 	switch u.kind {
 	case KindAnthropic:
@@ -192,58 +235,67 @@ func withConnectTimeout(ctx context.Context, d time.Duration) context.Context {
 	return context.WithValue(ctx, connectTimeoutKey{}, d)
 }
 
-// TransportOptions tune the shared upstream transport.
+// TransportOptions tune the shared upstream transport. Each field's
+// comment states its default (used at the zero value).
 type TransportOptions struct {
-	MaxIdleConnsPerHost int           // default 256
-	IdleConnTimeout     time.Duration // default 90s
-	TLSConfig           *tls.Config   // nil: system roots
+	MaxIdleConnsPerHost int           // idle keep-alive connections kept per host:port; default 256
+	MaxIdleConns        int           // idle connections kept in all; default 4 × MaxIdleConnsPerHost
+	IdleConnTimeout     time.Duration // an idle connection is closed after it; default 90s
+	// MaxResponseHeaderBytes bounds an answer's header, informational (1xx)
+	// answers included: more is a protocol error. Default 64 KiB.
+	MaxResponseHeaderBytes int64
+	TLSConfig              *tls.Config // nil: system roots
 }
 
 // transportBufferSize is the read and write buffer of an upstream
 // connection.
 const transportBufferSize = 1 << 10
 
-// NewTransport returns the pooled transport the gateway uses for providers
-// of a protocol: keep-alive pools sized for many concurrent streams, no
-// transparent compression (it would buffer streams), HTTP/2 negotiated over
-// TLS (or spoken in cleartext for ProtocolH2C), and a connect timeout taken
-// per request from the attempt's deadlines.
+// NewTransport returns the pooled net/http transport the gateway uses for
+// providers of a protocol: keep-alive pools sized for many concurrent
+// streams, no transparent compression (it would buffer streams), HTTP/2
+// negotiated over TLS (or spoken in cleartext for ProtocolH2C), and a
+// connect timeout taken per request from the attempt's deadlines.
+//
+// Its limits are part of the gateway's security boundary: an answer's
+// header, informational (1xx) answers included, is bounded by
+// MaxResponseHeaderBytes; a 101 or any other 1xx final answer closes the
+// connection; a connection that receives bytes while no request is in
+// flight on it is closed and never reused.
 func NewTransport(p Protocol, o TransportOptions) *http.Transport {
 	if o.MaxIdleConnsPerHost == 0 {
 		o.MaxIdleConnsPerHost = 256
 	}
+	if o.MaxIdleConns == 0 {
+		o.MaxIdleConns = 4 * o.MaxIdleConnsPerHost
+	}
 	if o.IdleConnTimeout == 0 {
 		o.IdleConnTimeout = 90 * time.Second
 	}
+	if o.MaxResponseHeaderBytes == 0 {
+		o.MaxResponseHeaderBytes = 64 << 10
+	}
 	d := &net.Dialer{KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if t, ok := ctx.Value(connectTimeoutKey{}).(time.Duration); ok {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, t)
-				defer cancel()
-				c, err := d.DialContext(ctx, network, addr)
-				if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-					return nil, &connectTimeoutError{t}
-				}
-				return c, err
-			}
-			return d.DialContext(ctx, network, addr)
-		},
-		MaxIdleConns:          0,
-		MaxIdleConnsPerHost:   o.MaxIdleConnsPerHost,
-		IdleConnTimeout:       o.IdleConnTimeout,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		DisableCompression:    true,
-		TLSClientConfig:       o.TLSConfig,
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            dialWithConnectTimeout(d.DialContext),
+		MaxIdleConns:           o.MaxIdleConns,
+		MaxIdleConnsPerHost:    o.MaxIdleConnsPerHost,
+		IdleConnTimeout:        o.IdleConnTimeout,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: o.MaxResponseHeaderBytes,
+		DisableCompression:     true,
+		TLSClientConfig:        o.TLSConfig,
 		// Small connection buffers: an upstream connection lives as long as
 		// its stream, and thousands are held at once. Requests and answers
 		// larger than a buffer pass through it (bufio writes and reads
 		// large slices directly); the stream reader has its own buffer.
 		ReadBufferSize:  transportBufferSize,
 		WriteBufferSize: transportBufferSize,
+		// HTTP/2: a connection that has been silent for ReadIdleTimeout is
+		// pinged, and closed when the ping is not answered.
+		HTTP2: &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 15 * time.Second},
 	}
 	var protos http.Protocols
 	switch p {
@@ -260,17 +312,24 @@ func NewTransport(p Protocol, o TransportOptions) *http.Transport {
 	return tr
 }
 
-// upstreamTransport is the transport of a server's providers of a protocol.
-// Cleartext HTTP/1.1 (http:// with protocols auto and http1) goes through
-// h1Transport, which holds a stream without goroutines of its own; TLS
-// upstreams, proxied requests and h2c keep NewTransport (real providers
-// negotiate HTTP/2 over TLS, where streams share connections).
-func upstreamTransport(p Protocol, o TransportOptions) http.RoundTripper {
-	tr := NewTransport(p, o)
-	if p == ProtocolH2C {
-		return tr
+// dialWithConnectTimeout bounds dial by the connect timeout the attempt's
+// context carries (withConnectTimeout): running out of it is a
+// *connectTimeoutError (a connect_error outcome), not the request's
+// cancellation.
+func dialWithConnectTimeout(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		t, ok := ctx.Value(connectTimeoutKey{}).(time.Duration)
+		if !ok {
+			return dial(ctx, network, addr)
+		}
+		ctx, cancel := context.WithTimeout(ctx, t)
+		defer cancel()
+		c, err := dial(ctx, network, addr)
+		if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, &connectTimeoutError{t}
+		}
+		return c, err
 	}
-	return newH1Transport(o, tr)
 }
 
 type connectTimeoutError struct{ d time.Duration }

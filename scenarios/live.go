@@ -24,6 +24,7 @@ import (
 	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/mockprovider"
+	"github.com/brownout-dev/brownout/yamlfile"
 )
 
 // liveDrain is how long requests in flight may finish after a live run ends
@@ -147,6 +148,9 @@ func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Resu
 		if err != nil {
 			return nil, err
 		}
+		// No load balancer watches the run's own gateway: it stops without
+		// a lame-duck period.
+		cfg.Shutdown.LameDuck = new(yamlfile.Duration)
 		srv, err := gateway.New(cfg, gateway.Options{Events: l, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			return nil, fmt.Errorf("%w: gateway: %w", ErrInvalid, err)

@@ -37,8 +37,11 @@ func NewCmdServe(f *Factory, runF func(*ServeOptions) error) *cobra.Command {
 		Long: `Run the OpenAI- and Anthropic-compatible failover gateway.
 
 The configuration is reloaded on SIGHUP and when the file changes; an invalid
-file is rejected and the running configuration keeps serving. SIGINT and
-SIGTERM drain requests and streams in flight (up to shutdown.drain) and exit.`,
+file is rejected and the running configuration keeps serving. On SIGINT and
+SIGTERM /readyz turns 503 while the gateway keeps serving for
+shutdown.lame_duck (default 5s); then the listener closes, requests and
+streams in flight get shutdown.drain (default 30s) to finish, and streams
+still open end with an in-band error event.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Config == "" {

@@ -78,6 +78,7 @@ providers:
 routes:
   - name: chat
     targets: [{provider: up, model: m}]
+shutdown: {lame_duck: 0s}
 `), 0o644))
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)

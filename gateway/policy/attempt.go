@@ -758,6 +758,9 @@ func providerError(o Outcome) *llm.Error {
 		if e.RetryAfter == 0 {
 			e.RetryAfter = o.RetryAfter
 		}
+		if gatewayStatus(o.Class) {
+			e.Status = 502
+		}
 		return &e
 	}
 	status := o.Status
@@ -765,8 +768,17 @@ func providerError(o Outcome) *llm.Error {
 	if status == 0 {
 		status = llm.StatusFor(typ)
 	}
+	if gatewayStatus(o.Class) {
+		status = 502
+	}
 	return &llm.Error{Status: status, Type: typ, Code: string(o.Class), Message: "upstream attempt failed: " + string(o.Class), RetryAfter: o.RetryAfter}
 }
+
+// gatewayStatus reports whether the client's error for class c is a 502
+// rather than the upstream's status: a 1xx, 3xx or 499 passed on would mean
+// something else to the client (switch protocols, follow a redirect, you
+// went away).
+func gatewayStatus(c Class) bool { return c == ProtocolError || c == UpstreamCanceled }
 
 func classType(c Class) llm.ErrorType {
 	switch c {

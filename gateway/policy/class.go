@@ -58,6 +58,27 @@ const (
 	// InvalidOutput: an eval rejected the answer (bad JSON, empty tool
 	// arguments). Fails over; counts for passive health, not the breaker.
 	InvalidOutput Class = "invalid_output"
+	// ProtocolError: the upstream's answer is not one a client can take — a
+	// 101 Switching Protocols or other 1xx final status, a redirect (3xx,
+	// never followed), a status outside 100–599, or bytes that are not a
+	// valid HTTP answer (a header past the size limit, a flood of 1xx
+	// answers, garbage). Not retried on the same target (it answers the
+	// same way); fails over; held against the breaker and health. The
+	// upstream's answer is never forwarded: the client's error is a 502.
+	ProtocolError Class = "protocol_error"
+	// UpstreamCanceled (499): the upstream, or a proxy in front of it,
+	// reports the request closed while the client is still waiting — the
+	// gateway did not cancel it. Retried on the same target (like Reset),
+	// then failed over; held against the breaker and health. The client's
+	// error is a 502: a 499 would claim the client went away.
+	UpstreamCanceled Class = "upstream_canceled"
+	// Rejected: any other 4xx (402, 405, 406, 409, 410, 411, 412, 415, 418,
+	// 421, 423, 424, 425, 426, 428, 431, 451, …): the target refused for its
+	// own reasons (billing, method, conflict, version, policy), not the
+	// request's content or size. Not retried on the same target; fails over
+	// (another account or provider may take it); held against the breaker
+	// and health.
+	Rejected Class = "rejected"
 	// CacheMiss is what the caller observes after a ServeCached decision
 	// when it has no cached answer; OK means it served one.
 	CacheMiss Class = "cache_miss"
@@ -68,13 +89,31 @@ var Classes = []Class{
 	OK, RateLimited, Overloaded, ServerError, ConnectError, Reset, TimeoutTTFT,
 	Stall, TokenRateFloor, CutMidStream, MalformedStream, TimeoutTotal, Auth,
 	BadRequestParam, ContextLength, ContentFilter, ClientCanceled, Truncated,
-	InvalidOutput,
+	InvalidOutput, ProtocolError, UpstreamCanceled, Rejected,
 }
 
 // Classify returns the class of an HTTP error answer from its status and,
 // when known, the normalized error type (which wins for 400s: a context
 // length or content filter error is a 400 too). Status 0 or 2xx is OK.
+//
+// Every status has an explicit class:
+//
+//	0, 2xx             ok (server_error or bad_request_param by type: an in-band error)
+//	1xx, 3xx, ≥600     protocol_error
+//	400, 422           bad_request_param
+//	401, 403, 404      auth
+//	408, 504           timeout_total
+//	413                context_length
+//	429                rate_limited
+//	499                upstream_canceled
+//	other 4xx          rejected
+//	503, 529           overloaded
+//	other 5xx          server_error (retried and failed over per the status lists)
 func Classify(status int, t llm.ErrorType) Class {
+	if status > 0 && (status < 200 || (status >= 300 && status < 400) || status >= 600) {
+		// Whatever its body says, such an answer is not an error answer.
+		return ProtocolError
+	}
 	switch t {
 	case llm.ErrContextLength:
 		return ContextLength
@@ -102,6 +141,8 @@ func Classify(status int, t llm.ErrorType) Class {
 			return BadRequestParam
 		}
 		return OK
+	case status == 400 || status == 422:
+		return BadRequestParam
 	case status == 401 || status == 403 || status == 404:
 		return Auth
 	case status == 408 || status == 504:
@@ -111,15 +152,13 @@ func Classify(status int, t llm.ErrorType) Class {
 	case status == 413:
 		return ContextLength
 	case status == 499:
-		return ClientCanceled
+		return UpstreamCanceled
 	case status == 503 || status == 529:
 		return Overloaded
 	case status >= 500:
 		return ServerError
-	case status >= 400:
-		return BadRequestParam
-	default:
-		return ServerError
+	default: // the other 4xx
+		return Rejected
 	}
 }
 
@@ -149,11 +188,11 @@ func (c Class) info() classInfo {
 		return classInfo{}
 	case RateLimited, Overloaded, ServerError:
 		return classInfo{breaker: true, health: true, byStatus: true, retrySame: true, failover: true}
-	case ConnectError, Reset:
+	case ConnectError, Reset, UpstreamCanceled:
 		return classInfo{breaker: true, health: true, retrySame: true, failover: true}
 	case TimeoutTTFT, Stall, TokenRateFloor, CutMidStream, MalformedStream, TimeoutTotal:
 		return classInfo{breaker: true, health: true, failover: true}
-	case Auth:
+	case Auth, ProtocolError, Rejected:
 		return classInfo{breaker: true, health: true, failover: true}
 	case BadRequestParam, ContextLength, ContentFilter:
 		return classInfo{ignore: true, failover: true}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/brownout-dev/brownout/events"
@@ -33,7 +34,22 @@ func TestClassify(t *testing.T) {
 		{400, llm.ErrContentFilter, ContentFilter},
 		{408, "", TimeoutTotal},
 		{504, llm.ErrTimeout, TimeoutTotal},
-		{499, "", ClientCanceled},
+		{499, "", UpstreamCanceled},
+		{499, llm.ErrServer, UpstreamCanceled},
+		{101, "", ProtocolError},
+		{103, "", ProtocolError},
+		{302, "", ProtocolError},
+		{302, llm.ErrRateLimit, ProtocolError}, // whatever the body says
+		{304, "", ProtocolError},
+		{600, "", ProtocolError},
+		{402, "", Rejected},
+		{405, llm.ErrInvalidRequest, Rejected},
+		{409, "", Rejected},
+		{410, "", Rejected},
+		{418, "", Rejected},
+		{451, "", Rejected},
+		{501, "", ServerError},
+		{505, "", ServerError},
 		{0, llm.ErrServer, ServerError}, // an in-band stream error
 	}
 	for _, tt := range tests {
@@ -76,6 +92,11 @@ func TestOutcomeClasses(t *testing.T) {
 		{ClientCanceled, 0, []string{a, "fail"}, false},
 		{Truncated, 200, []string{a, b, "done"}, false},
 		{InvalidOutput, 200, []string{a, b, "done"}, false},
+		{ProtocolError, 101, []string{a, b, "done"}, true},
+		{ProtocolError, 302, []string{a, b, "done"}, true},
+		{UpstreamCanceled, 499, []string{a, "wait", a, b, "done"}, true},
+		{Rejected, 402, []string{a, b, "done"}, true},
+		{Rejected, 409, []string{a, b, "done"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.class)+"/"+itoa(tt.status), func(t *testing.T) {
@@ -190,4 +211,81 @@ func TestContextLength(t *testing.T) {
 		require.Equal(t, []string{big, "fail"}, keys(trail))
 		require.Equal(t, *perr, *final.Err)
 	})
+}
+
+// TestStatusMapping: every upstream status is a failover trigger or a
+// final error by its class, and the client's error never carries a status
+// that means something else to it (1xx, 3xx, 499).
+func TestStatusMapping(t *testing.T) {
+	const a, b = "openai:gpt-4o", "anthropic:claude-sonnet"
+	tests := []struct {
+		status   int
+		class    Class
+		failover bool // with a healthy fallback, the request is served by it
+		client   int  // the client's status when every target answers status
+	}{
+		{101, ProtocolError, true, 502},
+		{103, ProtocolError, true, 502},
+		{301, ProtocolError, true, 502},
+		{302, ProtocolError, true, 502},
+		{307, ProtocolError, true, 502},
+		{400, BadRequestParam, true, 400},
+		{401, Auth, true, 401},
+		{402, Rejected, true, 402},
+		{403, Auth, true, 403},
+		{404, Auth, true, 404},
+		{405, Rejected, true, 405},
+		{408, TimeoutTotal, true, 408},
+		{409, Rejected, true, 409},
+		{410, Rejected, true, 410},
+		{413, ContextLength, true, 413},
+		{418, Rejected, true, 418},
+		{422, BadRequestParam, true, 422},
+		{429, RateLimited, true, 429},
+		{451, Rejected, true, 451},
+		{499, UpstreamCanceled, true, 502},
+		{500, ServerError, true, 500},
+		{501, ServerError, false, 501}, // in neither status list
+		{502, ServerError, true, 502},
+		{503, Overloaded, true, 503},
+		{504, TimeoutTotal, true, 504},
+		{505, ServerError, false, 505},
+		{529, Overloaded, true, 529},
+		{599, ServerError, false, 599},
+		{600, ProtocolError, true, 502},
+	}
+	for _, tt := range tests {
+		t.Run(itoa(tt.status), func(t *testing.T) {
+			c := Classify(tt.status, "")
+			require.Equal(t, tt.class, c)
+			// b's model differs, so a bad_request_param may move to it.
+			cfg := oneRoute(tgt(a), tgt(b, prio(1)))
+			fails := Outcome{Class: c, Status: tt.status, Err: &llm.Error{Status: tt.status, Type: llm.TypeForStatus(tt.status), Message: "upstream says no"}}
+			_, trail, _ := drive(newEngine(t, cfg, nil), t0, Request{ID: "r1"}, byTarget(map[string]Outcome{a: fails}))
+			got := keys(trail)
+			served := got[len(got)-1] == "done" && slices.Contains(got, b)
+			require.Equal(t, tt.failover, served, "decisions %v", got)
+
+			// Alone on its route: a failover trigger ends in the honest 503
+			// naming the class, a final error (or one not held against the
+			// target: the request's own fault) is the upstream's.
+			final, trail, _ := drive(newEngine(t, oneRoute(tgt(a)), nil), t0, Request{ID: "r2"}, byTarget(map[string]Outcome{a: fails}))
+			require.Equal(t, Fail, final.Kind, "decisions %v", keys(trail))
+			if tt.failover && !c.info().ignore {
+				require.Equal(t, 503, final.Err.Status)
+				require.Contains(t, final.Err.Message, "last outcome "+string(c))
+			} else {
+				require.Equal(t, tt.status, final.Err.Status)
+				require.Equal(t, "upstream says no", final.Err.Message)
+			}
+
+			// A request that may not be resent ends with the upstream's
+			// error, in a status that means the same to the client.
+			fails.BytesSent = true
+			final, trail, _ = drive(newEngine(t, cfg, nil), t0, Request{ID: "r3", NonRetryable: true}, byTarget(map[string]Outcome{a: fails}))
+			require.Equal(t, []string{a, "fail"}, keys(trail))
+			require.Equal(t, tt.client, final.Err.Status)
+			require.Equal(t, "upstream says no", final.Err.Message)
+		})
+	}
 }

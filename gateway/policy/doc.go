@@ -38,9 +38,11 @@
 //     set, part of the answer already reached the client: send it as an
 //     assistant prefill so the target continues it, and forward only the
 //     continuation. Then call Observe exactly once with the Outcome: the
-//     Class (Classify maps an HTTP error; the watchdog names timeouts; the
-//     stream reader names cut_mid_stream and malformed_stream; evals name
-//     truncated and invalid_output), the status, TTFT, tokens, usage,
+//     Class (Classify maps an HTTP status, every one to an explicit class;
+//     the watchdog names timeouts; the stream reader names cut_mid_stream
+//     and malformed_stream; the transport names protocol_error for an
+//     answer that is not valid HTTP; evals name truncated and
+//     invalid_output), the status, TTFT, tokens, usage,
 //     Retry-After, whether bytes reached the provider (BytesSent) and
 //     whether tokens reached the client (Partial). Deliver an OK answer to
 //     the client before or after Observe as it suits; the next decision
