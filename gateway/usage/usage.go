@@ -21,7 +21,10 @@ type Record struct {
 	Route     string    `json:"route"`
 	Target    string    `json:"target"` // provider:model
 	Tier      string    `json:"tier,omitempty"`
-	Attempt   int       `json:"attempt"`
+	// Client is the gateway client's ID (never its key); empty when the
+	// gateway is open.
+	Client  string `json:"client,omitempty"`
+	Attempt int    `json:"attempt"`
 	// Class is the attempt's outcome class ("ok", "rate_limited", ...).
 	Class string `json:"class"`
 	// Outcome is "served" when this attempt's answer was served, else
@@ -47,7 +50,7 @@ func FromEvent(ev events.Event) Record {
 	if ev.Class == "ok" {
 		outcome = Served
 	}
-	return Record{Time: ev.Time, RequestID: ev.RequestID, Route: ev.Route, Target: ev.Target, Tier: ev.Tier,
+	return Record{Time: ev.Time, RequestID: ev.RequestID, Route: ev.Route, Target: ev.Target, Tier: ev.Tier, Client: ev.Client,
 		Attempt: ev.Attempt, Class: ev.Class, Outcome: outcome, Status: ev.Status,
 		InputTokens: ev.InputTokens, OutputTokens: ev.OutputTokens, CachedTokens: ev.CachedTokens, Cost: ev.Cost}
 }
@@ -128,6 +131,7 @@ const (
 	ByTarget By = "target"
 	ByRoute  By = "route"
 	ByTier   By = "tier"
+	ByClient By = "client"
 )
 
 // Query selects records: From inclusive, To exclusive; zero times are open.
@@ -159,8 +163,10 @@ func Report(recs []Record, q Query) ([]Row, error) {
 		key = func(r *Record) string { return r.Route }
 	case ByTier:
 		key = func(r *Record) string { return r.Tier }
+	case ByClient:
+		key = func(r *Record) string { return r.Client }
 	default:
-		return nil, fmt.Errorf("usage: cannot group by %q (target, route or tier)", q.By)
+		return nil, fmt.Errorf("usage: cannot group by %q (target, route, tier or client)", q.By)
 	}
 	rows := map[string]*Row{}
 	reqs := map[string]map[string]bool{}
