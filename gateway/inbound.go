@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"io"
 	"net"
@@ -211,13 +210,10 @@ const (
 func (s *Server) metricsAuth(h http.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rt := s.rt.Load()
-		if rt.cfg.Admin.ProtectMetrics && rt.adminToken != nil {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(got), rt.adminToken) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="brownout metrics"`)
-				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "admin token required"})
-				return
-			}
+		if rt.cfg.Admin.ProtectMetrics && rt.adminToken != nil && !bearerIs(r, rt.adminToken) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="brownout metrics"`)
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "admin token required"})
+			return
 		}
 		h.ServeHTTP(w, r)
 	}

@@ -19,9 +19,9 @@ type shape struct {
 // adversarial shapes): a value's struct, the slices that hold it and the
 // decoder's own bookkeeping.
 const (
-	decodedPerByte = 3
-	decodedPerNode = 512
-	decodedPerStr  = 64
+	decodedPerByte = 4
+	decodedPerNode = 1024
+	decodedPerStr  = 128
 )
 
 // decoded is the estimate of the memory the request's decoded form takes.
