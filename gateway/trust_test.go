@@ -21,6 +21,9 @@ import (
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/gateway/usage"
+	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/anthropic"
+	"github.com/brownout-dev/brownout/llm/openai"
 )
 
 // Client keys of the trust tests (at least 16 characters).
@@ -39,7 +42,9 @@ var trustEnv = map[string]string{
 // trustEnv.
 func trustConfig(t *testing.T, m *mocks, extra string) *gateway.Config {
 	t.Helper()
-	cfg, err := gateway.ParseConfig("trust.yaml", []byte(configText(m, extra)), gateway.LoadOptions{LookupEnv: func(k string) (string, bool) {
+	// A second route, for the clients allowed only one.
+	text := strings.Replace(configText(m, extra), "policy:\n", "  - name: other\n    targets: [{provider: alpha, model: gpt-4o}]\npolicy:\n", 1)
+	cfg, err := gateway.ParseConfig("trust.yaml", []byte(text), gateway.LoadOptions{LookupEnv: func(k string) (string, bool) {
 		v, ok := trustEnv[k]
 		return v, ok
 	}})
@@ -49,7 +54,7 @@ func trustConfig(t *testing.T, m *mocks, extra string) *gateway.Config {
 
 const clientsYAML = `clients:
   - {id: app, key: "${APP_KEY}", routes: [chat]}
-  - {id: batch, key: "${BATCH_KEY}", routes: [embeddings-only]}
+  - {id: batch, key: "${BATCH_KEY}", routes: [other]}
   - {id: slow, key: "${SLOW_KEY}", requests_per_minute: 1}
 `
 
@@ -81,6 +86,16 @@ func errorShape(t *testing.T, path, body string) string {
 	return e.Error.Type
 }
 
+// wireType is the error type the inbound API of path writes for t.
+func wireType(tt *testing.T, path string, t llm.ErrorType) string {
+	var c llm.Codec = openai.Codec{}
+	if path == "/v1/messages" {
+		c = anthropic.Codec{}
+	}
+	_, body := c.EncodeError(&llm.Error{Type: t, Message: "x"})
+	return errorShape(tt, path, string(body))
+}
+
 func send(t *testing.T, url, path, body string, hdr map[string]string) (int, http.Header, string) {
 	t.Helper()
 	resp := post(t, url, path, body, hdr)
@@ -102,27 +117,27 @@ func TestClientKeys(t *testing.T) {
 		hdr       map[string]string
 		body      string
 		status    int
-		errType   string // in the API's shape
+		errType   llm.ErrorType // in the API's shape
 		retryHint bool   // Retry-After set
 	}{
-		{"no key", "/v1/chat/completions", nil, openaiBody(false), 401, "authentication_error", false},
-		{"no key, anthropic shape", "/v1/messages", nil, anthropicBody(false), 401, "authentication_error", false},
-		{"wrong key", "/v1/chat/completions", bearer(keyApp + "x"), openaiBody(false), 401, "authentication_error", false},
-		{"a key's prefix", "/v1/chat/completions", bearer(keyApp[:16]), openaiBody(false), 401, "authentication_error", false},
+		{"no key", "/v1/chat/completions", nil, openaiBody(false), 401, llm.ErrAuthentication, false},
+		{"no key, anthropic shape", "/v1/messages", nil, anthropicBody(false), 401, llm.ErrAuthentication, false},
+		{"wrong key", "/v1/chat/completions", bearer(keyApp + "x"), openaiBody(false), 401, llm.ErrAuthentication, false},
+		{"a key's prefix", "/v1/chat/completions", bearer(keyApp[:16]), openaiBody(false), 401, llm.ErrAuthentication, false},
 		{"bearer", "/v1/chat/completions", bearer(keyApp), openaiBody(false), 200, "", false},
 		{"x-api-key", "/v1/messages", map[string]string{"x-api-key": keyApp}, anthropicBody(false), 200, "", false},
 		{"stream", "/v1/chat/completions", bearer(keyApp), openaiBody(true), 200, "", false},
-		{"route not allowed", "/v1/chat/completions", bearer(keyBatch), openaiBody(false), 403, "permission_error", false},
-		{"route not allowed, anthropic shape", "/v1/messages", map[string]string{"x-api-key": keyBatch}, anthropicBody(false), 403, "permission_error", false},
+		{"route not allowed", "/v1/chat/completions", bearer(keyBatch), openaiBody(false), 403, llm.ErrPermission, false},
+		{"route not allowed, anthropic shape", "/v1/messages", map[string]string{"x-api-key": keyBatch}, anthropicBody(false), 403, llm.ErrPermission, false},
 		{"first request of the minute", "/v1/chat/completions", bearer(keySlow), openaiBody(false), 200, "", false},
-		{"second request of the minute", "/v1/chat/completions", bearer(keySlow), openaiBody(false), 429, "rate_limit_error", true},
-		{"second request, anthropic shape", "/v1/messages", map[string]string{"x-api-key": keySlow}, anthropicBody(false), 429, "rate_limit_error", true},
+		{"second request of the minute", "/v1/chat/completions", bearer(keySlow), openaiBody(false), 429, llm.ErrRateLimit, true},
+		{"second request, anthropic shape", "/v1/messages", map[string]string{"x-api-key": keySlow}, anthropicBody(false), 429, llm.ErrRateLimit, true},
 	}
 	for _, c := range cases {
 		status, h, body := send(t, g.url, c.path, c.body, c.hdr)
 		require.Equal(t, c.status, status, "%s: %s", c.name, body)
 		if c.errType != "" {
-			require.Equal(t, c.errType, errorShape(t, c.path, body), c.name)
+			require.Equal(t, wireType(t, c.path, c.errType), errorShape(t, c.path, body), c.name)
 		}
 		if c.retryHint {
 			require.NotEmpty(t, h.Get("Retry-After"), c.name)
@@ -282,7 +297,7 @@ func TestSlowBody(t *testing.T) {
 		resp, text := readResponse(t, c)
 		close(stop)
 		require.Equal(t, 408, resp.StatusCode, text)
-		require.Equal(t, "timeout_error", errorShape(t, path, text))
+		require.Equal(t, wireType(t, path, llm.ErrTimeout), errorShape(t, path, text))
 		require.True(t, resp.Close, "the connection is closed")
 	}
 }
@@ -331,13 +346,13 @@ func TestBodyLimits(t *testing.T) {
 	cases := []struct {
 		name, path, body string
 		status           int
-		errType          string
+		errType          llm.ErrorType
 	}{
-		{"body over the limit", "/v1/chat/completions", `{"model":"chat","messages":[{"role":"user","content":"` + strings.Repeat("x", 2*maxBody) + `"}]}`, 413, "invalid_request_error"},
-		{"anthropic body over the limit", "/v1/messages", `{"model":"chat","max_tokens":5,"messages":[{"role":"user","content":"` + strings.Repeat("x", 2*maxBody) + `"}]}`, 413, "invalid_request_error"},
-		{"many messages", "/v1/chat/completions", `{"model":"chat","messages":[` + rep(`{"role":"user","content":"x"}`, 20000) + `]}`, 400, "invalid_request_error"},
-		{"many messages, anthropic", "/v1/messages", `{"model":"chat","max_tokens":5,"messages":[` + rep(`{"role":"user","content":"x"}`, 20000) + `]}`, 400, "invalid_request_error"},
-		{"many parts in few messages", "/v1/chat/completions", `{"model":"chat","messages":[{"role":"user","content":[` + rep(`{"type":"text","text":"x"}`, 30000) + `]}]}`, 413, "invalid_request_error"},
+		{"body over the limit", "/v1/chat/completions", `{"model":"chat","messages":[{"role":"user","content":"` + strings.Repeat("x", 2*maxBody) + `"}]}`, 413, llm.ErrInvalidRequest},
+		{"anthropic body over the limit", "/v1/messages", `{"model":"chat","max_tokens":5,"messages":[{"role":"user","content":"` + strings.Repeat("x", 2*maxBody) + `"}]}`, 413, llm.ErrInvalidRequest},
+		{"many messages", "/v1/chat/completions", `{"model":"chat","messages":[` + rep(`{"role":"user","content":"x"}`, 20000) + `]}`, 400, llm.ErrInvalidRequest},
+		{"many messages, anthropic", "/v1/messages", `{"model":"chat","max_tokens":5,"messages":[` + rep(`{"role":"user","content":"x"}`, 20000) + `]}`, 400, llm.ErrInvalidRequest},
+		{"many parts in few messages", "/v1/chat/completions", `{"model":"chat","messages":[{"role":"user","content":[` + rep(`{"type":"text","text":"x"}`, 30000) + `]}]}`, 413, llm.ErrInvalidRequest},
 		{"at the limits", "/v1/chat/completions", `{"model":"chat","messages":[` + rep(`{"role":"user","content":"`+strings.Repeat("x", maxBody/200)+`"}`, 100) + `]}`, 200, ""},
 	}
 	for _, c := range cases {
@@ -349,7 +364,7 @@ func TestBodyLimits(t *testing.T) {
 		t.Logf("%s: %d, heap +%d KiB (body %d KiB)", c.name, status, grew>>10, len(c.body)>>10)
 		require.Equal(t, c.status, status, "%s: %.300s", c.name, body)
 		if c.errType != "" {
-			require.Equal(t, c.errType, errorShape(t, c.path, body), c.name)
+			require.Equal(t, wireType(t, c.path, c.errType), errorShape(t, c.path, body), c.name)
 			// A refused request costs at most its (bounded) body, twice over:
 			// the test client's copy and the gateway's.
 			require.Less(t, grew, uint64(3*len(c.body)+4*maxBody), c.name)
