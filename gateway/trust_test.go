@@ -118,7 +118,7 @@ func TestClientKeys(t *testing.T) {
 		body      string
 		status    int
 		errType   llm.ErrorType // in the API's shape
-		retryHint bool   // Retry-After set
+		retryHint bool          // Retry-After set
 	}{
 		{"no key", "/v1/chat/completions", nil, openaiBody(false), 401, llm.ErrAuthentication, false},
 		{"no key, anthropic shape", "/v1/messages", nil, anthropicBody(false), 401, llm.ErrAuthentication, false},
@@ -237,9 +237,14 @@ func TestProtectMetrics(t *testing.T) {
 // server's own header limits and timeouts) and returns its address.
 func serveReal(t *testing.T, cfg *gateway.Config, opts gateway.Options) (*gateway.Server, string) {
 	t.Helper()
+	return serveRealOn(t, cfg, opts, "127.0.0.1:0")
+}
+
+func serveRealOn(t *testing.T, cfg *gateway.Config, opts gateway.Options, addr string) (*gateway.Server, string) {
+	t.Helper()
 	srv, err := gateway.New(cfg, opts)
 	require.NoError(t, err)
-	ln, err := newListener()
+	ln, err := net.Listen("tcp", addr)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
