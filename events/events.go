@@ -62,6 +62,9 @@ type Event struct {
 	Tier      string `json:"tier,omitempty"`
 	Attempt   int    `json:"attempt,omitempty"`
 	Stream    bool   `json:"stream,omitempty"`
+	// Client is the gateway client's ID (never its key) on request and
+	// attempt events, when the gateway has client keys.
+	Client string `json:"client,omitempty"`
 
 	// Attempt and request results.
 	Status       int           `json:"status,omitempty"`

@@ -44,6 +44,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 			Tier:         anyString(t, "tier"),
 			Attempt:      rapid.Int().Draw(t, "attempt"),
 			Stream:       rapid.Bool().Draw(t, "stream"),
+			Client:       anyString(t, "client"),
 			Status:       rapid.Int().Draw(t, "status"),
 			Class:        anyString(t, "class"),
 			Outcome:      anyString(t, "outcome"),

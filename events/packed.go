@@ -90,7 +90,7 @@ const (
 // packedBlock is the size of a storage block; an event never spans two.
 const (
 	packedBlock  = 256 << 10
-	maxPackedLen = 4 + 5 + 10 + 24*10 // mask, kind, time, every field as a 10-byte varint
+	maxPackedLen = 4 + 5 + 10 + 25*10 // mask, kind, time, every field as a 10-byte varint
 	// maxIDLen is the longest request id written out in a log block; a
 	// longer one is numbered in the string table.
 	maxIDLen = 1 << 10
@@ -122,6 +122,7 @@ const (
 	fSink
 	fOK
 	fValue
+	fClient
 )
 
 // Len returns the number of events appended.
@@ -143,7 +144,7 @@ func (p *Packed) Append(e *Event) {
 		bit(e.OutputTokens != 0, fOutputTokens) | bit(e.CachedTokens != 0, fCachedTokens) |
 		bit(e.Cost != 0, fCost) | bit(e.From != "", fFrom) | bit(e.To != "", fTo) | bit(e.Reason != "", fReason) |
 		bit(e.Name != "", fName) | bit(e.Severity != "", fSeverity) | bit(e.Sink != "", fSink) |
-		bit(e.OK, fOK) | bit(e.Value != 0, fValue)
+		bit(e.OK, fOK) | bit(e.Value != 0, fValue) | bit(e.Client != "", fClient)
 
 	b := p.room()
 	b = binary.AppendUvarint(b, mask)
@@ -214,7 +215,7 @@ func (p *Packed) Append(e *Event) {
 	if mask&fCost != 0 {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(e.Cost))
 	}
-	if mask&(fFrom|fTo|fReason|fName|fSeverity|fSink|fValue) != 0 {
+	if mask&(fFrom|fTo|fReason|fName|fSeverity|fSink|fValue|fClient) != 0 {
 		b = p.appendRare(b, mask, e)
 	}
 	p.curLen = len(b)
@@ -236,7 +237,7 @@ func (p *Packed) appendRare(b []byte, mask uint64, e *Event) []byte {
 
 // rareBits are the string fields of appendRare and decodeRare, in encoding
 // order; rareString returns the field of a bit.
-var rareBits = [...]uint64{fFrom, fTo, fReason, fName, fSeverity, fSink}
+var rareBits = [...]uint64{fFrom, fTo, fReason, fName, fSeverity, fSink, fClient}
 
 // rareString is a plain switch, not a table of functions: through a
 // function value the event would escape to the heap on every call.
@@ -252,6 +253,8 @@ func rareString(e *Event, bit uint64) *string {
 		return &e.Name
 	case fSeverity:
 		return &e.Severity
+	case fClient:
+		return &e.Client
 	}
 	return &e.Sink
 }
@@ -494,7 +497,7 @@ func (d *decoder) decode(i int, e *Event) {
 	if mask&fCost != 0 {
 		e.Cost = d.float()
 	}
-	if mask&(fFrom|fTo|fReason|fName|fSeverity|fSink|fValue) != 0 {
+	if mask&(fFrom|fTo|fReason|fName|fSeverity|fSink|fValue|fClient) != 0 {
 		decodeRare(d, mask, e)
 	}
 	e.OK = mask&fOK != 0

@@ -50,16 +50,20 @@ func (s *Server) State() State {
 // ("Authorization: Bearer TOKEN"), compared in constant time.
 func (s *Server) admin(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if tok := s.rt.Load().adminToken; tok != nil {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(got), tok) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="brownout admin"`)
-				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "admin token required"})
-				return
-			}
+		if tok := s.rt.Load().adminToken; tok != nil && !bearerIs(r, tok) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="brownout admin"`)
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "admin token required"})
+			return
 		}
 		h(w, r)
 	}
+}
+
+// bearerIs reports whether r carries "Authorization: Bearer TOKEN" with
+// token tok, compared in constant time.
+func bearerIs(r *http.Request, tok []byte) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), tok) == 1
 }
 
 func (s *Server) serveState(w http.ResponseWriter, r *http.Request) {

@@ -76,6 +76,7 @@ type exchange struct {
 	cacheAge   time.Duration
 	cacheStale bool
 	lastTarget string
+	client     string // the client's ID (clients:), "" when open
 }
 
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, in llm.Codec) {
@@ -110,6 +111,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, in llm.Codec)
 		return
 	}
 	x := s.newExchange(w, in, req, id)
+	x.client = clientOf(r.Context())
 	x.run(r.Context(), r.Header.Get(HeaderHint))
 }
 
@@ -118,6 +120,9 @@ func (s *Server) newExchange(w http.ResponseWriter, in llm.Codec, req *llm.Reque
 }
 
 func readBody(r *http.Request) ([]byte, error) {
+	if p, ok := r.Body.(*preread); ok { // read by the trust boundary (guard)
+		return p.b, nil
+	}
 	n := r.ContentLength
 	if n > maxRequestBody {
 		return nil, errors.New("request body too large")
@@ -284,6 +289,7 @@ func (x *exchange) begin(hint string) *policy.Attempt {
 	return x.rt.engine.Begin(time.Now(), policy.Request{
 		ID: x.id, Route: x.req.Model, PromptTokens: x.promptTokens,
 		Stream: x.req.Stream, Structured: x.structured, Tools: len(x.req.Tools) > 0, Hint: hint,
+		Client: x.client,
 	})
 }
 

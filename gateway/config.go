@@ -26,6 +26,11 @@ type Config struct {
 	Listen string `yaml:"listen,omitempty"`
 	// Admin protects /admin/*.
 	Admin AdminConfig `yaml:"admin,omitempty"`
+	// Clients are the keys callers must present (see ClientConfig).
+	// Default none: the gateway is open (bind it to loopback).
+	Clients []ClientConfig `yaml:"clients,omitempty"`
+	// Limits bound requests (see LimitsConfig).
+	Limits LimitsConfig `yaml:"limits,omitempty"`
 	// Providers are the upstream accounts that targets name.
 	Providers []Provider `yaml:"providers"`
 	// Routes and Policy: the decision core's configuration.
@@ -66,6 +71,8 @@ type AdminConfig struct {
 	// Token, when set, is required as "Authorization: Bearer TOKEN" on
 	// /admin/*. Default empty: the admin API is open (bind to loopback!).
 	Token Secret `yaml:"token,omitempty"`
+	// ProtectMetrics requires the token on /metrics too. Default false.
+	ProtectMetrics bool `yaml:"protect_metrics,omitempty"`
 }
 
 // UsageConfig configures usage records.
@@ -73,6 +80,13 @@ type UsageConfig struct {
 	// File is the JSONL file usage records are appended to, one per attempt.
 	// Default empty: no records.
 	File string `yaml:"file,omitempty"`
+	// RotateBytes starts a new file once the current one reaches this size;
+	// the old one is kept beside it, named FILE.YYYYMMDDTHHMMSS.NNNNNNNNN.
+	// Default 0: no rotation by size.
+	RotateBytes int64 `yaml:"rotate_bytes,omitempty"`
+	// RotateEvery starts a new file this long after the current one was
+	// opened. Default 0: no rotation by time.
+	RotateEvery yamlfile.Duration `yaml:"rotate_every,omitempty"`
 }
 
 // CacheConfig configures the response cache.
@@ -217,10 +231,10 @@ func ParseConfig(file string, data []byte, o LoadOptions) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.file = file
 	if es := c.validate(doc, o.LookupEnv); len(es) > 0 {
 		return nil, es
 	}
-	c.file = file
 	return &c, nil
 }
 
@@ -324,6 +338,7 @@ func (c *Config) validate(doc *yamlfile.Doc, lookup func(string) (string, bool))
 	if err := c.Detectors.DetectorConfig.Validate(); err != nil {
 		add("detectors", "%v", err)
 	}
+	c.validateTrust(add, lookup)
 	pes := c.Probes.validate(doc, add) // calls add: not inline in append
 	es = append(es, pes...)
 	// The fallbacks are checked only once the routes themselves are valid.

@@ -15,7 +15,7 @@ func exampleEnv(k string) (string, bool) {
 		"BROWNOUT_ADMIN_TOKEN": "admin-secret", "OPENAI_API_KEY": "sk-openai-secret",
 		"ANTHROPIC_API_KEY": "sk-ant-secret", "GEMINI_API_KEY": "gm-secret",
 		"ALERT_WEBHOOK_URL": "https://hooks.example.com/T000/secret-path",
-		"AZURE_OPENAI_KEY":  "az-secret",
+		"AZURE_OPENAI_KEY":  "az-secret", "WEB_APP_KEY": "web-app-client-key-0123", "BATCH_JOBS_KEY": "batch-client-key-0123",
 	}[k], true
 }
 

@@ -30,7 +30,7 @@ type mocks struct {
 	alpha, beta, gamma *mockprovider.Provider
 }
 
-func startMocks(t *testing.T) *mocks {
+func startMocks(t testing.TB) *mocks {
 	t.Helper()
 	return &mocks{
 		alpha: mockprovider.StartTest(t, mockprovider.ProviderSpec{Name: "alpha", Format: llm.FormatOpenAI, Seed: 1,

@@ -17,7 +17,8 @@ import (
 func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in llm.Codec, req *llm.Request, key string, body []byte, id string) {
 	sum := sha256.Sum256(body)
 	fp := hex.EncodeToString(sum[:])
-	scoped := r.URL.Path + "\x00" + key
+	// Keys are per client: one client never gets another's replay.
+	scoped := clientOf(r.Context()) + "\x00" + r.URL.Path + "\x00" + key
 	e, leader := s.idem.begin(time.Now(), scoped, fp)
 	if !leader {
 		if e.fingerprint != fp {
@@ -45,6 +46,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in llm.
 	}
 	rec := &recorder{ResponseWriter: w, limit: maxReplayBody}
 	x := s.newExchange(rec, in, req, id)
+	x.client = clientOf(r.Context())
 	defer func() {
 		status := rec.status
 		if status == 0 {

@@ -40,6 +40,13 @@ type metrics struct {
 	panics        prometheus.Counter
 	signals       *prometheus.CounterVec // target, detector
 	probes        *prometheus.CounterVec // target, result
+	inbound       *prometheus.CounterVec // client, result
+	clientCost    *prometheus.CounterVec // client
+	clientTokens  *prometheus.CounterVec // client
+
+	// labels returns the label values in effect (nil: unbounded, for tests
+	// of the metrics alone); client-chosen names become "unknown".
+	labels func() *labelSet
 
 	// per-target children, cached: WithLabelValues hashes every call.
 	mu      sync.RWMutex
@@ -97,6 +104,15 @@ func newMetrics(state stateFunc, busDropped func() uint64) *metrics {
 		Help: "Silent-degradation detector signals by target and detector."}, []string{"target", "detector"})
 	m.probes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brownout_probes_total",
 		Help: "Active probes by target and result (ok, failed, rate_limited)."}, []string{"target", "result"})
+	m.inbound = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brownout_inbound_requests_total",
+		Help: "Inference requests at the trust boundary by client (a configured id, anonymous or unknown) and result (admitted, or why refused)."}, []string{"client", "result"})
+	m.clientCost = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brownout_client_cost_dollars_total",
+		Help: "Spend by client from metered usage and the pricing table, in US dollars."}, []string{"client"})
+	m.clientTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brownout_client_tokens_total",
+		Help: "Metered tokens (input and output, every attempt) by client."}, []string{"client"})
+	f(m.inbound)
+	f(m.clientCost)
+	f(m.clientTokens)
 	for _, c := range []prometheus.Collector{m.requests, m.requestDur, m.attempts, m.fallbacks, m.ttft, m.attemptDur,
 		m.tokens, m.cost, m.healthChanges, m.breakerTrans, m.budgetExh, m.inFlight, m.alertsFired, m.deliveries,
 		m.reloads, m.cacheLookups, m.idemReplays, m.panics, m.signals, m.probes} {
@@ -128,10 +144,15 @@ func (m *metrics) target(key string) *targetMetrics {
 
 // emit updates the metrics an event carries.
 func (m *metrics) emit(ev *events.Event) {
+	var ls *labelSet
+	if m.labels != nil {
+		ls = m.labels()
+	}
 	switch ev.Kind {
 	case events.AttemptEnd:
-		m.attempts.WithLabelValues(ev.Target, ev.Class).Inc()
-		t := m.target(ev.Target)
+		target := ls.target(ev.Target)
+		m.attempts.WithLabelValues(target, ev.Class).Inc()
+		t := m.target(target)
 		if ev.TTFT > 0 {
 			t.ttft.Observe(ev.TTFT.Seconds())
 		}
@@ -140,19 +161,25 @@ func (m *metrics) emit(ev *events.Event) {
 		t.out.Add(float64(ev.OutputTokens))
 		t.cached.Add(float64(ev.CachedTokens))
 		t.cost.Add(ev.Cost)
+		if ev.Client != "" {
+			c := ls.client(ev.Client)
+			m.clientCost.WithLabelValues(c).Add(ev.Cost)
+			m.clientTokens.WithLabelValues(c).Add(float64(ev.InputTokens + ev.OutputTokens))
+		}
 	case events.RequestEnd:
 		tier := ev.Tier
 		if tier == "" {
 			tier = "none"
 		}
-		m.requests.WithLabelValues(ev.Route, ev.Outcome, tier).Inc()
-		m.requestDur.WithLabelValues(ev.Route).Observe(ev.Duration.Seconds())
+		route := ls.route(ev.Route)
+		m.requests.WithLabelValues(route, ev.Outcome, tier).Inc()
+		m.requestDur.WithLabelValues(route).Observe(ev.Duration.Seconds())
 	case events.HealthChange:
-		m.healthChanges.WithLabelValues(ev.Target, ev.To).Inc()
+		m.healthChanges.WithLabelValues(ls.target(ev.Target), ev.To).Inc()
 	case events.BreakerTransition:
-		m.breakerTrans.WithLabelValues(ev.Target, ev.To).Inc()
+		m.breakerTrans.WithLabelValues(ls.target(ev.Target), ev.To).Inc()
 	case events.BudgetExhausted:
-		m.budgetExh.WithLabelValues(ev.Route).Inc()
+		m.budgetExh.WithLabelValues(ls.route(ev.Route)).Inc()
 	case events.AlertFired:
 		m.alertsFired.WithLabelValues(ev.Name, ev.Severity).Inc()
 	case events.AlertDelivered:
@@ -168,7 +195,7 @@ func (m *metrics) emit(ev *events.Event) {
 		}
 		m.reloads.WithLabelValues(result).Inc()
 	case events.DetectorSignal:
-		m.signals.WithLabelValues(ev.Target, ev.Name).Inc()
+		m.signals.WithLabelValues(ls.target(ev.Target), ev.Name).Inc()
 	case events.ProbeResult:
 		result := "ok"
 		switch {
@@ -177,7 +204,7 @@ func (m *metrics) emit(ev *events.Event) {
 		case !ev.OK:
 			result = "failed"
 		}
-		m.probes.WithLabelValues(ev.Target, result).Inc()
+		m.probes.WithLabelValues(ls.target(ev.Target), result).Inc()
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/gateway/clients"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/gateway/usage"
 	"github.com/brownout-dev/brownout/llm"
@@ -58,6 +59,7 @@ type Server struct {
 	usage atomic.Pointer[usage.Writer]
 	al    *alertLoop
 	pr    *prober // active probes
+	in    inboundLimits
 
 	idPrefix string
 	idSeq    atomic.Uint64
@@ -87,6 +89,9 @@ type runtime struct {
 	detectors  *evals.Detectors // nil when disabled
 	action     policy.Action    // "" for none
 	refusals   []string
+	clients    *clients.Table // nil: an open gateway
+	redact     *redactor
+	labels     *labelSet // the label values metrics may carry
 }
 
 // New builds a server from a validated configuration (see LoadConfig).
@@ -118,6 +123,12 @@ func New(cfg *Config, opts Options) (*Server, error) {
 		}
 		return nil
 	}, s.bus.Dropped)
+	s.m.labels = func() *labelSet {
+		if rt := s.rt.Load(); rt != nil {
+			return rt.labels
+		}
+		return nil
+	}
 	s.al = newAlertLoop(s)
 	if err := s.startFleet(cfg); err != nil {
 		return nil, err
@@ -131,6 +142,7 @@ func New(cfg *Config, opts Options) (*Server, error) {
 	}
 	s.rt.Store(rt)
 	s.runFleet()
+	s.rotateUsage(time.Now())
 	s.al.configure(cfg)
 	s.pr = newProber(s)
 	s.pr.configure(time.Now(), cfg)
@@ -158,6 +170,9 @@ func (s *Server) build(cfg *Config, old *runtime) (*runtime, error) {
 	}
 	if t := cfg.Admin.Token.Value(); t != "" {
 		rt.adminToken = []byte(t)
+	}
+	if err := s.buildTrust(rt, old); err != nil {
+		return nil, err
 	}
 	if !cfg.Detectors.Disable {
 		if old != nil && old.detectors != nil && reflect.DeepEqual(old.cfg.Detectors.DetectorConfig, cfg.Detectors.DetectorConfig) {
@@ -202,6 +217,7 @@ func (s *Server) build(cfg *Config, old *runtime) (*runtime, error) {
 	for i := range cfg.Providers {
 		p := &cfg.Providers[i]
 		rt.upstreams[p.Name] = newUpstream(p, s.trs[p.Protocol])
+		rt.upstreams[p.Name].codec = rt.redact.codec(rt.upstreams[p.Name].codec)
 	}
 	for _, r := range cfg.Routes {
 		cached := cfg.Cache.Exact
@@ -238,6 +254,9 @@ func (s *Server) emitEvent(ev *events.Event) {
 	s.m.emit(ev)
 	if ev.Kind == events.AttemptEnd {
 		s.writeUsage(ev)
+		if ev.Client != "" {
+			s.charge(ev)
+		}
 	}
 	s.al.observe(ev)
 	s.publish(ev)
@@ -279,12 +298,8 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
-		s.serveChat(w, r, openai.Codec{})
-	})
-	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) {
-		s.serveChat(w, r, anthropic.Codec{})
-	})
+	mux.HandleFunc("POST /v1/chat/completions", s.guard(openai.Codec{}))
+	mux.HandleFunc("POST /v1/messages", s.guard(anthropic.Codec{}))
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -299,7 +314,7 @@ func (s *Server) routes() http.Handler {
 		}
 		_, _ = w.Write([]byte("ready\n"))
 	})
-	mux.Handle("GET /metrics", s.m.handler())
+	mux.Handle("GET /metrics", s.metricsAuth(s.m.handler()))
 	mux.HandleFunc("GET /admin/state", s.admin(s.serveState))
 	mux.HandleFunc("GET /admin/events", s.admin(s.serveEvents))
 	mux.HandleFunc("POST /admin/reload", s.admin(s.serveReload))
@@ -420,7 +435,8 @@ func (s *Server) flushLoop() {
 		select {
 		case <-s.stop:
 			return
-		case <-t.C:
+		case now := <-t.C:
+			s.rotateUsage(now)
 			if w := s.usage.Load(); w != nil {
 				if err := w.Flush(); err != nil {
 					s.log.Error("usage records", "err", err)
@@ -460,9 +476,11 @@ func (s *Server) swapUsage(path, oldPath string) error {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	base, cut := context.WithCancelCause(context.Background())
 	defer cut(nil)
+	lim := &s.rt.Load().cfg.Limits
 	hs := &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: lim.readHeaderTimeout(),
+		MaxHeaderBytes:    lim.maxHeaderBytes(),
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return base },
@@ -471,6 +489,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	p.SetHTTP1(true)
 	p.SetUnencryptedHTTP2(true)
 	hs.Protocols = &p
+	s.warnExposure(ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -1,6 +1,7 @@
 package mockprovider
 
 import (
+	"crypto/subtle"
 	"errors"
 	"io"
 	"net"
@@ -23,6 +24,7 @@ type Server struct {
 	model *Model
 	codec llm.Codec
 	ctl   http.Handler
+	token []byte // the control API's token; nil: open
 	proxy *proxy
 	now   func() time.Time
 }
@@ -35,6 +37,10 @@ type ServerOptions struct {
 	Client *http.Client
 	// Now is the clock (default time.Now); the model gets its readings.
 	Now func() time.Time
+	// ControlToken, when set, is required as "Authorization: Bearer TOKEN"
+	// on the control API (/_mock/). Default empty: the control API is open
+	// (keep the mock on loopback).
+	ControlToken string
 }
 
 // maxBody bounds request bodies.
@@ -75,6 +81,9 @@ func NewServer(m *Model, opts ServerOptions) (*Server, error) {
 		s.proxy = px
 	}
 	s.ctl = newControl(m, s.now)
+	if opts.ControlToken != "" {
+		s.token = []byte(opts.ControlToken)
+	}
 	return s, nil
 }
 
@@ -84,6 +93,11 @@ func (s *Server) Model() *Model { return s.model }
 // ServeHTTP routes control requests and chat requests.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, "/_mock/") {
+		if s.token != nil && !controlAuthorized(r, s.token) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="brownout mock control"`)
+			writeJSON(w, http.StatusUnauthorized, ControlError{Error: "control token required"})
+			return
+		}
 		s.ctl.ServeHTTP(w, r)
 		return
 	}
@@ -489,4 +503,11 @@ func requestIDHeader(f llm.Format, seq uint64) (string, string) {
 		return "Request-Id", "req_011C" + string(b[:24])
 	}
 	return "", ""
+}
+
+// controlAuthorized reports whether r carries the control token, compared
+// in constant time.
+func controlAuthorized(r *http.Request, token []byte) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), token) == 1
 }

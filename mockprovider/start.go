@@ -138,3 +138,11 @@ func (g *Group) Close() {
 		p.Close()
 	}
 }
+
+// Exposed reports whether the provider listens beyond loopback, where
+// anyone who reaches it can drive its control API unless a control token
+// is set.
+func (p *Provider) Exposed() bool {
+	ta, ok := p.ln.Addr().(*net.TCPAddr)
+	return ok && !ta.IP.IsLoopback()
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -24,7 +25,10 @@ type MockOptions struct {
 	Format string
 	Listen string
 	Name   string
-	Logger *slog.Logger
+	// ControlToken protects the control API (--control-token, default
+	// $BROWNOUT_MOCK_CONTROL_TOKEN).
+	ControlToken string
+	Logger       *slog.Logger
 	// Ready, when set, is called with the started providers (tests).
 	Ready func(g *mockprovider.Group)
 }
@@ -67,6 +71,8 @@ SIGINT and SIGTERM stop the providers cleanly.`,
 	cmd.Flags().StringVar(&opts.Format, "format", "openai", "wire format of the proxy when no file is given: openai, anthropic or gemini")
 	cmd.Flags().StringVar(&opts.Listen, "listen", "127.0.0.1:0", "address of the proxy when no file is given")
 	cmd.Flags().StringVar(&opts.Name, "name", "proxy", "name of the proxy when no file is given")
+	cmd.Flags().StringVar(&opts.ControlToken, "control-token", "",
+		"require \"Authorization: Bearer TOKEN\" on the control API /_mock/ (default $BROWNOUT_MOCK_CONTROL_TOKEN)")
 	return cmd
 }
 
@@ -100,7 +106,10 @@ func mockRun(ctx context.Context, opts *MockOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	g, err := mockprovider.StartAll(specs, mockprovider.Options{})
+	if opts.ControlToken == "" {
+		opts.ControlToken = os.Getenv("BROWNOUT_MOCK_CONTROL_TOKEN")
+	}
+	g, err := mockprovider.StartAll(specs, mockprovider.Options{ServerOptions: mockprovider.ServerOptions{ControlToken: opts.ControlToken}})
 	if err != nil {
 		return err
 	}
@@ -114,6 +123,10 @@ func mockRun(ctx context.Context, opts *MockOptions) error {
 	}
 	for i, p := range g.Providers {
 		opts.Logger.Info("mock provider listening", "provider", p.Name(), "format", specs[i].Format, "url", p.URL, "proxy_to", specs[i].ProxyTo)
+		if p.Exposed() && opts.ControlToken == "" {
+			opts.Logger.Warn("MOCK CONTROL API OPEN: this mock listens beyond loopback without --control-token; anyone who reaches it can inject faults and read its journal",
+				"provider", p.Name(), "url", p.URL)
+		}
 	}
 	if opts.Ready != nil {
 		opts.Ready(g)

@@ -34,7 +34,7 @@ func NewCmdUsageReport(f *Factory, runF func(*UsageReportOptions) error) *cobra.
 	opts := &UsageReportOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "report --file usage.jsonl [--from T] [--to T] [--by target|route|tier]",
-		Short: "Tokens and cost per target, route or tier over a time range",
+		Short: "Tokens and cost per target, route, tier or client over a time range",
 		Example: `  # what did the fallback cost us during last Tuesday's outage?
   brownout usage report --file usage.jsonl --from 2026-01-06T09:40:00Z --to 2026-01-06T11:15:00Z --by tier`,
 		Args: cobra.NoArgs,
@@ -51,7 +51,7 @@ func NewCmdUsageReport(f *Factory, runF func(*UsageReportOptions) error) *cobra.
 	cmd.Flags().StringVar(&opts.File, "file", "", "usage records (JSONL, usage.file in the gateway config)")
 	cmd.Flags().StringVar(&opts.From, "from", "", "start of the range, inclusive (RFC 3339, \"2006-01-02 15:04\" UTC, or a date)")
 	cmd.Flags().StringVar(&opts.To, "to", "", "end of the range, exclusive (same formats)")
-	cmd.Flags().StringVar(&opts.By, "by", "target", "group by target, route or tier")
+	cmd.Flags().StringVar(&opts.By, "by", "target", "group by target, route, tier or client")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON instead of a table")
 	return cmd
 }
@@ -84,9 +84,9 @@ func usageReportRun(opts *UsageReportOptions) error {
 	}
 	by := usage.By(opts.By)
 	switch by {
-	case usage.ByTarget, usage.ByRoute, usage.ByTier:
+	case usage.ByTarget, usage.ByRoute, usage.ByTier, usage.ByClient:
 	default:
-		return usageError(fmt.Errorf("--by: %q is not target, route or tier", opts.By))
+		return usageError(fmt.Errorf("--by: %q is not target, route, tier or client", opts.By))
 	}
 	f, err := os.Open(opts.File)
 	if err != nil {

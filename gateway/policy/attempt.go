@@ -25,6 +25,9 @@ type Request struct {
 	// NonRetryable forbids replaying the request once bytes reached a
 	// provider (Outcome.BytesSent).
 	NonRetryable bool
+	// Client is the caller's client ID, carried on the request's and its
+	// attempts' events. Empty: an open gateway.
+	Client string
 }
 
 // Kind is the kind of a Decision.
@@ -251,6 +254,7 @@ func (e *Engine) BeginInto(a *Attempt, now time.Time, req Request) {
 	// static template first, once more per event.
 	var ev events.Event
 	ev.Time, ev.Kind, ev.RequestID, ev.Route, ev.Stream = now, events.RequestStart, req.ID, req.Route, req.Stream
+	ev.Client = req.Client
 	e.sink.Emit(ev)
 	a.r = e.route(req.Route)
 	if a.r == nil {
@@ -543,6 +547,7 @@ func (a *Attempt) send(now time.Time, i int) bool {
 	a.d.prefill = a.partial
 	var ev events.Event // see BeginInto
 	ev.Time, ev.Kind, ev.RequestID, ev.Route = now, events.AttemptStart, a.req.ID, a.req.Route
+	ev.Client = a.req.Client
 	ev.Target, ev.Tier, ev.Attempt, ev.Stream = ts.key, t.Tier, a.attempts, a.req.Stream
 	a.e.sink.Emit(ev)
 	return true
@@ -614,6 +619,7 @@ func (a *Attempt) Observe(now time.Time, o Outcome) {
 	}
 	var ev events.Event // see BeginInto
 	ev.Time, ev.Kind, ev.RequestID, ev.Route = now, events.AttemptEnd, a.req.ID, a.req.Route
+	ev.Client = a.req.Client
 	ev.Target, ev.Tier, ev.Attempt, ev.Stream = ts.key, t.Tier, a.attempts, a.req.Stream
 	ev.Status, ev.Class, ev.TTFT, ev.Duration = o.Status, string(o.Class), o.TTFT, dur
 	ev.InputTokens, ev.OutputTokens, ev.CachedTokens = o.Usage.InputTokens, tokens, o.Usage.CachedInputTokens
@@ -817,6 +823,7 @@ func (a *Attempt) fail(now time.Time, err *llm.Error) {
 	class := string(a.last)
 	var ev events.Event // see BeginInto
 	ev.Time, ev.Kind, ev.RequestID, ev.Route = now, events.RequestEnd, a.req.ID, a.req.Route
+	ev.Client = a.req.Client
 	ev.Outcome, ev.Status, ev.Class, ev.Attempt = events.OutcomeFailed, err.Status, class, a.attempts
 	ev.Duration, ev.Stream = sub(now, a.start), a.req.Stream
 	a.e.sink.Emit(ev)
@@ -836,6 +843,7 @@ func (a *Attempt) done(now time.Time, t *Target, tier string) {
 	}
 	var ev events.Event // see BeginInto
 	ev.Time, ev.Kind, ev.RequestID, ev.Route = now, events.RequestEnd, a.req.ID, a.req.Route
+	ev.Client = a.req.Client
 	ev.Target, ev.Tier, ev.Outcome, ev.Class, ev.Attempt = key, tier, outcome, string(OK), a.attempts
 	ev.Duration, ev.Stream = sub(now, a.start), a.req.Stream
 	a.e.sink.Emit(ev)

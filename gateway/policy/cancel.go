@@ -22,7 +22,7 @@ func (a *Attempt) Cancel(now time.Time) {
 		i := a.cur
 		t := &a.r.targets[i]
 		ts := a.r.states[i]
-		a.e.sink.Emit(events.Event{Time: now, Kind: events.AttemptEnd, RequestID: a.req.ID, Route: a.req.Route,
+		a.e.sink.Emit(events.Event{Time: now, Kind: events.AttemptEnd, RequestID: a.req.ID, Route: a.req.Route, Client: a.req.Client,
 			Target: ts.key, Tier: t.Tier, Attempt: a.attempts, Stream: a.req.Stream,
 			Class: string(ClientCanceled), Duration: now.Sub(a.curStart)})
 		var p pending

@@ -21,7 +21,10 @@ type Record struct {
 	Route     string    `json:"route"`
 	Target    string    `json:"target"` // provider:model
 	Tier      string    `json:"tier,omitempty"`
-	Attempt   int       `json:"attempt"`
+	// Client is the gateway client's ID (never its key); empty when the
+	// gateway is open.
+	Client  string `json:"client,omitempty"`
+	Attempt int    `json:"attempt"`
 	// Class is the attempt's outcome class ("ok", "rate_limited", ...).
 	Class string `json:"class"`
 	// Outcome is "served" when this attempt's answer was served, else
@@ -47,39 +50,147 @@ func FromEvent(ev events.Event) Record {
 	if ev.Class == "ok" {
 		outcome = Served
 	}
-	return Record{Time: ev.Time, RequestID: ev.RequestID, Route: ev.Route, Target: ev.Target, Tier: ev.Tier,
+	return Record{Time: ev.Time, RequestID: ev.RequestID, Route: ev.Route, Target: ev.Target, Tier: ev.Tier, Client: ev.Client,
 		Attempt: ev.Attempt, Class: ev.Class, Outcome: outcome, Status: ev.Status,
 		InputTokens: ev.InputTokens, OutputTokens: ev.OutputTokens, CachedTokens: ev.CachedTokens, Cost: ev.Cost}
 }
 
 // Writer appends records to a JSONL file. It is safe for concurrent use;
 // records are buffered and written by Flush (call it periodically) and Close.
+//
+// With rotation options (SetRotation) the file is rotated by size (checked
+// at every record) and by age (checked by Rotate): the current file is
+// renamed FILE.YYYYMMDDTHHMMSS.NNNNNNNNNZ (the time of the rotation) and
+// kept, and a new FILE is started. A rotation happens under the writer's
+// lock after a flush, so no record is lost or split across files.
 type Writer struct {
-	mu  sync.Mutex
-	f   *os.File
-	bw  *bufio.Writer
-	enc *json.Encoder
-	err error
+	mu     sync.Mutex
+	path   string
+	f      *os.File
+	bw     *bufio.Writer
+	enc    *json.Encoder
+	err    error
+	size   int64     // bytes in the current file, buffered ones included
+	opened time.Time // when the current file was started
+	rot    Rotation
+	now    func() time.Time
+}
+
+// Rotation says when a Writer starts a new file. Zero fields never rotate.
+type Rotation struct {
+	// MaxBytes rotates once the file reaches this size.
+	MaxBytes int64
+	// MaxAge rotates a file this long after it was started (see Rotate).
+	MaxAge time.Duration
 }
 
 // OpenFile opens (creating, appending) a usage file.
 func OpenFile(path string) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("usage: %w", err)
+	w := &Writer{path: path, now: time.Now}
+	if err := w.open(); err != nil {
+		return nil, err
 	}
-	bw := bufio.NewWriterSize(f, 64<<10)
-	return &Writer{f: f, bw: bw, enc: json.NewEncoder(bw)}, nil
+	return w, nil
 }
 
-// Write buffers one record. The first write error is kept and returned by
-// Flush and Close.
+// open opens w.path for appending; the caller holds the lock (or owns w).
+func (w *Writer) open() error {
+	f, err := os.OpenFile(w.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("usage: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return fmt.Errorf("usage: %w", err)
+	}
+	w.f, w.size, w.opened = f, st.Size(), w.now()
+	if w.bw == nil {
+		w.bw = bufio.NewWriterSize(f, 64<<10)
+		w.enc = json.NewEncoder((*counter)(w))
+	} else {
+		w.bw.Reset(f)
+	}
+	return nil
+}
+
+// counter counts the bytes encoded into the current file.
+type counter Writer
+
+func (c *counter) Write(p []byte) (int, error) {
+	n, err := c.bw.Write(p)
+	c.size += int64(n)
+	return n, err
+}
+
+// SetRotation sets when the file rotates (it may change at any time, e.g.
+// on a configuration reload).
+func (w *Writer) SetRotation(r Rotation) {
+	w.mu.Lock()
+	w.rot = r
+	w.mu.Unlock()
+}
+
+// Write buffers one record, rotating first when the file is full. The
+// first write error is kept and returned by Flush and Close.
 func (w *Writer) Write(r *Record) {
 	w.mu.Lock()
+	if w.rot.MaxBytes > 0 && w.size >= w.rot.MaxBytes {
+		w.rotate(w.now())
+	}
 	if err := w.enc.Encode(r); err != nil && w.err == nil {
 		w.err = err
 	}
 	w.mu.Unlock()
+}
+
+// Rotate rotates the file if it is older than the rotation's MaxAge at now
+// (and not empty); the gateway calls it once a second.
+func (w *Writer) Rotate(now time.Time) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.rot.MaxAge > 0 && w.size > 0 && now.Sub(w.opened) >= w.rot.MaxAge {
+		w.rotate(now)
+	}
+	return w.err
+}
+
+// rotate keeps the current file under a time-stamped name and starts a
+// new one; the caller holds the lock. A failure is kept in w.err and the
+// current file stays in use.
+func (w *Writer) rotate(now time.Time) {
+	if err := w.bw.Flush(); err != nil {
+		w.keep(err)
+		return
+	}
+	base := w.path + "." + now.UTC().Format("20060102T150405.000000000Z")
+	dst := base
+	for i := 1; ; i++ {
+		if _, err := os.Lstat(dst); os.IsNotExist(err) {
+			break
+		}
+		dst = fmt.Sprintf("%s-%d", base, i)
+	}
+	if err := os.Rename(w.path, dst); err != nil {
+		w.keep(err)
+		return
+	}
+	old := w.f
+	if err := w.open(); err != nil {
+		// Keep writing to the renamed file rather than lose records.
+		w.keep(err)
+		w.f = old
+		return
+	}
+	if err := old.Close(); err != nil {
+		w.keep(err)
+	}
+}
+
+func (w *Writer) keep(err error) {
+	if w.err == nil {
+		w.err = fmt.Errorf("usage: rotating %s: %w", w.path, err)
+	}
 }
 
 // Flush writes buffered records to the file.
@@ -128,6 +239,7 @@ const (
 	ByTarget By = "target"
 	ByRoute  By = "route"
 	ByTier   By = "tier"
+	ByClient By = "client"
 )
 
 // Query selects records: From inclusive, To exclusive; zero times are open.
@@ -159,8 +271,10 @@ func Report(recs []Record, q Query) ([]Row, error) {
 		key = func(r *Record) string { return r.Route }
 	case ByTier:
 		key = func(r *Record) string { return r.Tier }
+	case ByClient:
+		key = func(r *Record) string { return r.Client }
 	default:
-		return nil, fmt.Errorf("usage: cannot group by %q (target, route or tier)", q.By)
+		return nil, fmt.Errorf("usage: cannot group by %q (target, route, tier or client)", q.By)
 	}
 	rows := map[string]*Row{}
 	reqs := map[string]map[string]bool{}

@@ -1,0 +1,220 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/brownout-dev/brownout/gateway/clients"
+	"github.com/brownout-dev/brownout/llm"
+)
+
+// The trust boundary in front of the inference endpoints: concurrency
+// limits, client keys, body limits and client admission, in that order, all
+// before the request is decoded or reaches the decision core. Each refusal
+// is an error in the inbound API's own shape (a 503 or 429 with
+// Retry-After), counted in brownout_inbound_rejected_total by a bounded
+// client label and reason.
+
+// inboundLimits are the process-wide in-flight counters.
+type inboundLimits struct {
+	requests atomic.Int64
+	streams  atomic.Int64
+}
+
+// clientKey is the context key of the request's client ID.
+type clientKey struct{}
+
+// clientOf returns the ID of the client that made r ("" in an open gateway).
+func clientOf(ctx context.Context) string {
+	id, _ := ctx.Value(clientKey{}).(string)
+	return id
+}
+
+// preread is a request body the boundary already read (readBody returns
+// it as is).
+type preread struct {
+	b []byte
+}
+
+func (p *preread) Read([]byte) (int, error) { return 0, io.EOF }
+func (p *preread) Close() error             { return nil }
+
+// Reasons an inbound request is refused (the reason label).
+const (
+	rejOverloaded   = "overloaded"
+	rejStreams      = "streams"
+	rejUnauthorized = "unauthorized"
+	rejTooLarge     = "too_large"
+	rejTimeout      = "body_timeout"
+	rejMessages     = "too_many_messages"
+	rejDecoded      = "decoded_too_large"
+)
+
+// guard serves an inference endpoint behind the trust boundary.
+func (s *Server) guard(in llm.Codec) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		rt := s.rt.Load()
+		lim := &rt.cfg.Limits
+		label := clientAnonymous
+		refuse := func(reason string, e *llm.Error) {
+			s.m.rejected(label, reason)
+			writeLLMError(w, in, e)
+		}
+		if n := s.in.requests.Add(1); n > int64(lim.maxConcurrentRequests()) {
+			s.in.requests.Add(-1)
+			refuse(rejOverloaded, &llm.Error{Status: 503, Type: llm.ErrOverloaded, RetryAfter: time.Second,
+				Message: "the gateway is at its limit of concurrent requests; retry shortly"})
+			return
+		}
+		defer s.in.requests.Add(-1)
+
+		var acct *clients.Account
+		if rt.clients.Len() > 0 {
+			var ok bool
+			if acct, ok = rt.clients.Lookup(presentedKey(r)); !ok {
+				label = clientUnknown
+				w.Header().Set("WWW-Authenticate", `Bearer realm="brownout"`)
+				refuse(rejUnauthorized, &llm.Error{Status: 401, Type: llm.ErrAuthentication,
+					Message: "a valid client key is required (Authorization: Bearer KEY or x-api-key: KEY)"})
+				return
+			}
+			label = acct.ID()
+		}
+
+		body, e := readLimited(w, r, lim)
+		if e != nil {
+			reason := rejTooLarge
+			if e.Status == http.StatusRequestTimeout {
+				reason = rejTimeout
+				w.Header().Set("Connection", "close")
+			}
+			refuse(reason, e)
+			return
+		}
+		sh := scanRequest(body)
+		if max := lim.maxMessages(); sh.messages > max {
+			refuse(rejMessages, llm.BadRequest("messages", "a request may carry at most %d messages (limits.max_messages; got %d)", max, sh.messages))
+			return
+		}
+		if max := lim.maxDecodedBytes(); sh.decoded(len(body)) > max {
+			refuse(rejDecoded, &llm.Error{Status: 413, Type: llm.ErrInvalidRequest,
+				Message: "the request is too large once decoded (limits.max_decoded_bytes): too many messages, parts or tools"})
+			return
+		}
+		if sh.stream {
+			n := s.in.streams.Add(1)
+			defer s.in.streams.Add(-1)
+			if n > int64(lim.maxConcurrentStreams()) {
+				refuse(rejStreams, &llm.Error{Status: 503, Type: llm.ErrOverloaded, RetryAfter: time.Second,
+					Message: "the gateway is at its limit of concurrent streams; retry shortly"})
+				return
+			}
+		}
+		if acct != nil {
+			tokens := len(body)/4 + 1
+			d := acct.Admit(time.Now(), sh.model, tokens)
+			if d.Verdict != clients.Allow {
+				refuse(d.Verdict.String(), admissionError(d))
+				return
+			}
+			defer func() { acct.Release(time.Now(), tokens) }()
+			r = r.WithContext(context.WithValue(r.Context(), clientKey{}, acct.ID()))
+		}
+		s.m.rejected(label, "") // admitted
+		r.Body = &preread{b: body}
+		r.ContentLength = int64(len(body))
+		s.serveChat(w, r, in)
+	}
+}
+
+// admissionError is the client-facing error of a refused admission.
+func admissionError(d clients.Decision) *llm.Error {
+	switch d.Verdict {
+	case clients.Forbidden:
+		return &llm.Error{Status: 403, Type: llm.ErrPermission, Param: "model",
+			Message: "this client key may not use this route"}
+	case clients.OverBudget:
+		return &llm.Error{Status: 429, Type: llm.ErrRateLimit, Code: "budget_exhausted", RetryAfter: d.RetryAfter,
+			Message: "this client's spend budget for the period is used up"}
+	default:
+		return &llm.Error{Status: 429, Type: llm.ErrRateLimit, Code: d.Limit, RetryAfter: d.RetryAfter,
+			Message: "this client's " + strings.ReplaceAll(d.Limit, "_", " ") + " limit is reached"}
+	}
+}
+
+// presentedKey is the key a request carries: "Authorization: Bearer KEY"
+// (OpenAI SDKs) or "x-api-key: KEY" (Anthropic SDKs).
+func presentedKey(r *http.Request) string {
+	if k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return strings.TrimSpace(k)
+	}
+	return r.Header.Get("X-Api-Key")
+}
+
+// readLimited reads a request body of at most limits.max_body_bytes within
+// limits.read_body_timeout; the error is the client's 413 or 408.
+func readLimited(w http.ResponseWriter, r *http.Request, lim *LimitsConfig) ([]byte, *llm.Error) {
+	maxBytes := lim.maxBodyBytes()
+	tooLarge := &llm.Error{Status: 413, Type: llm.ErrInvalidRequest,
+		Message: "the request body is larger than limits.max_body_bytes"}
+	if r.ContentLength > maxBytes {
+		return nil, tooLarge
+	}
+	rc := http.NewResponseController(w)
+	deadline := time.Now().Add(lim.readBodyTimeout())
+	if rc.SetReadDeadline(deadline) == nil {
+		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	}
+	n := r.ContentLength
+	if n <= 0 {
+		n = 4096
+	}
+	buf := make([]byte, 0, min(n, maxBytes)+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		m, err := r.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if int64(len(buf)) > maxBytes {
+			return nil, tooLarge
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || time.Now().After(deadline) {
+				return nil, &llm.Error{Status: 408, Type: llm.ErrTimeout,
+					Message: "the request body did not arrive within limits.read_body_timeout"}
+			}
+			return nil, &llm.Error{Status: 400, Type: llm.ErrInvalidRequest, Message: "reading the request body: " + err.Error()}
+		}
+	}
+}
+
+// Metric labels for requests without a configured client.
+const (
+	clientAnonymous = "anonymous" // an open gateway
+	clientUnknown   = "unknown"   // no key, or a key no client has
+)
+
+// metricsAuth protects /metrics with the admin token when
+// admin.protect_metrics is set.
+func (s *Server) metricsAuth(h http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		rt := s.rt.Load()
+		if rt.cfg.Admin.ProtectMetrics && rt.adminToken != nil && !bearerIs(r, rt.adminToken) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="brownout metrics"`)
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "admin token required"})
+			return
+		}
+		h.ServeHTTP(w, r)
+	}
+}
