@@ -58,6 +58,14 @@ const (
 	// InvalidOutput: an eval rejected the answer (bad JSON, empty tool
 	// arguments). Fails over; counts for passive health, not the breaker.
 	InvalidOutput Class = "invalid_output"
+	// Skipped: the caller did not send the request to this target, because
+	// the target's wire format cannot express a feature the request uses
+	// (Outcome.Err names it: Param the feature, Message the reason; the
+	// attempt.end event carries the message as its Reason). Nothing reached
+	// the target: not held against it, not counted as an attempt (the
+	// attempt cap, Attempts); the request moves on to another target, and
+	// when none is left the client gets Err.
+	Skipped Class = "skipped"
 	// CacheMiss is what the caller observes after a ServeCached decision
 	// when it has no cached answer; OK means it served one.
 	CacheMiss Class = "cache_miss"
@@ -68,7 +76,7 @@ var Classes = []Class{
 	OK, RateLimited, Overloaded, ServerError, ConnectError, Reset, TimeoutTTFT,
 	Stall, TokenRateFloor, CutMidStream, MalformedStream, TimeoutTotal, Auth,
 	BadRequestParam, ContextLength, ContentFilter, ClientCanceled, Truncated,
-	InvalidOutput,
+	InvalidOutput, Skipped,
 }
 
 // Classify returns the class of an HTTP error answer from its status and,
@@ -155,7 +163,7 @@ func (c Class) info() classInfo {
 		return classInfo{breaker: true, health: true, failover: true}
 	case Auth:
 		return classInfo{breaker: true, health: true, failover: true}
-	case BadRequestParam, ContextLength, ContentFilter:
+	case BadRequestParam, ContextLength, ContentFilter, Skipped:
 		return classInfo{ignore: true, failover: true}
 	case ClientCanceled, CacheMiss:
 		return classInfo{ignore: true}

@@ -109,3 +109,72 @@ func Fallback(mux *http.ServeMux) http.Handler {
 		WriteError(w, r, NotFound(Format(r.URL.Path, r.Header), r.Method, r.URL.Path))
 	})
 }
+
+// idPrefixes are the prefixes of response and tool call IDs, by format
+// (Gemini's have none).
+var idPrefixes = map[llm.Format][2]string{
+	llm.FormatOpenAI:    {"chatcmpl-", "call_"},
+	llm.FormatAnthropic: {"msg_", "toolu_"},
+}
+
+// foreignPrefixes are the prefixes an ID loses before it takes its format's.
+var foreignPrefixes = [...]string{"chatcmpl-", "msg_", "toolu_", "call_", "resp_"}
+
+// native gives id the prefix p, dropping another format's prefix.
+func native(id, p string) string {
+	if p == "" || strings.HasPrefix(id, p) {
+		return id
+	}
+	for _, fp := range foreignPrefixes {
+		if rest, ok := strings.CutPrefix(id, fp); ok {
+			id = rest
+			break
+		}
+	}
+	return p + id
+}
+
+// ResponseID returns id as an ID of a response in format f ("chatcmpl-…"
+// for OpenAI, "msg_…" for Anthropic): an answer served by another format's
+// upstream looks native to the client. The rest of the ID is kept, so the
+// same upstream ID gives the same ID.
+func ResponseID(f llm.Format, id string) string { return native(id, idPrefixes[f][0]) }
+
+// ToolCallID returns id as a tool call ID of format f ("call_…",
+// "toolu_…"). The client sends it back with the tool's result, and the
+// upstream receives it as it was given: tool call IDs only link a result to
+// its call within one conversation.
+func ToolCallID(f llm.Format, id string) string {
+	if id == "" {
+		return id
+	}
+	return native(id, idPrefixes[f][1])
+}
+
+// Present makes resp look native to a client of format f that asked for
+// model: the response and tool call IDs in f's style and the requested
+// model name. It returns resp itself when nothing changes, else a copy
+// (resp is not written: it may be cached and shared).
+func Present(resp *llm.Response, f llm.Format, model string) *llm.Response {
+	id := ResponseID(f, resp.ID)
+	same := id == resp.ID && (model == "" || model == resp.Model)
+	for i := range resp.ToolCalls {
+		same = same && ToolCallID(f, resp.ToolCalls[i].ID) == resp.ToolCalls[i].ID
+	}
+	if same {
+		return resp
+	}
+	out := *resp
+	out.ID = id
+	if model != "" {
+		out.Model = model
+	}
+	if len(resp.ToolCalls) > 0 {
+		out.ToolCalls = make([]llm.ToolCall, len(resp.ToolCalls))
+		for i, tc := range resp.ToolCalls {
+			tc.ID = ToolCallID(f, tc.ID)
+			out.ToolCalls[i] = tc
+		}
+	}
+	return &out
+}
