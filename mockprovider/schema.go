@@ -465,8 +465,8 @@ func multiple(m float64) int64 {
 }
 
 // drawInt draws a uniform integer in [lo, hi] (lo <= hi, the full int64
-// range included), then moves it down to a multiple of mult (mult > 0),
-// or up when that leaves the range, when such a multiple is in range.
+// range included), then moves it to a multiple of mult (mult > 0) next
+// to it, when that multiple is in range.
 func drawInt(r *rand.Rand, lo, hi, mult int64) int64 {
 	span := uint64(hi) - uint64(lo) // hi-lo, exact even when it overflows int64
 	var v int64
@@ -476,12 +476,15 @@ func drawInt(r *rand.Rand, lo, hi, mult int64) int64 {
 		v = lo + int64(r.Uint64N(span+1))
 	}
 	if mult > 0 {
-		v = (v / mult) * mult // toward zero: at most v when v >= 0
-		if v < lo && v <= math.MaxInt64-mult {
-			v += mult
+		m := (v / mult) * mult // toward zero: at most v when v >= 0
+		if m < lo && m <= math.MaxInt64-mult {
+			m += mult
 		}
-		if v > hi && v >= math.MinInt64+mult {
-			v -= mult
+		if m > hi && m >= math.MinInt64+mult {
+			m -= mult
+		}
+		if m >= lo && m <= hi {
+			v = m
 		}
 	}
 	return v
