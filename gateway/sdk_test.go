@@ -6,9 +6,7 @@ import (
 	"testing"
 
 	asdk "github.com/anthropics/anthropic-sdk-go/v2"
-	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	osdk "github.com/openai/openai-go/v3"
-	ooption "github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,13 +15,9 @@ import (
 	"github.com/brownout-dev/brownout/mockprovider"
 )
 
-func openaiClient(g *gw) osdk.Client {
-	return osdk.NewClient(ooption.WithBaseURL(g.url+"/v1"), ooption.WithAPIKey("client-key"), ooption.WithMaxRetries(0))
-}
+func openaiClient(g *gw) osdk.Client { return openaiClientAt(g.url) }
 
-func anthropicClient(g *gw) asdk.Client {
-	return asdk.NewClient(aoption.WithBaseURL(g.url), aoption.WithAPIKey("client-key"), aoption.WithMaxRetries(0))
-}
+func anthropicClient(g *gw) asdk.Client { return anthropicClientAt(g.url) }
 
 var weatherTool = shared.FunctionDefinitionParam{
 	Name:        "get_weather",
