@@ -27,7 +27,10 @@ import (
 // Limits: pattern, patternProperties, additionalProperties (no extra keys are
 // emitted), uniqueItems, dependent schemas, if/then/else and not are not
 // honoured; a string with a pattern gets a plain word. A schema that is not
-// valid JSON yields {}.
+// valid JSON yields {}. Bounds may span the whole int64 and float64 range.
+// Whatever the schema (a client sends it), a document stays small: minItems
+// and minLength count at most 256, and past depth 32 or 16384 values objects
+// and arrays are empty (such a document may break the schema).
 func GenerateJSON(schema []byte, r *rand.Rand) string {
 	return generateJSON(decodeSchema(schema), r)
 }
