@@ -211,8 +211,7 @@ func TestEncodeRequestUnsupported(t *testing.T) {
 func TestEncodeUnnamedSchema(t *testing.T) {
 	name := func(rf *llm.ResponseFormat) string {
 		t.Helper()
-		r := base()
-		r.ResponseFormat = rf
+		r := &llm.Request{Model: "gpt-4o", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart("hi")}}}, ResponseFormat: rf}
 		body, err := codec().EncodeRequest(r)
 		if err != nil {
 			t.Fatal(err)
