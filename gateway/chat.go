@@ -16,6 +16,7 @@ import (
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/inbound"
 	"github.com/brownout-dev/brownout/llm/sse"
 )
 
@@ -87,6 +88,9 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, in llm.Codec)
 		id = s.newID()
 	}
 	w.Header()["X-Request-Id"] = []string{id}
+	if in.Format() == llm.FormatAnthropic {
+		w.Header()["Request-Id"] = []string{id} // the header Anthropic's SDKs read
+	}
 	body, err := readBody(r)
 	if err != nil {
 		writeLLMError(w, in, &llm.Error{Status: 400, Type: llm.ErrInvalidRequest, Message: "reading the request body: " + err.Error()})
@@ -446,10 +450,12 @@ func (x *exchange) writeAnswer(target string, attempts int, tier string) {
 	if x.cacheAge > 0 {
 		h["Age"] = []string{strconv.FormatInt(int64(x.cacheAge/time.Second), 10)}
 	}
-	resp := x.resp
+	// The client sees the model it asked for and IDs in its format's
+	// style; the serving target is in the header.
+	resp := inbound.Present(x.resp, x.in.Format(), x.req.Model)
 	if !x.req.Stream {
 		body, err := x.raw, error(nil)
-		if body == nil {
+		if body == nil || resp != x.resp {
 			body, err = x.in.EncodeResponse(resp)
 		}
 		if err != nil {
@@ -464,7 +470,8 @@ func (x *exchange) writeAnswer(target string, attempts int, tier string) {
 	}
 	x.commitStream()
 	enc := x.enc
-	_ = enc.Encode(llm.StreamEvent{Type: llm.EventStart, ID: resp.ID, Model: resp.Model})
+	_ = enc.Encode(llm.StreamEvent{Type: llm.EventStart, ID: resp.ID, Model: resp.Model,
+		Usage: &llm.Usage{InputTokens: resp.Usage.InputTokens, CachedInputTokens: resp.Usage.CachedInputTokens}})
 	if resp.Content != "" {
 		_ = enc.Encode(llm.StreamEvent{Type: llm.EventTextDelta, Text: resp.Content})
 	}
@@ -637,8 +644,8 @@ func statusIf(ok bool) int {
 }
 
 // prepare builds the upstream request of a Send decision. A request the
-// target's format cannot express is a bad_request_param outcome (another
-// target may take it), not a gateway error.
+// target's format cannot express is a skipped outcome (nothing is sent;
+// another target may take it), not a gateway error.
 func (x *exchange) prepare(ctx context.Context, d *policy.Decision, stream bool) (*http.Request, *upstream, *policy.Outcome) {
 	u := x.rt.upstreams[d.Target.Provider]
 	if u == nil {
@@ -659,7 +666,8 @@ func (x *exchange) prepare(ctx context.Context, d *policy.Decision, stream bool)
 	if err != nil {
 		var ue *llm.UnsupportedError
 		if errors.As(err, &ue) {
-			return nil, nil, &policy.Outcome{Class: policy.BadRequestParam, Status: 400,
+			// Not sent: an explicit skip, with the reason, not an attempt.
+			return nil, nil, &policy.Outcome{Class: policy.Skipped, Status: 400,
 				Err: &llm.Error{Status: 400, Type: llm.ErrInvalidRequest, Param: ue.Feature, Message: ue.Error()}}
 		}
 		return nil, nil, &policy.Outcome{Class: policy.BadRequestParam, Status: 400, Err: llm.BadRequest("", "%v", err)}
@@ -816,7 +824,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 		usage    *llm.Usage
 		finish   llm.FinishReason
 		upID     string
-		upModel  string
+		upStart  *llm.Usage // the usage the upstream's start reported
 		outcome  policy.Outcome
 		finished bool
 	)
@@ -838,15 +846,21 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 		h[HeaderAttempts] = []string{strconv.Itoa(d.Try)}
 		h[HeaderTier] = []string{d.Tier}
 		x.commitStream()
+		// The client sees the model it asked for and an ID in its
+		// format's style (see writeAnswer).
 		x.respID = upID
 		if x.respID == "" {
-			x.respID = "msg_" + x.id
+			x.respID = x.id
 		}
-		x.model = upModel
-		if x.model == "" {
-			x.model = d.Target.Model
+		x.respID = inbound.ResponseID(x.in.Format(), x.respID)
+		x.model = x.req.Model
+		// The input tokens as the upstream's start reported them, else
+		// the gateway's estimate; the final usage has the billed count.
+		start := upStart
+		if start == nil || start.InputTokens == 0 {
+			start = &llm.Usage{InputTokens: x.promptTokens}
 		}
-		_ = x.enc.Encode(llm.StreamEvent{Type: llm.EventStart, ID: x.respID, Model: x.model})
+		_ = x.enc.Encode(llm.StreamEvent{Type: llm.EventStart, ID: x.respID, Model: x.model, Usage: start})
 	}
 	for {
 		ev, err := dec.Next()
@@ -876,7 +890,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 		}
 		switch ev.Type {
 		case llm.EventStart:
-			upID, upModel = ev.ID, ev.Model
+			upID, upStart = ev.ID, ev.Usage
 			continue
 		case llm.EventTextDelta, llm.EventToolCallDelta:
 			now := time.Now()
@@ -887,6 +901,11 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 				x.partial.WriteString(ev.Text)
 			} else if ev.ToolCall != nil {
 				x.toolDeltas = true
+				if ev.ToolCall.ID != "" {
+					tc := *ev.ToolCall
+					tc.ID = inbound.ToolCallID(x.in.Format(), tc.ID)
+					ev.ToolCall = &tc
+				}
 				x.tools = accumulateTool(x.tools, ev.ToolCall)
 			}
 			if !emit(ev) {

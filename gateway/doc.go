@@ -51,10 +51,19 @@
 // have been qualified for it by `brownout evals qualify`: an unqualified one is
 // a startup warning (log and config.warning event) or a load error.
 //
-// Responses name the model that served; the headers X-Brownout-Target,
-// X-Brownout-Attempts and X-Brownout-Tier say which target, how many upstream
-// attempts and which degradation tier; X-Request-Id is forwarded upstream
-// (generated when absent). An Idempotency-Key coalesces concurrent duplicates
+// Responses look native to the client whatever format served them: they
+// name the model (route) the client asked for, and response and tool call
+// IDs have the client's format's prefixes (chatcmpl-/call_, msg_/toolu_;
+// llm/inbound); an Anthropic stream's message_start carries the input
+// tokens. The headers X-Brownout-Target, X-Brownout-Attempts and
+// X-Brownout-Tier say which target served, how many upstream attempts and
+// which degradation tier; X-Request-Id is forwarded upstream (generated
+// when absent) and is also Request-Id for Anthropic clients. A target whose
+// wire format cannot express the request (a flagged tool result for Chat
+// Completions, say) is skipped: an attempt.end of class "skipped" with the
+// reason, not an attempt, and the next target serves. Every path the
+// gateway does not serve answers 404 (405 for another method) in the JSON
+// shape of the API the path belongs to. An Idempotency-Key coalesces concurrent duplicates
 // and replays a completed answer within its TTL. Complete answers are cached
 // by route, target and normalized request for the "cached" tier, which
 // serves them labelled stale (X-Brownout-Cache: stale).

@@ -51,7 +51,7 @@ routes:
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	fmt.Println(resp.StatusCode, resp.Header.Get(gateway.HeaderTarget), resp.Header.Get(gateway.HeaderTier))
-	fmt.Println(strings.Contains(string(body), `"model":"gpt-4o"`))
+	fmt.Println(strings.Contains(string(body), `"model":"chat"`)) // the model the client asked for
 	// Output:
 	// 200 openai:gpt-4o primary
 	// true

@@ -3,12 +3,11 @@ package gateway_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"testing"
 
 	asdk "github.com/anthropics/anthropic-sdk-go/v2"
-	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	osdk "github.com/openai/openai-go/v3"
-	ooption "github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,13 +16,9 @@ import (
 	"github.com/brownout-dev/brownout/mockprovider"
 )
 
-func openaiClient(g *gw) osdk.Client {
-	return osdk.NewClient(ooption.WithBaseURL(g.url+"/v1"), ooption.WithAPIKey("client-key"), ooption.WithMaxRetries(0))
-}
+func openaiClient(g *gw) osdk.Client { return openaiClientAt(g.url) }
 
-func anthropicClient(g *gw) asdk.Client {
-	return asdk.NewClient(aoption.WithBaseURL(g.url), aoption.WithAPIKey("client-key"), aoption.WithMaxRetries(0))
-}
+func anthropicClient(g *gw) asdk.Client { return anthropicClientAt(g.url) }
 
 var weatherTool = shared.FunctionDefinitionParam{
 	Name:        "get_weather",
@@ -51,12 +46,14 @@ func TestOpenAISDK(t *testing.T) {
 			want := map[bool]string{false: "gpt-4o", true: "claude-sonnet"}[faulted]
 			c := openaiClient(g)
 
+			var raw *http.Response
 			resp, err := c.Chat.Completions.New(ctx, osdk.ChatCompletionNewParams{
 				Model:    "chat",
 				Messages: []osdk.ChatCompletionMessageParamUnion{osdk.UserMessage("hello")},
-			})
+			}, ooptionResponseInto(&raw))
 			require.NoError(t, err)
-			assert.Equal(t, want, resp.Model, "the response names the model that served")
+			assert.Equal(t, "chat", resp.Model, "the response names the model the client asked for")
+			assert.Contains(t, raw.Header.Get(gateway.HeaderTarget), ":"+want, "the header names the model that served")
 			assert.NotEmpty(t, resp.Choices[0].Message.Content)
 
 			st := c.Chat.Completions.NewStreaming(ctx, osdk.ChatCompletionNewParams{
@@ -70,7 +67,7 @@ func TestOpenAISDK(t *testing.T) {
 			}
 			require.NoError(t, st.Err())
 			assert.NotEmpty(t, acc.Choices[0].Message.Content)
-			assert.Equal(t, want, acc.Model)
+			assert.Equal(t, "chat", acc.Model)
 			assert.Positive(t, acc.Usage.CompletionTokens)
 
 			tools := []osdk.ChatCompletionToolUnionParam{osdk.ChatCompletionFunctionTool(weatherTool)}
@@ -147,9 +144,11 @@ func TestAnthropicSDK(t *testing.T) {
 				MaxTokens: 256,
 				Messages:  []asdk.MessageParam{asdk.NewUserMessage(asdk.NewTextBlock("hello"))},
 			}
-			msg, err := c.Messages.New(ctx, params)
+			var raw *http.Response
+			msg, err := c.Messages.New(ctx, params, aoptionResponseInto(&raw))
 			require.NoError(t, err)
-			assert.Equal(t, want, string(msg.Model))
+			assert.Equal(t, "chat", string(msg.Model), "the model the client asked for")
+			assert.Contains(t, raw.Header.Get(gateway.HeaderTarget), ":"+want, "the header names the model that served")
 			require.NotEmpty(t, msg.Content)
 			assert.NotEmpty(t, msg.Content[0].Text)
 			assert.Positive(t, msg.Usage.OutputTokens)
@@ -160,7 +159,7 @@ func TestAnthropicSDK(t *testing.T) {
 				require.NoError(t, acc.Accumulate(st.Current()))
 			}
 			require.NoError(t, st.Err())
-			assert.Equal(t, want, string(acc.Model))
+			assert.Equal(t, "chat", string(acc.Model))
 			require.NotEmpty(t, acc.Content)
 			assert.NotEmpty(t, acc.Content[0].Text)
 			assert.Equal(t, asdk.StopReasonEndTurn, acc.StopReason)

@@ -25,6 +25,7 @@ import (
 	"github.com/brownout-dev/brownout/gateway/usage"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/anthropic"
+	"github.com/brownout-dev/brownout/llm/inbound"
 	"github.com/brownout-dev/brownout/llm/openai"
 )
 
@@ -318,6 +319,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /admin/state", s.admin(s.serveState))
 	mux.HandleFunc("GET /admin/events", s.admin(s.serveEvents))
 	mux.HandleFunc("POST /admin/reload", s.admin(s.serveReload))
+	mux.Handle("/", inbound.Fallback(mux)) // every other path: an error in its API's shape
 	return s.recoverPanics(mux)
 }
 
@@ -337,14 +339,7 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 			s.m.panics.Inc()
 			s.log.Error("panic serving request", "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			if !tw.wrote {
-				codec := llm.Codec(openai.Codec{})
-				if r.URL.Path == "/v1/messages" {
-					codec = anthropic.Codec{}
-				}
-				status, body := codec.EncodeError(&llm.Error{Status: 500, Type: llm.ErrServer, Message: "internal gateway error"})
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(status)
-				_, _ = w.Write(body)
+				inbound.WriteError(w, r, &llm.Error{Status: 500, Type: llm.ErrServer, Message: "internal gateway error"})
 			}
 		}()
 		next.ServeHTTP(tw, r)

@@ -136,6 +136,27 @@ type ResponseFormat struct {
 	Strict bool               `json:"strict,omitempty"`
 }
 
+// SchemaName returns the format's name or, when it has none (Anthropic's
+// and Gemini's structured outputs are unnamed), a stable name made from
+// its schema: "response_" and 8 hex digits of the schema's FNV-1a hash, so
+// a format that requires a name (OpenAI's json_schema) gets the same name
+// for the same schema, request after request.
+func (rf *ResponseFormat) SchemaName() string {
+	if rf.Name != "" {
+		return rf.Name
+	}
+	h := uint32(2166136261)
+	for _, c := range rf.Schema {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	const hex = "0123456789abcdef"
+	b := []byte("response_00000000")
+	for i := range 8 {
+		b[len(b)-1-i] = hex[h>>(4*i)&0xf]
+	}
+	return string(b)
+}
+
 // Request is a chat request in the normalized model.
 type Request struct {
 	Model          string          `json:"model"`

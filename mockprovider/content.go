@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/llm"
@@ -207,8 +208,65 @@ func (m *Model) filler(n int) (string, []string) {
 	return Filler(m.rnd, n), nil
 }
 
-// match finds the first rule for the request's last user message.
-func (m *Model) match(model, text string) *Rule {
+// convo is the state of a conversation that rules and steps match on.
+type convo struct {
+	lastRole llm.Role
+	// toolResult: a tool result follows the last user message.
+	toolResult bool
+	// turn is 1 plus the assistant messages; step is the assistant
+	// messages after the last user message.
+	turn, step int
+	// result is the last tool result (nil: none).
+	result *llm.Message
+}
+
+// conversation reads the state of req's conversation.
+func conversation(req *llm.Request) convo {
+	c := convo{turn: 1}
+	afterUser := false
+	for i := range req.Messages {
+		msg := &req.Messages[i]
+		switch msg.Role {
+		case llm.RoleUser:
+			c.step, c.toolResult, afterUser = 0, false, true
+		case llm.RoleAssistant:
+			c.turn++
+			if afterUser {
+				c.step++
+			}
+		case llm.RoleTool:
+			c.toolResult = afterUser || c.toolResult
+			c.result = msg
+		}
+		c.lastRole = msg.Role
+	}
+	return c
+}
+
+// fresh reports whether the conversation is a first question: what a
+// rule matches then depends on the text alone (see matchRequest).
+func (c *convo) fresh() bool { return c.turn == 1 && c.lastRole == llm.RoleUser && !c.toolResult }
+
+// holds reports whether r's conversation conditions hold for c.
+func (r *Rule) holds(c *convo) bool {
+	switch {
+	case r.LastRole != "" && r.LastRole != c.lastRole:
+		return false
+	case r.Turn != 0 && r.Turn != c.turn:
+		return false
+	case r.ToolResult != nil:
+		return *r.ToolResult == c.toolResult
+	case r.ToolCall != nil && r.LastRole == "" && r.Turn == 0:
+		// A call without conversation conditions is made once per
+		// user message.
+		return !c.toolResult
+	}
+	return true
+}
+
+// match finds the first rule for the request's last user message and
+// conversation state.
+func (m *Model) match(model, text string, c *convo) *Rule {
 	for i := range m.rules {
 		r := &m.rules[i]
 		if r.Model != "" {
@@ -222,28 +280,31 @@ func (m *Model) match(model, text string) *Rule {
 		if r.re != nil && !r.re.MatchString(text) {
 			continue
 		}
+		if !r.holds(c) {
+			continue
+		}
 		return r
 	}
 	return nil
 }
 
 // matchRequest is m.match of the request's last user message, memoized
-// with the prompt memo when it is on.
-func (m *Model) matchRequest(req *llm.Request, model string) *Rule {
+// with the prompt memo when it is on and the conversation is fresh.
+func (m *Model) matchRequest(req *llm.Request, model string, c *convo) *Rule {
 	if len(m.rules) == 0 {
 		return nil
 	}
-	if m.memo != nil {
+	if m.memo != nil && c.fresh() {
 		for i := len(req.Messages) - 1; i >= 0; i-- {
 			if req.Messages[i].Role == llm.RoleUser {
 				if e := m.memo.message(i); e != nil {
-					return e.match(m, model, req.Messages[i].Content[0].Text)
+					return e.match(m, model, req.Messages[i].Content[0].Text, c)
 				}
 				break
 			}
 		}
 	}
-	return m.match(model, req.LastUserText())
+	return m.match(model, req.LastUserText(), c)
 }
 
 func findTool(tools []llm.Tool, name string) *llm.Tool {
@@ -255,11 +316,72 @@ func findTool(tools []llm.Tool, name string) *llm.Tool {
 	return nil
 }
 
-// content decides the answer: tool calls, a canned answer, JSON or filler.
-// n is the sampled length for filler answers. chunks is set only for a
-// filler answer from the corpus: the tokens of text, shared (read-only).
-func (m *Model) content(req *llm.Request, model string, n int) (text string, chunks []string, calls []llm.ToolCall) {
-	rule := m.matchRequest(req, model)
+// scripted is what a rule or a model's step says to do: an answer or a
+// tool call (nil: nothing).
+func (m *Model) scripted(req *llm.Request, model string, ms *modelState, c *convo) (answer string, call *RuleToolCall) {
+	if rule := m.matchRequest(req, model, c); rule != nil {
+		return rule.Answer, rule.ToolCall
+	}
+	if ms != nil && c.step < len(ms.spec.Steps) {
+		st := &ms.spec.Steps[c.step]
+		return st.Answer, st.ToolCall
+	}
+	return "", nil
+}
+
+// toolResultVar is replaced in scripted answers by the last tool result.
+const toolResultVar = "{{tool_result}}"
+
+// withResult fills the tool result into a scripted answer.
+func withResult(answer string, c *convo) string {
+	if !strings.Contains(answer, toolResultVar) {
+		return answer
+	}
+	text := ""
+	if c.result != nil {
+		text = c.result.Text()
+	}
+	return strings.ReplaceAll(answer, toolResultVar, text)
+}
+
+// maxQuote bounds the share of a tool result a default answer quotes.
+const maxQuote = 200
+
+// afterTool is the default answer to a tool result: it quotes the result,
+// then fills n tokens in all.
+func (m *Model) afterTool(c *convo, n int) string {
+	name := c.result.Name
+	if name == "" {
+		name = "tool"
+	}
+	quote := strings.Join(strings.Fields(c.result.Text()), " ")
+	if len(quote) > maxQuote {
+		cut := maxQuote
+		for cut > 0 && !utf8.RuneStart(quote[cut]) {
+			cut--
+		}
+		quote = quote[:cut] + "..."
+	}
+	text := "The " + name + " tool returned: " + quote + ". "
+	if rest := n - faults.CountTokens(text); rest > 0 {
+		more, _ := m.filler(rest)
+		text += more
+	}
+	return text
+}
+
+// content decides the answer: tool calls, a scripted answer, JSON or
+// filler. n is the sampled length for filler answers; ms is the model
+// (its steps). chunks is set only for a filler answer from the corpus:
+// the tokens of text, shared (read-only).
+//
+// In order: a forced tool choice calls its tool; a matching rule, else the
+// model's step for this point of the tool loop, answers or calls a tool
+// the request offers; a structured answer is JSON; an answer to a tool
+// result quotes it; anything else is filler.
+func (m *Model) content(req *llm.Request, model string, ms *modelState, n int) (text string, chunks []string, calls []llm.ToolCall) {
+	c := conversation(req)
+	answer, call := m.scripted(req, model, ms, &c)
 	tc := req.ToolChoice
 	toolsAllowed := len(req.Tools) > 0 && (tc == nil || tc.Mode != llm.ToolChoiceNone)
 	if toolsAllowed {
@@ -268,11 +390,11 @@ func (m *Model) content(req *llm.Request, model string, n int) (text string, chu
 		switch {
 		case tc != nil && tc.Mode == llm.ToolChoiceTool && tc.Name != "":
 			name = tc.Name
-			if rule != nil && rule.ToolCall != nil && rule.ToolCall.Name == name {
-				args = rule.ToolCall.Arguments
+			if call != nil && call.Name == name {
+				args = call.Arguments
 			}
-		case rule != nil && rule.ToolCall != nil && findTool(req.Tools, rule.ToolCall.Name) != nil:
-			name, args = rule.ToolCall.Name, rule.ToolCall.Arguments
+		case call != nil && findTool(req.Tools, call.Name) != nil:
+			name, args = call.Name, call.Arguments
 		case tc != nil && tc.Mode == llm.ToolChoiceRequired:
 			name = req.Tools[0].Name
 		}
@@ -290,9 +412,10 @@ func (m *Model) content(req *llm.Request, model string, n int) (text string, chu
 		}
 	}
 	structured := req.ResponseFormat != nil && (req.ResponseFormat.Type == llm.ResponseJSONSchema || req.ResponseFormat.Type == llm.ResponseJSONObject)
-	if rule != nil && rule.Answer != "" {
-		if !structured || json.Valid([]byte(rule.Answer)) {
-			return rule.Answer, nil, nil
+	if answer != "" {
+		answer = withResult(answer, &c)
+		if !structured || json.Valid([]byte(answer)) {
+			return answer, nil, nil
 		}
 	}
 	if structured {
@@ -302,6 +425,9 @@ func (m *Model) content(req *llm.Request, model string, n int) (text string, chu
 		answer, _ := m.filler(min(n, 32))
 		b, _ := json.Marshal(map[string]string{"answer": answer})
 		return string(b), nil, nil
+	}
+	if c.lastRole == llm.RoleTool && c.result != nil {
+		return m.afterTool(&c, n), nil, nil
 	}
 	text, chunks = m.filler(n)
 	return text, chunks, nil

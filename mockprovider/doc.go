@@ -21,19 +21,43 @@
 // Gemini's 503), then the content and timing are drawn, usage is counted,
 // the prompt cache is consulted, and the active faults transform the plan.
 //
-// Content is deterministic from the seed and the request:
-//   - with tools offered (and tool_choice not none), a rule naming a tool,
-//     tool_choice required, or a named tool_choice makes a tool call whose
-//     arguments come from the rule or from GenerateJSON over the tool's
-//     parameter schema;
-//   - a rule matching the last user message (contains / regex) gives its
-//     canned answer (for structured output only if the answer is JSON);
+// Content is deterministic from the seed and the request. Rules and a
+// model's steps are what is scripted; a rule matches the last user message
+// (contains / regex) and the conversation's state (last_role: user,
+// assistant or tool; tool_result: whether a tool result follows the last
+// user message; turn: 1 plus the assistant messages), the first match wins.
+// A model's steps script the tool loop after each user message: step k
+// answers a conversation holding k assistant turns after its last user
+// message, so call → result → call → result → answer is
+//
+//	models:
+//	  - name: gpt-4o
+//	    steps:
+//	      - tool_call: {name: search, arguments: {q: "brownout"}}
+//	      - tool_call: {name: fetch_page}   # arguments from its schema
+//	      - answer: "Found it: {{tool_result}}"
+//
+// In order:
+//   - with tools offered (and tool_choice not none), a named tool_choice, a
+//     matching rule or the current step naming an offered tool, or
+//     tool_choice required makes a tool call whose arguments come from the
+//     rule or step, or from GenerateJSON over the tool's parameter schema.
+//     A rule's tool call without conversation conditions is made once per
+//     user message: after its result the rule no longer matches;
+//   - a rule's or step's answer ("{{tool_result}}" is the last tool result)
+//     is the text (for structured output only if the answer is JSON);
 //   - structured output gets JSON satisfying the request's schema
 //     (GenerateJSON documents the supported shapes and limits);
+//   - a conversation ending with a tool result gets a final text answer
+//     that quotes the result, then filler to the sampled length;
 //   - otherwise filler text of the sampled output length: a window, starting
 //     at a sentence, of a 64 KiB filler corpus the model generates once from
 //     its seed (longer answers are drawn with Filler). The window's tokens
 //     are the corpus's own, shared read-only by the plans (faults.Plan).
+//
+// Any path but the provider's own is answered with a 404 in the shape of
+// the API the path belongs to (llm/inbound), so an SDK of another API
+// reads it as its own error.
 //
 // # Token accounting
 //

@@ -49,6 +49,11 @@ func startGemini(t *testing.T, fs ...faults.Spec) (*mockprovider.Provider, *gena
 	t.Helper()
 	s := spec("gemini", llm.FormatGemini, "gemini-2.5-flash")
 	s.Faults = fs
+	return startGeminiSpec(t, s)
+}
+
+func startGeminiSpec(t *testing.T, s mockprovider.ProviderSpec) (*mockprovider.Provider, *genai.Client) {
+	t.Helper()
 	p := mockprovider.StartTest(t, s)
 	c, err := genai.NewClient(context.Background(), &genai.ClientConfig{
 		APIKey: "test-key", Backend: genai.BackendGeminiAPI,

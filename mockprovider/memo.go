@@ -39,14 +39,15 @@ type memoEntry struct {
 	rules []memoRule
 }
 
-// match is m.match(model, text), memoized; e is text's entry.
-func (e *memoEntry) match(m *Model, model, text string) *Rule {
+// match is m.match(model, text, c), memoized; e is text's entry. Only
+// fresh conversations are memoized (the rule depends on text alone).
+func (e *memoEntry) match(m *Model, model, text string, c *convo) *Rule {
 	for _, r := range e.rules {
 		if r.model == model {
 			return r.rule
 		}
 	}
-	rule := m.match(model, text)
+	rule := m.match(model, text, c)
 	if len(e.rules) < maxMemoRules {
 		e.rules = append(e.rules, memoRule{model: model, rule: rule})
 	}

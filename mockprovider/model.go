@@ -421,7 +421,7 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 	}
 	p.Headers = m.rateHeaders(now, ms, nil)
 
-	text, chunks, calls := m.content(req, req.Model, n)
+	text, chunks, calls := m.content(req, req.Model, ms, n)
 	p.Response = llm.Response{
 		ID: m.responseID(), Model: req.Model, Created: now.Unix(),
 		FinishReason: llm.FinishStop,

@@ -2,6 +2,7 @@ package mockprovider
 
 import (
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strconv"
@@ -26,7 +27,10 @@ import (
 // Limits: pattern, patternProperties, additionalProperties (no extra keys are
 // emitted), uniqueItems, dependent schemas, if/then/else and not are not
 // honoured; a string with a pattern gets a plain word. A schema that is not
-// valid JSON yields {}.
+// valid JSON yields {}. Bounds may span the whole int64 and float64 range.
+// Whatever the schema (a client sends it), a document stays small: minItems
+// and minLength count at most 256, and past depth 32 or 16384 values objects
+// and arrays are empty (such a document may break the schema).
 func GenerateJSON(schema []byte, r *rand.Rand) string {
 	return generateJSON(decodeSchema(schema), r)
 }
@@ -56,9 +60,49 @@ type gen struct {
 	root map[string]any
 	r    *rand.Rand
 	buf  []byte // scratch of gen.node
+	n    int    // values begun so far (see busy and full)
 }
 
-const maxDepth = 8
+// Limits that keep one document small whatever the schema asks for (a
+// client sends the schema: a mock must not be made to loop or exhaust
+// memory). Below them a document satisfies the schema; past them it is
+// cut short and may not.
+const (
+	// maxDepth: deeper objects get only their required properties and
+	// arrays only their minimum items.
+	maxDepth = 8
+	// busyValues: past this many values, every object and array is
+	// generated as at maxDepth.
+	busyValues = 1 << 12
+	// hardDepth and fullValues: deeper, or past this many values, objects
+	// are {} and arrays [] (a required property that refers to its own
+	// object would otherwise never end).
+	hardDepth  = 32
+	fullValues = 1 << 14
+	// maxCount caps minItems and minLength.
+	maxCount = 256
+)
+
+// begin counts a value and reports whether its object or array must be
+// empty; tight reports whether it gets only what is required.
+func (g *gen) begin(depth int) (full bool) {
+	g.n++
+	return depth >= hardDepth || g.n > fullValues
+}
+
+func (g *gen) tight(depth int) bool { return depth >= maxDepth || g.n > busyValues }
+
+// count turns a schema count (minItems, maxLength...) into an int in
+// [0, maxCount] for minimums, [0, MaxInt32] otherwise.
+func count(v float64, limit int) int {
+	switch {
+	case v <= 0 || v != v:
+		return 0
+	case v >= float64(limit):
+		return limit
+	}
+	return int(v)
+}
 
 func (g *gen) resolve(s map[string]any) map[string]any {
 	for range 16 {
@@ -130,6 +174,7 @@ func (g *gen) value(b *strings.Builder, s map[string]any, depth int) {
 
 // valueOf is value for a resolved schema.
 func (g *gen) valueOf(b *strings.Builder, s map[string]any, depth int) {
+	full := g.begin(depth)
 	if c, ok := s["const"]; ok {
 		writeValue(b, c)
 		return
@@ -176,8 +221,16 @@ func (g *gen) valueOf(b *strings.Builder, s map[string]any, depth int) {
 	}
 	switch typeOf(s) {
 	case "object":
+		if full {
+			b.WriteString("{}")
+			return
+		}
 		g.object(b, s, depth)
 	case "array":
+		if full {
+			b.WriteString("[]")
+			return
+		}
 		g.array(b, s, depth)
 	case "string":
 		g.str(b, s)
@@ -228,7 +281,7 @@ func (g *gen) object(b *strings.Builder, s map[string]any, depth int) {
 	for k := range props {
 		keys = append(keys, k)
 	}
-	if depth >= maxDepth {
+	if g.tight(depth) {
 		// Only what is required, to end recursion.
 		keys = keys[:0]
 		if req, ok := s["required"].([]any); ok {
@@ -262,16 +315,8 @@ func num(s map[string]any, k string) (float64, bool) {
 }
 
 func (g *gen) array(b *strings.Builder, s map[string]any, depth int) {
-	lo, hi := 1, 3
-	if v, ok := num(s, "minItems"); ok {
-		lo = int(v)
-		hi = max(hi, lo)
-	}
-	if v, ok := num(s, "maxItems"); ok {
-		hi = min(hi, int(v))
-		lo = min(lo, hi)
-	}
-	if depth >= maxDepth {
+	lo, hi := itemRange(s)
+	if g.tight(depth) {
 		hi = lo
 	}
 	n := lo
@@ -290,6 +335,21 @@ func (g *gen) array(b *strings.Builder, s map[string]any, depth int) {
 		g.value(b, items, depth+1)
 	}
 	b.WriteByte(']')
+}
+
+// itemRange is the item count range of an array schema before the depth
+// rule: between minItems and min(maxItems, minItems+2), 1 to 3 by default.
+func itemRange(s map[string]any) (lo, hi int) {
+	lo, hi = 1, 3
+	if v, ok := num(s, "minItems"); ok {
+		lo = count(v, maxCount)
+		hi = max(hi, lo)
+	}
+	if v, ok := num(s, "maxItems"); ok {
+		hi = min(hi, count(v, math.MaxInt32))
+		lo = min(lo, hi)
+	}
+	return lo, hi
 }
 
 var words = []string{
@@ -325,12 +385,12 @@ func (g *gen) str(b *strings.Builder, s map[string]any) {
 			v += " " + words[g.r.IntN(len(words))]
 		}
 		if mn, ok := num(s, "minLength"); ok {
-			for len([]rune(v)) < int(mn) {
+			for len([]rune(v)) < count(mn, maxCount) {
 				v += " " + words[g.r.IntN(len(words))]
 			}
 		}
-		if mx, ok := num(s, "maxLength"); ok && len([]rune(v)) > int(mx) {
-			v = string([]rune(v)[:int(mx)])
+		if mx, ok := num(s, "maxLength"); ok && len([]rune(v)) > count(mx, math.MaxInt32) {
+			v = string([]rune(v)[:count(mx, math.MaxInt32)])
 		}
 	}
 	writeString(b, v)
@@ -373,43 +433,83 @@ func bounds(s map[string]any, step float64) (float64, float64) {
 
 func (g *gen) integer(b *strings.Builder, s map[string]any) {
 	lo, hi := bounds(s, 1)
-	ilo, ihi := int64(ceil(lo)), int64(floor(hi))
+	ilo, ihi := intRange(lo, hi)
+	mult, _ := num(s, "multipleOf")
+	b.WriteString(strconv.FormatInt(drawInt(g.r, ilo, ihi, multiple(mult)), 10))
+}
+
+// intRange is the integer range [ilo, ihi] within [lo, hi] (bounds),
+// clamped to int64 (a bound beyond it is the nearest int64).
+func intRange(lo, hi float64) (ilo, ihi int64) {
+	ilo, ihi = toInt64(math.Ceil(lo)), toInt64(math.Floor(hi))
 	if ihi < ilo {
 		ihi = ilo
 	}
-	v := ilo + g.r.Int64N(ihi-ilo+1)
-	if m, ok := num(s, "multipleOf"); ok && m >= 1 {
-		mi := int64(m)
-		v = (v / mi) * mi
-		if v < ilo {
-			v += mi
+	return ilo, ihi
+}
+
+// toInt64 converts v, a whole number, clamping it to int64's range.
+func toInt64(v float64) int64 {
+	switch {
+	case v >= 1<<63:
+		return math.MaxInt64
+	case v <= -(1 << 63):
+		return math.MinInt64
+	}
+	return int64(v)
+}
+
+// multiple is a multipleOf usable for integers: whole and at least 1 (0: none).
+func multiple(m float64) int64 {
+	if m < 1 {
+		return 0
+	}
+	return toInt64(m)
+}
+
+// drawInt draws a uniform integer in [lo, hi] (lo <= hi, the full int64
+// range included), then moves it to a multiple of mult (mult > 0) next
+// to it, when that multiple is in range.
+func drawInt(r *rand.Rand, lo, hi, mult int64) int64 {
+	span := uint64(hi) - uint64(lo) // hi-lo, exact even when it overflows int64
+	var v int64
+	if span == math.MaxUint64 {
+		v = int64(r.Uint64())
+	} else {
+		v = lo + int64(r.Uint64N(span+1))
+	}
+	if mult > 0 {
+		m := (v / mult) * mult // toward zero: at most v when v >= 0
+		if m < lo && m <= math.MaxInt64-mult {
+			m += mult
+		}
+		if m > hi && m >= math.MinInt64+mult {
+			m -= mult
+		}
+		if m >= lo && m <= hi {
+			v = m
 		}
 	}
-	b.WriteString(strconv.FormatInt(v, 10))
+	return v
 }
 
 func (g *gen) number(b *strings.Builder, s map[string]any) {
 	lo, hi := bounds(s, 0.01)
-	v := lo + g.r.Float64()*(hi-lo)
-	v = float64(int64(v*100)) / 100
-	if v < lo {
-		v = lo
-	}
-	b.WriteString(strconv.FormatFloat(v, 'f', -1, 64))
+	b.WriteString(strconv.FormatFloat(drawFloat(g.r, lo, hi), 'f', -1, 64))
 }
 
-func ceil(v float64) float64 {
-	i := float64(int64(v))
-	if i < v {
-		return i + 1
+// drawFloat draws a number in [lo, hi], truncated to two decimals when it
+// has any, for the full float64 range.
+func drawFloat(r *rand.Rand, lo, hi float64) float64 {
+	f := r.Float64()
+	var v float64
+	if d := hi - lo; !math.IsInf(d, 0) {
+		v = lo + f*d
+	} else {
+		v = lo*(1-f) + hi*f // no overflow: a weighted mean
 	}
-	return i
-}
-
-func floor(v float64) float64 {
-	i := float64(int64(v))
-	if i > v {
-		return i - 1
+	if math.Abs(v) < 1<<52 { // larger numbers have no fractional digits
+		v = math.Trunc(v*100) / 100
 	}
-	return i
+	return min(max(v, lo), hi)
 }

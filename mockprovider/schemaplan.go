@@ -1,6 +1,7 @@
 package mockprovider
 
 import (
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strconv"
@@ -73,10 +74,9 @@ type planNode struct {
 	// string: minLength and maxLength.
 	minLen, maxLen int
 	hasMin, hasMax bool
-	// integer: the range and multipleOf; number: the range.
+	// integer: the range and multipleOf (0: none); number: the range.
 	ilo, ihi int64
 	mult     int64
-	hasMult  bool
 	flo, fhi float64
 }
 
@@ -109,15 +109,7 @@ func planFor(root, s map[string]any) *planNode {
 		n.kids, n.reqKids = make([]*planNode, len(n.keys)), make([]*planNode, len(n.req))
 	case "array":
 		n.kind = planArray
-		n.lo, n.hi = 1, 3
-		if v, ok := num(s, "minItems"); ok {
-			n.lo = int(v)
-			n.hi = max(n.hi, n.lo)
-		}
-		if v, ok := num(s, "maxItems"); ok {
-			n.hi = min(n.hi, int(v))
-			n.lo = min(n.lo, n.hi)
-		}
+		n.lo, n.hi = itemRange(s)
 	case "string":
 		switch s["format"] {
 		case "date", "date-time", "time", "email", "uri", "url", "uuid":
@@ -125,21 +117,16 @@ func planFor(root, s map[string]any) *planNode {
 		}
 		n.kind = planString
 		if v, ok := num(s, "minLength"); ok {
-			n.minLen, n.hasMin = int(v), true
+			n.minLen, n.hasMin = count(v, maxCount), true
 		}
 		if v, ok := num(s, "maxLength"); ok {
-			n.maxLen, n.hasMax = int(v), true
+			n.maxLen, n.hasMax = count(v, math.MaxInt32), true
 		}
 	case "integer":
 		n.kind = planInteger
-		lo, hi := bounds(s, 1)
-		n.ilo, n.ihi = int64(ceil(lo)), int64(floor(hi))
-		if n.ihi < n.ilo {
-			n.ihi = n.ilo
-		}
-		if m, ok := num(s, "multipleOf"); ok && m >= 1 {
-			n.mult, n.hasMult = int64(m), true
-		}
+		n.ilo, n.ihi = intRange(bounds(s, 1))
+		m, _ := num(s, "multipleOf")
+		n.mult = multiple(m)
 	case "number":
 		n.kind = planNumber
 		n.flo, n.fhi = bounds(s, 0.01)
@@ -169,12 +156,19 @@ func (n *planNode) kid(root map[string]any, names []string, kids []*planNode, i 
 
 // node is g.value for a prepared node.
 func (g *gen) node(b *strings.Builder, n *planNode, depth int) {
-	switch n.kind {
-	case planOther:
+	if n.kind == planOther {
 		g.valueOf(b, n.s, depth)
+		return
+	}
+	full := g.begin(depth)
+	switch n.kind {
 	case planObject:
+		if full {
+			b.WriteString("{}")
+			return
+		}
 		names, kids := n.keys, n.kids
-		if depth >= maxDepth {
+		if g.tight(depth) {
 			names, kids = n.req, n.reqKids
 		}
 		b.WriteByte('{')
@@ -188,8 +182,12 @@ func (g *gen) node(b *strings.Builder, n *planNode, depth int) {
 		}
 		b.WriteByte('}')
 	case planArray:
+		if full {
+			b.WriteString("[]")
+			return
+		}
 		hi := n.hi
-		if depth >= maxDepth {
+		if g.tight(depth) {
 			hi = n.lo
 		}
 		count := n.lo
@@ -231,22 +229,10 @@ func (g *gen) node(b *strings.Builder, n *planNode, depth int) {
 		b.Write(v)
 		b.WriteByte('"')
 	case planInteger:
-		v := n.ilo + g.r.Int64N(n.ihi-n.ilo+1)
-		if n.hasMult {
-			v = (v / n.mult) * n.mult
-			if v < n.ilo {
-				v += n.mult
-			}
-		}
-		g.buf = strconv.AppendInt(g.buf[:0], v, 10)
+		g.buf = strconv.AppendInt(g.buf[:0], drawInt(g.r, n.ilo, n.ihi, n.mult), 10)
 		b.Write(g.buf)
 	case planNumber:
-		v := n.flo + g.r.Float64()*(n.fhi-n.flo)
-		v = float64(int64(v*100)) / 100
-		if v < n.flo {
-			v = n.flo
-		}
-		g.buf = strconv.AppendFloat(g.buf[:0], v, 'f', -1, 64)
+		g.buf = strconv.AppendFloat(g.buf[:0], drawFloat(g.r, n.flo, n.fhi), 'f', -1, 64)
 		b.Write(g.buf)
 	case planBoolean:
 		if g.r.IntN(2) == 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/anthropic"
 	"github.com/brownout-dev/brownout/llm/gemini"
+	"github.com/brownout-dev/brownout/llm/inbound"
 	"github.com/brownout-dev/brownout/llm/openai"
 )
 
@@ -104,31 +105,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	var stream bool
 	var model string
+	// A path of another API, or none, is answered in the shape its
+	// client expects (inbound.Format), as a 404 of that API.
+	served := false
 	switch s.model.Format() {
 	case llm.FormatOpenAI:
-		if r.URL.Path != "/v1/chat/completions" {
-			s.writeError(w, notFound(s.model.Format(), r.URL.Path))
-			return
-		}
+		served = r.URL.Path == "/v1/chat/completions"
 	case llm.FormatAnthropic:
-		if r.URL.Path != "/v1/messages" {
-			s.writeError(w, notFound(s.model.Format(), r.URL.Path))
-			return
-		}
+		served = r.URL.Path == "/v1/messages"
 	case llm.FormatGemini:
 		m, st, err := gemini.ParsePath(r.URL.Path)
-		if err != nil {
-			var le *llm.Error
-			if !errors.As(err, &le) {
-				le = notFound(llm.FormatGemini, r.URL.Path)
-			}
-			s.writeError(w, le)
-			return
-		}
-		model, stream = m, st
+		served, model, stream = err == nil, m, st
+	}
+	if !served {
+		inbound.WriteError(w, r, inbound.NotFound(inbound.Format(r.URL.Path, r.Header), r.Method, r.URL.Path))
+		return
 	}
 	if r.Method != http.MethodPost {
-		s.writeError(w, &llm.Error{Status: 405, Type: llm.ErrInvalidRequest, Message: "method " + r.Method + " not allowed"})
+		w.Header()["Allow"] = []string{http.MethodPost}
+		s.writeError(w, inbound.MethodNotAllowed(r.Method, r.URL.Path, []string{http.MethodPost}))
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
@@ -189,21 +184,7 @@ func lowerHeaders(h http.Header) map[string]string {
 	return m
 }
 
-func notFound(f llm.Format, path string) *llm.Error {
-	e := &llm.Error{Status: 404, Type: llm.ErrNotFound, Message: "Invalid URL (POST " + path + ")"}
-	if f == llm.FormatAnthropic {
-		e.Message = "Not Found"
-	}
-	return e
-}
-
-func (s *Server) writeError(w http.ResponseWriter, e *llm.Error) {
-	status, body := s.codec.EncodeError(e)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
+func (s *Server) writeError(w http.ResponseWriter, e *llm.Error) { inbound.WriteErrorAs(w, s.codec, e) }
 
 // execution runs one plan on one connection.
 type execution struct {

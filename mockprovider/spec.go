@@ -69,6 +69,11 @@ type ModelSpec struct {
 	Price Price `yaml:"price,omitempty" json:"price,omitempty"`
 	// Capacity limits this model, on top of the provider's capacity.
 	Capacity Capacity `yaml:"capacity,omitempty" json:"capacity,omitempty"`
+	// Steps script the tool loop that follows each user message: step k
+	// (from 0) answers a conversation holding k assistant turns after its
+	// last user message (call → result → call → result → answer). Rules
+	// come first; past the last step the model answers by default.
+	Steps []Step `yaml:"steps,omitempty" json:"steps,omitempty"`
 }
 
 // Price is USD per million tokens.
@@ -96,18 +101,43 @@ type CacheSpec struct {
 }
 
 // Rule is a canned answer for requests whose last user message contains a
-// string or matches a regular expression (both must hold when both are set).
+// string or matches a regular expression, and whose conversation is in a
+// given state: every condition set must hold (a rule sets at least one).
+// Rules are tried in order; the first that matches answers.
 type Rule struct {
 	Contains string `yaml:"contains,omitempty" json:"contains,omitempty"`
 	Regex    string `yaml:"regex,omitempty" json:"regex,omitempty"`
 	// Model restricts the rule to model names matching this glob.
 	Model string `yaml:"model,omitempty" json:"model,omitempty"`
-	// Answer is the text answer.
+	// LastRole matches the role of the conversation's last message: user,
+	// assistant (a prefill) or tool (a tool result).
+	LastRole llm.Role `yaml:"last_role,omitempty" json:"last_role,omitempty"`
+	// ToolResult matches conversations that hold (true) or do not hold
+	// (false) a tool result after their last user message: the model is
+	// (or is not) inside a tool loop.
+	ToolResult *bool `yaml:"tool_result,omitempty" json:"tool_result,omitempty"`
+	// Turn matches the assistant turn being answered: 1 plus the assistant
+	// messages of the whole conversation.
+	Turn int `yaml:"turn,omitempty" json:"turn,omitempty"`
+	// Answer is the text answer; "{{tool_result}}" in it is replaced by the
+	// text of the conversation's last tool result.
 	Answer string `yaml:"answer,omitempty" json:"answer,omitempty"`
-	// ToolCall makes the model call a tool, when the request offers it.
+	// ToolCall makes the model call a tool, when the request offers it. A
+	// rule with a tool call and no conversation condition (last_role,
+	// tool_result, turn) calls it once per user message: after its result
+	// the rule no longer matches, and the model answers.
 	ToolCall *RuleToolCall `yaml:"tool_call,omitempty" json:"tool_call,omitempty"`
 
 	re *regexp.Regexp
+}
+
+// Step is one step of a model's scripted tool loop (ModelSpec.Steps): a
+// tool call or the final answer.
+type Step struct {
+	// Answer ends the loop with this text ("{{tool_result}}" as in Rule).
+	Answer string `yaml:"answer,omitempty" json:"answer,omitempty"`
+	// ToolCall calls a tool, when the request offers it.
+	ToolCall *RuleToolCall `yaml:"tool_call,omitempty" json:"tool_call,omitempty"`
 }
 
 // RuleToolCall is the tool call a rule makes. Without Arguments they are
@@ -320,6 +350,17 @@ func (p *ProviderSpec) check() []*faults.FieldError {
 		for _, fe := range m.Capacity.check() {
 			bad(at+"capacity."+fe.Field, "%s", fe.Msg)
 		}
+		for j, st := range m.Steps {
+			sat := fmt.Sprintf("%ssteps.%d.", at, j)
+			switch {
+			case st.Answer == "" && st.ToolCall == nil:
+				bad(sat+"answer", "a step needs answer or tool_call")
+			case st.Answer != "" && st.ToolCall != nil:
+				bad(sat+"tool_call", "a step is an answer or a tool call, not both")
+			case st.ToolCall != nil:
+				out = append(out, st.ToolCall.check(sat+"tool_call.")...)
+			}
+		}
 	}
 	for _, fe := range p.Capacity.check() {
 		bad("capacity."+fe.Field, "%s", fe.Msg)
@@ -330,8 +371,16 @@ func (p *ProviderSpec) check() []*faults.FieldError {
 	for i := range p.Rules {
 		r := &p.Rules[i]
 		at := fmt.Sprintf("rules.%d.", i)
-		if r.Contains == "" && r.Regex == "" {
-			bad(at+"contains", "a rule needs contains or regex")
+		if r.Contains == "" && r.Regex == "" && r.LastRole == "" && r.ToolResult == nil && r.Turn == 0 {
+			bad(at+"contains", "a rule needs a condition: contains, regex, last_role, tool_result or turn")
+		}
+		switch r.LastRole {
+		case "", llm.RoleUser, llm.RoleAssistant, llm.RoleTool:
+		default:
+			bad(at+"last_role", "unknown role %q (user, assistant or tool)", r.LastRole)
+		}
+		if r.Turn < 0 {
+			bad(at+"turn", "must not be negative")
 		}
 		if r.Regex != "" {
 			if _, err := regexp.Compile(r.Regex); err != nil {
@@ -342,12 +391,7 @@ func (p *ProviderSpec) check() []*faults.FieldError {
 			bad(at+"answer", "a rule needs answer or tool_call")
 		}
 		if r.ToolCall != nil {
-			if r.ToolCall.Name == "" {
-				bad(at+"tool_call.name", "required")
-			}
-			if _, err := json.Marshal(r.ToolCall.Arguments); err != nil {
-				bad(at+"tool_call.arguments", "not representable as JSON: %v", err)
-			}
+			out = append(out, r.ToolCall.check(at+"tool_call.")...)
 		}
 	}
 	for i, s := range p.Faults {
@@ -361,6 +405,18 @@ func (p *ProviderSpec) check() []*faults.FieldError {
 	}
 	if p.JournalSize < 0 {
 		bad("journal_size", "must not be negative")
+	}
+	return out
+}
+
+// check validates a tool call; at prefixes the fields.
+func (tc *RuleToolCall) check(at string) []*faults.FieldError {
+	var out []*faults.FieldError
+	if tc.Name == "" {
+		out = append(out, &faults.FieldError{Field: at + "name", Msg: "required"})
+	}
+	if _, err := json.Marshal(tc.Arguments); err != nil {
+		out = append(out, &faults.FieldError{Field: at + "arguments", Msg: fmt.Sprintf("not representable as JSON: %v", err)})
 	}
 	return out
 }

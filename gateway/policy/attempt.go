@@ -624,12 +624,19 @@ func (a *Attempt) Observe(now time.Time, o Outcome) {
 	ev.Status, ev.Class, ev.TTFT, ev.Duration = o.Status, string(o.Class), o.TTFT, dur
 	ev.InputTokens, ev.OutputTokens, ev.CachedTokens = o.Usage.InputTokens, tokens, o.Usage.CachedInputTokens
 	ev.Cost = cost(t.Price, o.Usage, tokens)
+	if o.Class == Skipped && o.Err != nil {
+		ev.Reason = o.Err.Message
+	}
 	a.e.sink.Emit(ev)
 	var p pending
 	ts.mu.Lock()
 	ts.record(now, a.curGen, a.curTrial, o.Class, o.TTFT, dur, tokens, &p)
 	ts.mu.Unlock()
 	p.flush(a.e.sink)
+	if o.Class == Skipped {
+		a.skip(i, o)
+		return
+	}
 
 	a.last = o.Class
 	a.bytesSent = a.bytesSent || o.BytesSent
@@ -640,6 +647,18 @@ func (a *Attempt) Observe(now time.Time, o Outcome) {
 	}
 	a.setFailure(o)
 	a.afterFailure(now, i, o)
+}
+
+// skip moves on from target i, which the request was not sent to (see
+// Skipped): the send is not counted, and nothing else changes but that i
+// is out and the last failure is the skip's (the request's error if no
+// target is left).
+func (a *Attempt) skip(i int, o Outcome) {
+	a.attempts--
+	a.last = o.Class
+	a.setFailure(o)
+	a.exclude(i)
+	a.phase = phasePick
 }
 
 // afterFailure decides between a retry on the same target, a fail-over and

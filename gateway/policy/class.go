@@ -79,6 +79,14 @@ const (
 	// (another account or provider may take it); held against the breaker
 	// and health.
 	Rejected Class = "rejected"
+	// Skipped: the caller did not send the request to this target, because
+	// the target's wire format cannot express a feature the request uses
+	// (Outcome.Err names it: Param the feature, Message the reason; the
+	// attempt.end event carries the message as its Reason). Nothing reached
+	// the target: not held against it, not counted as an attempt (the
+	// attempt cap, Attempts); the request moves on to another target, and
+	// when none is left the client gets Err.
+	Skipped Class = "skipped"
 	// CacheMiss is what the caller observes after a ServeCached decision
 	// when it has no cached answer; OK means it served one.
 	CacheMiss Class = "cache_miss"
@@ -89,7 +97,7 @@ var Classes = []Class{
 	OK, RateLimited, Overloaded, ServerError, ConnectError, Reset, TimeoutTTFT,
 	Stall, TokenRateFloor, CutMidStream, MalformedStream, TimeoutTotal, Auth,
 	BadRequestParam, ContextLength, ContentFilter, ClientCanceled, Truncated,
-	InvalidOutput, ProtocolError, UpstreamCanceled, Rejected,
+	InvalidOutput, ProtocolError, UpstreamCanceled, Rejected, Skipped,
 }
 
 // Classify returns the class of an HTTP error answer from its status and,
@@ -194,7 +202,7 @@ func (c Class) info() classInfo {
 		return classInfo{breaker: true, health: true, failover: true}
 	case Auth, ProtocolError, Rejected:
 		return classInfo{breaker: true, health: true, failover: true}
-	case BadRequestParam, ContextLength, ContentFilter:
+	case BadRequestParam, ContextLength, ContentFilter, Skipped:
 		return classInfo{ignore: true, failover: true}
 	case ClientCanceled, CacheMiss:
 		return classInfo{ignore: true}

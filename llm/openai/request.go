@@ -719,10 +719,9 @@ func (Codec) EncodeRequest(req *llm.Request) ([]byte, error) {
 		case llm.ResponseText, llm.ResponseJSONObject:
 			w.ResponseFormat = &wireResponseFormat{Type: string(rf.Type)}
 		case llm.ResponseJSONSchema:
-			name := rf.Name
-			if name == "" {
-				return nil, unsupported("response_format.name", "json_schema requires a name")
-			}
+			// OpenAI requires a name; an unnamed schema (from Anthropic or
+			// Gemini) gets a stable one.
+			name := rf.SchemaName()
 			w.ResponseFormat = &wireResponseFormat{Type: "json_schema", JSONSchema: &wireJSONSchema{Name: name, Schema: rf.Schema, Strict: rf.Strict}}
 		default:
 			return nil, unsupported("response_format.type", fmt.Sprintf("unknown type %q", rf.Type))

@@ -3,6 +3,7 @@ package openai_test
 import (
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -188,7 +189,6 @@ func TestEncodeRequestUnsupported(t *testing.T) {
 		{"tool calls on a user message", func(r *llm.Request) { r.Messages[0].ToolCalls = []llm.ToolCall{{ID: "c", Name: "f"}} }, "messages[0].tool_calls"},
 		{"tool message without call id", func(r *llm.Request) { r.Messages = append(r.Messages, llm.Message{Role: llm.RoleTool}) }, "messages[1].tool_call_id"},
 		{"tool name with a dot", func(r *llm.Request) { r.Tools = []llm.Tool{{Name: "ns.f"}} }, "tools[0].name"},
-		{"json_schema without name", func(r *llm.Request) { r.ResponseFormat = &llm.ResponseFormat{Type: llm.ResponseJSONSchema} }, "response_format.name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -203,6 +203,41 @@ func TestEncodeRequestUnsupported(t *testing.T) {
 				t.Errorf("got %s/%s, want openai/%s", ue.Format, ue.Feature, tt.feature)
 			}
 		})
+	}
+}
+
+// TestEncodeUnnamedSchema: a json_schema without a name (an Anthropic or
+// Gemini structured output) gets a stable one; a named one keeps its name.
+func TestEncodeUnnamedSchema(t *testing.T) {
+	name := func(rf *llm.ResponseFormat) string {
+		t.Helper()
+		r := &llm.Request{Model: "gpt-4o", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart("hi")}}}, ResponseFormat: rf}
+		body, err := codec().EncodeRequest(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w struct {
+			ResponseFormat struct {
+				JSONSchema struct {
+					Name string `json:"name"`
+				} `json:"json_schema"`
+			} `json:"response_format"`
+		}
+		if err := json.Unmarshal(body, &w); err != nil {
+			t.Fatal(err)
+		}
+		return w.ResponseFormat.JSONSchema.Name
+	}
+	a := name(&llm.ResponseFormat{Type: llm.ResponseJSONSchema, Schema: json.RawMessage(`{"type":"object"}`)})
+	b := name(&llm.ResponseFormat{Type: llm.ResponseJSONSchema, Schema: json.RawMessage(`{"type":"array"}`)})
+	if !regexp.MustCompile(`^response_[0-9a-f]{8}$`).MatchString(a) || a == b {
+		t.Errorf("generated names %q and %q", a, b)
+	}
+	if again := name(&llm.ResponseFormat{Type: llm.ResponseJSONSchema, Schema: json.RawMessage(`{"type":"object"}`)}); again != a {
+		t.Errorf("the same schema named %q, then %q", a, again)
+	}
+	if got := name(&llm.ResponseFormat{Type: llm.ResponseJSONSchema, Name: "invoice", Schema: json.RawMessage(`{}`)}); got != "invoice" {
+		t.Errorf("a named schema sent as %q", got)
 	}
 }
 
