@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/llm"
-	"github.com/brownout-dev/brownout/llm/anthropic"
-	"github.com/brownout-dev/brownout/llm/gemini"
-	"github.com/brownout-dev/brownout/llm/openai"
+	"github.com/brownout-dev/brownout/llm/codecs"
 )
 
 // Server is the HTTP face of one provider: it decodes requests in the
@@ -20,11 +18,12 @@ import (
 // time (flushing before every wait, so each event leaves when it is due),
 // and serves the control API under /_mock/. It is a plain http.Handler.
 type Server struct {
-	model *Model
-	codec llm.Codec
-	ctl   http.Handler
-	proxy *proxy
-	now   func() time.Time
+	model  *Model
+	format *codecs.Format
+	codec  llm.Codec
+	ctl    http.Handler
+	proxy  *proxy
+	now    func() time.Time
 }
 
 // ServerOptions configure a Server. The zero value is ready to use.
@@ -40,26 +39,13 @@ type ServerOptions struct {
 // maxBody bounds request bodies.
 const maxBody = 32 << 20
 
-// CodecFor returns the codec of a wire format.
-func CodecFor(f llm.Format) (llm.Codec, error) {
-	switch f {
-	case llm.FormatOpenAI:
-		return openai.Codec{}, nil
-	case llm.FormatAnthropic:
-		return anthropic.Codec{}, nil
-	case llm.FormatGemini:
-		return gemini.Codec{}, nil
-	}
-	return nil, errors.New("unknown format " + strconv.Quote(string(f)))
-}
-
 // NewServer returns the handler of model m.
 func NewServer(m *Model, opts ServerOptions) (*Server, error) {
-	c, err := CodecFor(m.Format())
+	f, err := codecs.Lookup(m.Format())
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{model: m, codec: c, now: opts.Now}
+	s := &Server{model: m, format: f, codec: f.Codec, now: opts.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -88,30 +74,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := s.now()
-	var stream bool
-	var model string
-	switch s.model.Format() {
-	case llm.FormatOpenAI:
-		if r.URL.Path != "/v1/chat/completions" {
-			s.writeError(w, notFound(s.model.Format(), r.URL.Path))
-			return
+	model, stream, err := s.format.Route(r.URL.Path)
+	if err != nil {
+		var le *llm.Error
+		if !errors.As(err, &le) {
+			le = &llm.Error{Status: 404, Type: llm.ErrNotFound, Message: err.Error()}
 		}
-	case llm.FormatAnthropic:
-		if r.URL.Path != "/v1/messages" {
-			s.writeError(w, notFound(s.model.Format(), r.URL.Path))
-			return
-		}
-	case llm.FormatGemini:
-		m, st, err := gemini.ParsePath(r.URL.Path)
-		if err != nil {
-			var le *llm.Error
-			if !errors.As(err, &le) {
-				le = notFound(llm.FormatGemini, r.URL.Path)
-			}
-			s.writeError(w, le)
-			return
-		}
-		model, stream = m, st
+		s.writeError(w, le)
+		return
 	}
 	if r.Method != http.MethodPost {
 		s.writeError(w, &llm.Error{Status: 405, Type: llm.ErrInvalidRequest, Message: "method " + r.Method + " not allowed"})
@@ -173,14 +143,6 @@ func lowerHeaders(h http.Header) map[string]string {
 		}
 	}
 	return m
-}
-
-func notFound(f llm.Format, path string) *llm.Error {
-	e := &llm.Error{Status: 404, Type: llm.ErrNotFound, Message: "Invalid URL (POST " + path + ")"}
-	if f == llm.FormatAnthropic {
-		e.Message = "Not Found"
-	}
-	return e
 }
 
 func (s *Server) writeError(w http.ResponseWriter, e *llm.Error) {

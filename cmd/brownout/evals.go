@@ -15,6 +15,7 @@ import (
 	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/evals/client"
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/codecs"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
@@ -143,15 +144,15 @@ func (o *EvalsEndpointOptions) sender() (evals.Sender, error) {
 	hc := &http.Client{Timeout: o.Timeout}
 	key := func(f llm.Format) string {
 		name := o.KeyEnv
-		if name == "" {
-			name = client.KeyEnv(f)
+		if row, err := codecs.Lookup(f); name == "" && err == nil {
+			name = row.KeyEnv
 		}
 		return o.Getenv(name)
 	}
 	r := &client.Router{ByProvider: map[string]*client.Client{}}
 	if o.URL != "" {
 		ep := client.Endpoint{URL: o.URL, Format: llm.Format(o.Format), Gateway: o.Gateway}
-		if _, err := client.Codec(ep.Format); err != nil {
+		if _, err := codecs.Lookup(ep.Format); err != nil {
 			return nil, fmt.Errorf("--format: %w", err)
 		}
 		ep.APIKey = key(ep.Format)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/codecs"
 	"github.com/brownout-dev/brownout/llm/gemini"
 )
 
@@ -266,7 +267,7 @@ func TestNewAndParseEndpointErrors(t *testing.T) {
 	_, err := New(Endpoint{URL: "ftp://x"}, nil)
 	require.ErrorContains(t, err, `url "ftp://x"`)
 	_, err = New(Endpoint{URL: "http://x", Format: "cohere"}, nil)
-	require.ErrorContains(t, err, `format "cohere" is not openai, anthropic or gemini`)
+	require.ErrorContains(t, err, `unknown format "cohere": want one of openai, anthropic, gemini`)
 
 	p, ep, err := ParseEndpoint("backup=anthropic@http://127.0.0.1:9002", llm.FormatOpenAI)
 	require.NoError(t, err)
@@ -280,7 +281,9 @@ func TestNewAndParseEndpointErrors(t *testing.T) {
 	require.ErrorContains(t, err, "want PROVIDER=[FORMAT@]URL")
 	_, _, err = ParseEndpoint("x=cohere@http://h", llm.FormatOpenAI)
 	require.ErrorContains(t, err, `format "cohere"`)
-	require.Equal(t, "GEMINI_API_KEY", KeyEnv(llm.FormatGemini))
+	row, err := codecs.Lookup(llm.FormatGemini)
+	require.NoError(t, err)
+	require.Equal(t, "GEMINI_API_KEY", row.KeyEnv)
 }
 
 // Qualification end to end over real HTTP: a primary (OpenAI format), a good
