@@ -23,8 +23,6 @@ import (
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/gateway/usage"
 	"github.com/brownout-dev/brownout/llm"
-	"github.com/brownout-dev/brownout/llm/anthropic"
-	"github.com/brownout-dev/brownout/llm/openai"
 )
 
 // Options are a Server's collaborators. The zero value is usable.
@@ -274,12 +272,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
-		s.serveChat(w, r, openai.Codec{})
-	})
-	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) {
-		s.serveChat(w, r, anthropic.Codec{})
-	})
+	s.handleInbound(mux)
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -317,10 +310,7 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 			s.m.panics.Inc()
 			s.log.Error("panic serving request", "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			if !tw.wrote {
-				codec := llm.Codec(openai.Codec{})
-				if r.URL.Path == "/v1/messages" {
-					codec = anthropic.Codec{}
-				}
+				codec := inboundCodec(r.URL.Path)
 				status, body := codec.EncodeError(&llm.Error{Status: 500, Type: llm.ErrServer, Message: "internal gateway error"})
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(status)

@@ -16,6 +16,7 @@ import (
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/codecs"
+	"github.com/brownout-dev/brownout/llm/responses"
 )
 
 // Plan is what the provider will do with one request (see faults.Plan).
@@ -575,6 +576,8 @@ func (m *Model) fillIDs() {
 		prefix, n = "msg_01", 22
 	case llm.FormatGemini:
 		prefix, n = "", 22
+	case responses.Format:
+		prefix, n = "resp_", 48
 	}
 	m.idLen = len(prefix) + n
 	size := idBatch * m.idLen

@@ -11,6 +11,7 @@ import (
 
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/codecs"
+	"github.com/brownout-dev/brownout/llm/responses"
 )
 
 // Server is the HTTP face of one provider: it decodes requests in the
@@ -425,6 +426,8 @@ func malformedEvent(f llm.Format) string {
 	switch f {
 	case llm.FormatAnthropic:
 		return "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"mal\n\n"
+	case responses.Format:
+		return "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_malformed\",\"output_index\":0,\"content_index\":0,\"delta\":\"mal\n\n"
 	case llm.FormatGemini:
 		return "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"mal\n\n"
 	}
@@ -445,7 +448,7 @@ func requestIDHeader(f llm.Format, seq uint64) (string, string) {
 		}
 	}
 	switch f {
-	case llm.FormatOpenAI:
+	case llm.FormatOpenAI, responses.Format:
 		return "X-Request-Id", "req_" + string(b[:])
 	case llm.FormatAnthropic:
 		return "Request-Id", "req_011C" + string(b[:24])

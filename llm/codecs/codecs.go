@@ -8,6 +8,7 @@ import (
 	"github.com/brownout-dev/brownout/llm/anthropic"
 	"github.com/brownout-dev/brownout/llm/gemini"
 	"github.com/brownout-dev/brownout/llm/openai"
+	"github.com/brownout-dev/brownout/llm/responses"
 )
 
 // Format is one row of the table.
@@ -53,6 +54,8 @@ var table = []Format{
 		KeyEnv: "ANTHROPIC_API_KEY", notFound: func(string) string { return "Not Found" }},
 	{Codec: gemini.Codec{}, path: gemini.Path, AuthHeader: "X-Goog-Api-Key",
 		KeyEnv: "GEMINI_API_KEY", route: gemini.ParsePath},
+	{Codec: responses.Codec{}, path: fixed("/v1/responses"), AuthHeader: "Authorization", AuthPrefix: "Bearer ",
+		KeyEnv: "OPENAI_API_KEY", notFound: openAINotFound},
 }
 
 func openAINotFound(path string) string { return "Invalid URL (POST " + path + ")" }

@@ -22,5 +22,5 @@ func ExampleLookup() {
 	// Output:
 	// gemini /v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse X-Goog-Api-Key
 	// models/gemini-9 is not found for API version v1beta, or is not supported for generateContent.
-	// unknown format "cohere": want one of openai, anthropic, gemini
+	// unknown format "cohere": want one of openai, anthropic, gemini, openai_responses
 }
