@@ -70,7 +70,7 @@ func NewCmdEvals(f *Factory) *cobra.Command {
 func addEndpointFlags(cmd *cobra.Command, o *EvalsEndpointOptions) {
 	o.Getenv = os.Getenv
 	cmd.Flags().StringVar(&o.URL, "url", "", "base URL of a gateway or provider (e.g. http://127.0.0.1:8080, https://api.openai.com/v1)")
-	cmd.Flags().StringVar(&o.Format, "format", "openai", "wire format of --url: openai, anthropic or gemini")
+	cmd.Flags().StringVar(&o.Format, "format", "openai", "wire format of --url: openai, anthropic, gemini or openai_responses")
 	cmd.Flags().StringArrayVar(&o.Endpoints, "endpoint", nil, "per-provider endpoint PROVIDER=[FORMAT@]URL (repeatable); overrides --url for that provider")
 	cmd.Flags().BoolVar(&o.Gateway, "gateway", false, "--url is a brownout gateway: send the route as the model and pin the target with X-Brownout-Hint (the route must allow hints)")
 	cmd.Flags().StringVar(&o.KeyEnv, "api-key-env", "", "environment variable holding the API key (default: OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by format)")
