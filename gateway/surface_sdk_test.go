@@ -23,6 +23,46 @@ func responsesParams(input string) responses.ResponseNewParams {
 // with the primary failing over to the Anthropic-format equivalent.
 func TestResponsesSDK(t *testing.T) {
 	ctx := context.Background()
+	healthyAndFailedOver(t, func(t *testing.T, g *gw, want string) {
+		c := openaiClient(g)
+
+		resp, err := c.Responses.New(ctx, responsesParams("hello"))
+		require.NoError(t, err)
+		assert.Equal(t, want, resp.Model)
+		assert.Equal(t, responses.ResponseStatusCompleted, resp.Status)
+		assert.NotEmpty(t, resp.OutputText())
+		assert.Positive(t, resp.Usage.OutputTokens)
+
+		p := responsesParams("What is the weather in Paris?")
+		p.Tools = []responses.ToolUnionParam{responses.ToolParamOfFunction("get_weather",
+			map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}}, false)}
+		p.ToolChoice = responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: osdk.Opt(responses.ToolChoiceOptionsRequired)}
+		resp, err = c.Responses.New(ctx, p)
+		require.NoError(t, err)
+		var call *responses.ResponseFunctionToolCall
+		for _, it := range resp.Output {
+			if it.Type == "function_call" {
+				fc := it.AsFunctionCall()
+				call = &fc
+			}
+		}
+		require.NotNil(t, call, "a function_call output item")
+		assert.Equal(t, "get_weather", call.Name)
+		assert.True(t, json.Valid([]byte(call.Arguments)), call.Arguments)
+
+		p = responsesParams("An invoice, please.")
+		p.Text = responses.ResponseTextConfigParam{Format: responses.ResponseFormatTextConfigParamOfJSONSchema("invoice",
+			map[string]any{"type": "object", "properties": map[string]any{"total": map[string]any{"type": "number"}}, "required": []string{"total"}})}
+		resp, err = c.Responses.New(ctx, p)
+		require.NoError(t, err)
+		assert.True(t, json.Valid([]byte(resp.OutputText())), resp.OutputText())
+	})
+}
+
+// healthyAndFailedOver runs test on a healthy gateway, then on one whose
+// primary answers 429 (served by the Anthropic-format equivalent); want is
+// the model that should serve.
+func healthyAndFailedOver(t *testing.T, test func(t *testing.T, g *gw, want string)) {
 	for _, faulted := range []bool{false, true} {
 		name := map[bool]string{false: "healthy", true: "primary 429"}[faulted]
 		t.Run(name, func(t *testing.T) {
@@ -31,39 +71,7 @@ func TestResponsesSDK(t *testing.T) {
 			if faulted {
 				addFault(t, m.alpha, `{kind: http_error, status: 429}`)
 			}
-			want := map[bool]string{false: "gpt-4o", true: "claude-sonnet"}[faulted]
-			c := openaiClient(g)
-
-			resp, err := c.Responses.New(ctx, responsesParams("hello"))
-			require.NoError(t, err)
-			assert.Equal(t, want, resp.Model)
-			assert.Equal(t, responses.ResponseStatusCompleted, resp.Status)
-			assert.NotEmpty(t, resp.OutputText())
-			assert.Positive(t, resp.Usage.OutputTokens)
-
-			p := responsesParams("What is the weather in Paris?")
-			p.Tools = []responses.ToolUnionParam{responses.ToolParamOfFunction("get_weather",
-				map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}}, false)}
-			p.ToolChoice = responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: osdk.Opt(responses.ToolChoiceOptionsRequired)}
-			resp, err = c.Responses.New(ctx, p)
-			require.NoError(t, err)
-			var call *responses.ResponseFunctionToolCall
-			for _, it := range resp.Output {
-				if it.Type == "function_call" {
-					fc := it.AsFunctionCall()
-					call = &fc
-				}
-			}
-			require.NotNil(t, call, "a function_call output item")
-			assert.Equal(t, "get_weather", call.Name)
-			assert.True(t, json.Valid([]byte(call.Arguments)), call.Arguments)
-
-			p = responsesParams("An invoice, please.")
-			p.Text = responses.ResponseTextConfigParam{Format: responses.ResponseFormatTextConfigParamOfJSONSchema("invoice",
-				map[string]any{"type": "object", "properties": map[string]any{"total": map[string]any{"type": "number"}}, "required": []string{"total"}})}
-			resp, err = c.Responses.New(ctx, p)
-			require.NoError(t, err)
-			assert.True(t, json.Valid([]byte(resp.OutputText())), resp.OutputText())
+			test(t, g, map[bool]string{false: "gpt-4o", true: "claude-sonnet"}[faulted])
 		})
 	}
 }
