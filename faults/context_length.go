@@ -1,9 +1,8 @@
 package faults
 
 import (
-	"fmt"
-
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/codecs"
 )
 
 // ContextLength answers 400 context_length_exceeded. With Window set it
@@ -38,14 +37,7 @@ func ContextLengthError(f llm.Format, window, prompt int, msg string) *llm.Error
 		window = max(prompt-1, 1)
 	}
 	if msg == "" {
-		switch f {
-		case llm.FormatAnthropic:
-			msg = fmt.Sprintf("prompt is too long: %d tokens > %d maximum", prompt, window)
-		case llm.FormatGemini:
-			msg = fmt.Sprintf("The input token count (%d) exceeds the maximum number of tokens allowed (%d).", prompt, window)
-		default:
-			msg = fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", window, prompt)
-		}
+		msg = codecs.Wording(f).ContextLengthText(window, prompt)
 	}
 	e := ProviderError(f, 400, llm.ErrContextLength, msg)
 	e.Param = "messages"

@@ -1,9 +1,8 @@
 package faults
 
 import (
-	"fmt"
-
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/codecs"
 )
 
 // RejectParam answers 400 naming a request parameter the model does not
@@ -52,22 +51,12 @@ func (f RejectParam) Matches(e *Env) bool {
 
 // Apply turns the plan into the 400.
 func (f RejectParam) Apply(p *Plan, e *Env) {
-	msg := f.Message
-	if msg == "" {
-		switch e.Format {
-		case llm.FormatAnthropic:
-			msg = fmt.Sprintf("%s: Extra inputs are not permitted", f.Param)
-		case llm.FormatGemini:
-			msg = fmt.Sprintf("Invalid JSON payload received. Unknown name %q: Cannot find field.", f.Param)
-		default:
-			msg = fmt.Sprintf("Unsupported parameter: '%s' is not supported with this model.", f.Param)
-		}
+	code, msg := codecs.Wording(e.Format).UnsupportedParamText(f.Param)
+	if f.Message != "" {
+		msg = f.Message
 	}
 	err := ProviderError(e.Format, 400, llm.ErrInvalidRequest, msg)
-	err.Param = f.Param
-	if e.Format == llm.FormatOpenAI || e.Format == "" {
-		err.Code = "unsupported_parameter"
-	}
+	err.Param, err.Code = f.Param, code
 	p.SetError(err)
 }
 

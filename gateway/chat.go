@@ -105,6 +105,10 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, in llm.Codec)
 		writeLLMError(w, in, le)
 		return
 	}
+	if err := routeFromPath(in, r.URL.Path, req); err != nil {
+		writeLLMError(w, in, asLLMError(err))
+		return
+	}
 	if req.Model == "" {
 		writeLLMError(w, in, llm.BadRequest("model", "model is required: it names the gateway route"))
 		return

@@ -24,9 +24,7 @@ import (
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/gateway/usage"
 	"github.com/brownout-dev/brownout/llm"
-	"github.com/brownout-dev/brownout/llm/anthropic"
 	"github.com/brownout-dev/brownout/llm/inbound"
-	"github.com/brownout-dev/brownout/llm/openai"
 )
 
 // Options are a Server's collaborators. The zero value is usable.
@@ -299,8 +297,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", s.guard(openai.Codec{}))
-	mux.HandleFunc("POST /v1/messages", s.guard(anthropic.Codec{}))
+	s.handleInbound(mux)
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

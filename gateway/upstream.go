@@ -15,9 +15,8 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/llm"
-	"github.com/brownout-dev/brownout/llm/anthropic"
+	"github.com/brownout-dev/brownout/llm/codecs"
 	"github.com/brownout-dev/brownout/llm/gemini"
-	"github.com/brownout-dev/brownout/llm/openai"
 )
 
 // ProviderKind is the API a provider speaks.
@@ -65,15 +64,14 @@ type Provider struct {
 	NoStreamUsage bool `yaml:"no_stream_usage,omitempty"`
 }
 
-func (p *Provider) codec() llm.Codec {
-	switch p.Kind {
-	case KindAnthropic:
-		return anthropic.Codec{}
-	case KindGemini:
-		return gemini.Codec{}
-	default:
-		return openai.Codec{}
+// format is the wire format a provider of kind k speaks: Azure and
+// compatible servers speak OpenAI's.
+func (k ProviderKind) format() *codecs.Format {
+	f, err := codecs.Lookup(llm.Format(k))
+	if err != nil {
+		f, _ = codecs.Lookup(llm.FormatOpenAI)
 	}
+	return f
 }
 
 func defaultBaseURL(k ProviderKind) string {
@@ -93,6 +91,8 @@ type upstream struct {
 	name       string
 	kind       ProviderKind
 	codec      llm.Codec
+	authHeader string // the header carrying key, after authPrefix
+	authPrefix string
 	base       string // without trailing slash
 	key        string
 	apiVersion string
@@ -107,16 +107,22 @@ func newUpstream(p *Provider, tr http.RoundTripper) *upstream {
 	if base == "" {
 		base = defaultBaseURL(p.Kind)
 	}
+	f := p.Kind.format()
 	u := &upstream{
 		name:       p.Name,
 		kind:       p.Kind,
-		codec:      p.codec(),
+		codec:      f.Codec,
+		authHeader: f.AuthHeader,
+		authPrefix: f.AuthPrefix,
 		base:       strings.TrimRight(base, "/"),
 		key:        p.APIKey.Value(),
 		apiVersion: p.APIVersion,
 		client:     &http.Client{Transport: tr, CheckRedirect: noRedirect},
 
 		streamUsage: !p.NoStreamUsage,
+	}
+	if u.kind == KindAzure {
+		u.authHeader, u.authPrefix = "Api-Key", ""
 	}
 	if u.kind == KindAnthropic && u.apiVersion == "" {
 		u.apiVersion = "2023-06-01"
@@ -205,16 +211,7 @@ func (u *upstream) newRequest(ctx context.Context, req *llm.Request, requestID s
 		h["X-Request-Id"] = []string{requestID}
 	}
 	if u.key != "" {
-		switch u.kind {
-		case KindAnthropic:
-			h["X-Api-Key"] = []string{u.key}
-		case KindGemini:
-			h["X-Goog-Api-Key"] = []string{u.key}
-		case KindAzure:
-			h["Api-Key"] = []string{u.key}
-		default:
-			h["Authorization"] = []string{"Bearer " + u.key}
-		}
+		h[u.authHeader] = []string{u.authPrefix + u.key}
 	}
 	if u.kind == KindAnthropic {
 		h["Anthropic-Version"] = []string{u.apiVersion}

@@ -3,6 +3,7 @@ package llm
 import (
 	"fmt"
 	"io"
+	"time"
 )
 
 func sprintf(format string, args ...any) string {
@@ -23,6 +24,8 @@ type Header interface {
 // llm/openai, llm/anthropic and llm/gemini each export one.
 type Codec interface {
 	Format() Format
+	// Wording is how the format's provider words its errors.
+	Wording
 
 	// DecodeRequest parses a request body. A malformed body is an *Error with
 	// Status 400 whose Param names the offending field.
@@ -44,6 +47,27 @@ type Codec interface {
 	NewStreamEncoder(w io.Writer) StreamEncoder
 	// NewStreamDecoder returns a decoder reading server-sent events from r.
 	NewStreamDecoder(r io.Reader) StreamDecoder
+}
+
+// Wording is how a provider words the errors it sends. Each codec supplies
+// its provider's, so that whatever speaks a format (the mocks, fault
+// injection) says what the real API says.
+type Wording interface {
+	// ErrorText returns the code ("" when the provider sends none) and the
+	// message the provider sends for an error of type t.
+	ErrorText(t ErrorType) (code, message string)
+	// ContextLengthText is the message for a prompt of prompt tokens that
+	// does not fit a window of window tokens.
+	ContextLengthText(window, prompt int) string
+	// UnsupportedParamText returns the code and message rejecting the
+	// request parameter param.
+	UnsupportedParamText(param string) (code, message string)
+	// ModelNotFoundText is the message for a model the provider does not
+	// serve.
+	ModelNotFoundText(model string) string
+	// RateLimitText is the message of a 429 for a limit ("rpm" or "tpm",
+	// requests or tokens per minute; "concurrency") that frees up after wait.
+	RateLimitText(limit string, wait time.Duration) string
 }
 
 // StreamEncoder writes normalized stream events in a wire format.

@@ -3,8 +3,9 @@
 // tool calls, finish reasons and usage; stream events; and provider errors.
 //
 // The wire formats live in sub-packages (llm/openai, llm/anthropic,
-// llm/gemini), each exporting a [Codec]; llm/sse reads and writes server-sent
-// events. Translating between two formats is decoding with one codec and
+// llm/gemini, llm/responses), each exporting a [Codec] that also words its
+// provider's errors ([Wording]); llm/codecs is the one table of them by
+// format; llm/sse reads and writes server-sent events. Translating between two formats is decoding with one codec and
 // encoding with the other: a feature the target cannot express is an
 // [*UnsupportedError], never a silent drop. [Translate] does the encoding
 // half and refuses fields that only the source format knows (Request.Extra).

@@ -15,6 +15,8 @@ import (
 
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/codecs"
+	"github.com/brownout-dev/brownout/llm/responses"
 )
 
 // Plan is what the provider will do with one request (see faults.Plan).
@@ -386,7 +388,7 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 	ms := m.lookup(req.Model)
 	switch {
 	case ms == nil:
-		e := faults.ProviderError(m.spec.Format, 404, llm.ErrNotFound, m.notFoundMessage(req.Model))
+		e := faults.ProviderError(m.spec.Format, 404, llm.ErrNotFound, codecs.Wording(m.spec.Format).ModelNotFoundText(req.Model))
 		e.Param = "model"
 		p.SetError(e)
 	case !ms.spec.Prefill && len(req.Messages) > 0 && req.Messages[len(req.Messages)-1].Role == llm.RoleAssistant:
@@ -574,6 +576,8 @@ func (m *Model) fillIDs() {
 		prefix, n = "msg_01", 22
 	case llm.FormatGemini:
 		prefix, n = "", 22
+	case responses.Format:
+		prefix, n = "resp_", 48
 	}
 	m.idLen = len(prefix) + n
 	size := idBatch * m.idLen
@@ -612,16 +616,6 @@ func (m *Model) fillIDs() {
 	m.ids = sb.String()
 }
 
-func (m *Model) notFoundMessage(model string) string {
-	switch m.spec.Format {
-	case llm.FormatAnthropic:
-		return "model: " + model
-	case llm.FormatGemini:
-		return "models/" + model + " is not found for API version v1beta, or is not supported for generateContent."
-	}
-	return "The model `" + model + "` does not exist or you do not have access to it."
-}
-
 // admit checks the provider's and the model's capacity and takes a slot.
 func (m *Model) admit(now time.Time, ms *modelState, cost int) (string, time.Duration) {
 	if r, w := m.limit.check(now, cost); r != "" {
@@ -645,7 +639,7 @@ func (m *Model) shed(p *Plan, reason string, wait time.Duration, now time.Time, 
 	case reason == shedConcurrency && m.spec.Format == llm.FormatGemini:
 		e = faults.ProviderError(m.spec.Format, 503, llm.ErrOverloaded, "")
 	default:
-		e = faults.ProviderError(m.spec.Format, 429, llm.ErrRateLimit, m.shedMessage(reason, wait))
+		e = faults.ProviderError(m.spec.Format, 429, llm.ErrRateLimit, codecs.Wording(m.spec.Format).RateLimitText(reason, wait))
 		if m.spec.Format == llm.FormatOpenAI && reason == shedTPM {
 			e.ProviderType = "tokens" // OpenAI's error type for a TPM limit
 		}
@@ -655,28 +649,6 @@ func (m *Model) shed(p *Plan, reason string, wait time.Duration, now time.Time, 
 	p.SetError(e) // Gemini's codec also writes the delay as RetryInfo in the body
 	p.Fault = ""
 	m.stats.Shed++
-}
-
-func (m *Model) shedMessage(reason string, wait time.Duration) string {
-	secs := strconv.FormatFloat(wait.Seconds(), 'f', 3, 64)
-	switch m.spec.Format {
-	case llm.FormatAnthropic:
-		switch reason {
-		case shedRPM:
-			return "This request would exceed your organization's rate limit of requests per minute. Please retry after " + secs + "s."
-		case shedTPM:
-			return "This request would exceed your organization's rate limit of input tokens per minute. Please retry after " + secs + "s."
-		}
-	case llm.FormatGemini:
-		return "Resource has been exhausted (e.g. check quota)."
-	}
-	switch reason {
-	case shedRPM:
-		return "Rate limit reached for requests per min (RPM). Please try again in " + secs + "s."
-	case shedTPM:
-		return "Rate limit reached for tokens per min (TPM). Please try again in " + secs + "s."
-	}
-	return "Too many concurrent requests. Please try again in " + secs + "s."
 }
 
 // rateHeaders adds the provider's rate-limit headers (OpenAI x-ratelimit-*,

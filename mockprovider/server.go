@@ -11,10 +11,9 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/llm"
-	"github.com/brownout-dev/brownout/llm/anthropic"
-	"github.com/brownout-dev/brownout/llm/gemini"
 	"github.com/brownout-dev/brownout/llm/inbound"
-	"github.com/brownout-dev/brownout/llm/openai"
+	"github.com/brownout-dev/brownout/llm/codecs"
+	"github.com/brownout-dev/brownout/llm/responses"
 )
 
 // Server is the HTTP face of one provider: it decodes requests in the
@@ -22,12 +21,13 @@ import (
 // time (flushing before every wait, so each event leaves when it is due),
 // and serves the control API under /_mock/. It is a plain http.Handler.
 type Server struct {
-	model *Model
-	codec llm.Codec
-	ctl   http.Handler
-	token []byte // the control API's token; nil: open
-	proxy *proxy
-	now   func() time.Time
+	model  *Model
+	format *codecs.Format
+	codec  llm.Codec
+	ctl    http.Handler
+	token  []byte // the control API's token; nil: open
+	proxy  *proxy
+	now    func() time.Time
 }
 
 // ServerOptions configure a Server. The zero value is ready to use.
@@ -47,26 +47,13 @@ type ServerOptions struct {
 // maxBody bounds request bodies.
 const maxBody = 32 << 20
 
-// CodecFor returns the codec of a wire format.
-func CodecFor(f llm.Format) (llm.Codec, error) {
-	switch f {
-	case llm.FormatOpenAI:
-		return openai.Codec{}, nil
-	case llm.FormatAnthropic:
-		return anthropic.Codec{}, nil
-	case llm.FormatGemini:
-		return gemini.Codec{}, nil
-	}
-	return nil, errors.New("unknown format " + strconv.Quote(string(f)))
-}
-
 // NewServer returns the handler of model m.
 func NewServer(m *Model, opts ServerOptions) (*Server, error) {
-	c, err := CodecFor(m.Format())
+	f, err := codecs.Lookup(m.Format())
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{model: m, codec: c, now: opts.Now}
+	s := &Server{model: m, format: f, codec: f.Codec, now: opts.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -103,21 +90,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := s.now()
-	var stream bool
-	var model string
 	// A path of another API, or none, is answered in the shape its
 	// client expects (inbound.Format), as a 404 of that API.
-	served := false
-	switch s.model.Format() {
-	case llm.FormatOpenAI:
-		served = r.URL.Path == "/v1/chat/completions"
-	case llm.FormatAnthropic:
-		served = r.URL.Path == "/v1/messages"
-	case llm.FormatGemini:
-		m, st, err := gemini.ParsePath(r.URL.Path)
-		served, model, stream = err == nil, m, st
-	}
-	if !served {
+	model, stream, err := s.format.Route(r.URL.Path)
+	if err != nil {
 		inbound.WriteError(w, r, inbound.NotFound(inbound.Format(r.URL.Path, r.Header), r.Method, r.URL.Path))
 		return
 	}
@@ -458,6 +434,8 @@ func malformedEvent(f llm.Format) string {
 	switch f {
 	case llm.FormatAnthropic:
 		return "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"mal\n\n"
+	case responses.Format:
+		return "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_malformed\",\"output_index\":0,\"content_index\":0,\"delta\":\"mal\n\n"
 	case llm.FormatGemini:
 		return "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"mal\n\n"
 	}
@@ -478,7 +456,7 @@ func requestIDHeader(f llm.Format, seq uint64) (string, string) {
 		}
 	}
 	switch f {
-	case llm.FormatOpenAI:
+	case llm.FormatOpenAI, responses.Format:
 		return "X-Request-Id", "req_" + string(b[:])
 	case llm.FormatAnthropic:
 		return "Request-Id", "req_011C" + string(b[:24])

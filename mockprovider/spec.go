@@ -12,6 +12,7 @@ import (
 
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/codecs"
 	"github.com/brownout-dev/brownout/yamlfile"
 	"gopkg.in/yaml.v3"
 )
@@ -298,12 +299,10 @@ func (p *ProviderSpec) check() []*faults.FieldError {
 	if p.Name == "" {
 		bad("name", "required")
 	}
-	switch p.Format {
-	case llm.FormatOpenAI, llm.FormatAnthropic, llm.FormatGemini:
-	case "":
-		bad("format", "required: openai, anthropic or gemini")
-	default:
-		bad("format", "unknown format %q (openai, anthropic or gemini)", p.Format)
+	if p.Format == "" {
+		bad("format", "required: one of %s", codecs.Names())
+	} else if _, err := codecs.Lookup(p.Format); err != nil {
+		bad("format", "%v", err)
 	}
 	if p.ProxyTo != "" {
 		if u, err := url.Parse(p.ProxyTo); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -23,6 +23,7 @@ import (
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/codecs"
 	"github.com/brownout-dev/brownout/mockprovider"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
@@ -397,7 +398,7 @@ func (l *liveRun) call(ctx context.Context, format llm.Format, req *llm.Request,
 }
 
 func (l *liveRun) do(ctx context.Context, format llm.Format, req *llm.Request, id string, timeout time.Duration, first func()) (*llm.Response, string, string, error) {
-	codec, err := client.Codec(format)
+	codec, err := codecs.Codec(format)
 	if err != nil {
 		return nil, "", "", err
 	}

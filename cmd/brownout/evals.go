@@ -15,6 +15,7 @@ import (
 	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/evals/client"
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/codecs"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
@@ -69,7 +70,7 @@ func NewCmdEvals(f *Factory) *cobra.Command {
 func addEndpointFlags(cmd *cobra.Command, o *EvalsEndpointOptions) {
 	o.Getenv = os.Getenv
 	cmd.Flags().StringVar(&o.URL, "url", "", "base URL of a gateway or provider (e.g. http://127.0.0.1:8080, https://api.openai.com/v1)")
-	cmd.Flags().StringVar(&o.Format, "format", "openai", "wire format of --url: openai, anthropic or gemini")
+	cmd.Flags().StringVar(&o.Format, "format", "openai", "wire format of --url: openai, anthropic, gemini or openai_responses")
 	cmd.Flags().StringArrayVar(&o.Endpoints, "endpoint", nil, "per-provider endpoint PROVIDER=[FORMAT@]URL (repeatable); overrides --url for that provider")
 	cmd.Flags().BoolVar(&o.Gateway, "gateway", false, "--url is a brownout gateway: send the route as the model and pin the target with X-Brownout-Hint (the route must allow hints)")
 	cmd.Flags().StringVar(&o.KeyEnv, "api-key-env", "", "environment variable holding the API key (default: OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by format)")
@@ -143,15 +144,15 @@ func (o *EvalsEndpointOptions) sender() (evals.Sender, error) {
 	hc := &http.Client{Timeout: o.Timeout}
 	key := func(f llm.Format) string {
 		name := o.KeyEnv
-		if name == "" {
-			name = client.KeyEnv(f)
+		if row, err := codecs.Lookup(f); name == "" && err == nil {
+			name = row.KeyEnv
 		}
 		return o.Getenv(name)
 	}
 	r := &client.Router{ByProvider: map[string]*client.Client{}}
 	if o.URL != "" {
 		ep := client.Endpoint{URL: o.URL, Format: llm.Format(o.Format), Gateway: o.Gateway}
-		if _, err := client.Codec(ep.Format); err != nil {
+		if _, err := codecs.Lookup(ep.Format); err != nil {
 			return nil, fmt.Errorf("--format: %w", err)
 		}
 		ep.APIKey = key(ep.Format)

@@ -133,7 +133,7 @@ func TestEvalsUsageErrors(t *testing.T) {
 		{[]string{"evals", "run", suite, "--target", "nomodel", "--url", "http://127.0.0.1:1"}, `--target: target "nomodel": want provider/model`},
 		{[]string{"evals", "run", suite, "--target", "a/b"}, "--url or --endpoint is required"},
 		{[]string{"evals", "run", suite, "--target", "a/b", "--gateway", "--endpoint", "a=http://x"}, "--gateway needs --url"},
-		{[]string{"evals", "run", suite, "--target", "a/b", "--url", "http://x", "--format", "cohere"}, "--format: format \"cohere\""},
+		{[]string{"evals", "run", suite, "--target", "a/b", "--url", "http://x", "--format", "cohere"}, "--format: unknown format \"cohere\""},
 		{[]string{"evals", "run", bad, "--target", "a/b", "--url", "http://x"}, "bad.yaml:7:21: cases.0.checks.0.type: unknown check \"nope\""},
 		{[]string{"evals", "run", suite, "--target", "a/b", "--url", "http://x", "--min-pass-rate", "lots"}, "--min-pass-rate"},
 		{[]string{"evals", "qualify", "--suite", suite, "--fallback", "a/b", "--url", "http://x"}, "--primary is required"},

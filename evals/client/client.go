@@ -12,9 +12,7 @@ import (
 
 	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/llm"
-	"github.com/brownout-dev/brownout/llm/anthropic"
-	"github.com/brownout-dev/brownout/llm/gemini"
-	"github.com/brownout-dev/brownout/llm/openai"
+	"github.com/brownout-dev/brownout/llm/codecs"
 )
 
 // Headers of a brownout gateway: the request's hint pins the target (on
@@ -56,28 +54,16 @@ type Endpoint struct {
 
 // Client sends requests to one endpoint. It is safe for concurrent use.
 type Client struct {
-	ep    Endpoint
-	base  *url.URL
-	codec llm.Codec
-	hc    *http.Client
-}
-
-// Codec returns the codec for a wire format.
-func Codec(f llm.Format) (llm.Codec, error) {
-	switch f {
-	case llm.FormatOpenAI, "":
-		return openai.Codec{}, nil
-	case llm.FormatAnthropic:
-		return anthropic.Codec{}, nil
-	case llm.FormatGemini:
-		return gemini.Codec{}, nil
-	}
-	return nil, fmt.Errorf("format %q is not openai, anthropic or gemini", f)
+	ep     Endpoint
+	base   *url.URL
+	format *codecs.Format
+	codec  llm.Codec
+	hc     *http.Client
 }
 
 // New returns a client for ep; hc nil uses http.DefaultClient.
 func New(ep Endpoint, hc *http.Client) (*Client, error) {
-	codec, err := Codec(ep.Format)
+	f, err := codecs.Lookup(ep.Format)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +74,7 @@ func New(ep Endpoint, hc *http.Client) (*Client, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &Client{ep: ep, base: u, codec: codec, hc: hc}, nil
+	return &Client{ep: ep, base: u, format: f, codec: f.Codec, hc: hc}, nil
 }
 
 // ErrStreamCut is returned for a streamed answer that ended without its
@@ -102,24 +88,12 @@ func (c *Client) Path(model string) string {
 
 func (c *Client) path(model string, stream bool) string {
 	base := strings.TrimSuffix(c.base.Path, "/")
-	switch c.codec.Format() {
-	case llm.FormatAnthropic:
-		if !strings.HasSuffix(base, "/v1") {
-			base += "/v1"
-		}
-		return base + "/messages"
-	case llm.FormatGemini:
-		p := gemini.Path(model, stream) // "/v1beta/models/..."
-		if strings.HasSuffix(base, "/v1beta") || strings.HasSuffix(base, "/v1") {
-			base = base[:strings.LastIndexByte(base, '/')]
-		}
-		return base + p
-	default:
-		if !strings.HasSuffix(base, "/v1") {
-			base += "/v1"
-		}
-		return base + "/chat/completions"
+	// The format's path starts with its API version ("/v1", "/v1beta"),
+	// which a base URL may already end with.
+	if strings.HasSuffix(base, "/v1beta") || strings.HasSuffix(base, "/v1") {
+		base = base[:strings.LastIndexByte(base, '/')]
 	}
+	return base + c.format.Path(model, stream)
 }
 
 // Send encodes req, posts it and decodes the answer. A non-2xx answer is the
@@ -164,20 +138,11 @@ func (c *Client) Send(ctx context.Context, t evals.Target, route string, req *ll
 	for k, v := range c.ep.Headers {
 		hreq.Header.Set(k, v)
 	}
-	switch c.codec.Format() {
-	case llm.FormatAnthropic:
+	if c.codec.Format() == llm.FormatAnthropic {
 		hreq.Header.Set("anthropic-version", AnthropicVersion)
-		if c.ep.APIKey != "" {
-			hreq.Header.Set("x-api-key", c.ep.APIKey)
-		}
-	case llm.FormatGemini:
-		if c.ep.APIKey != "" {
-			hreq.Header.Set("x-goog-api-key", c.ep.APIKey)
-		}
-	default:
-		if c.ep.APIKey != "" {
-			hreq.Header.Set("Authorization", "Bearer "+c.ep.APIKey)
-		}
+	}
+	if c.ep.APIKey != "" {
+		hreq.Header.Set(c.format.AuthHeader, c.format.AuthPrefix+c.ep.APIKey)
 	}
 	resp, err := c.hc.Do(hreq)
 	if err != nil {
@@ -258,19 +223,6 @@ func (r *Router) Send(ctx context.Context, t evals.Target, route string, req *ll
 	return c.Send(ctx, t, route, req)
 }
 
-// KeyEnv is the environment variable conventionally holding the API key for
-// a wire format.
-func KeyEnv(f llm.Format) string {
-	switch f {
-	case llm.FormatAnthropic:
-		return "ANTHROPIC_API_KEY"
-	case llm.FormatGemini:
-		return "GEMINI_API_KEY"
-	default:
-		return "OPENAI_API_KEY"
-	}
-}
-
 // ParseEndpoint reads "PROVIDER=[FORMAT@]URL" (the --endpoint flag): the
 // provider whose targets go to URL, in FORMAT (default def).
 func ParseEndpoint(spec string, def llm.Format) (provider string, ep Endpoint, err error) {
@@ -282,7 +234,7 @@ func ParseEndpoint(spec string, def llm.Format) (provider string, ep Endpoint, e
 	if f, u, ok := strings.Cut(rest, "@"); ok && !strings.Contains(f, "/") {
 		ep.Format, rest = llm.Format(f), u
 	}
-	if _, err := Codec(ep.Format); err != nil {
+	if _, err := codecs.Lookup(ep.Format); err != nil {
 		return "", Endpoint{}, fmt.Errorf("endpoint %q: %w", spec, err)
 	}
 	ep.URL = rest

@@ -14,6 +14,7 @@ import (
 
 	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/codecs"
 	"github.com/brownout-dev/brownout/llm/gemini"
 )
 
@@ -59,7 +60,7 @@ type seen struct {
 // fakeProvider serves one wire format with the llm codecs: it decodes the
 // request as the real API would and encodes behave's answer.
 func fakeProvider(t *testing.T, f llm.Format, behave func(*llm.Request) *llm.Response, s *seen) *httptest.Server {
-	codec, err := Codec(f)
+	codec, err := codecs.Codec(f)
 	require.NoError(t, err)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -205,7 +206,7 @@ func TestSendStreamed(t *testing.T) {
 // the target that served: the hinted one, or "openai:gpt-4o" without a hint
 // or when the hint is "anthropic:busy" (a failover).
 func fakeGateway(t *testing.T, s *seen) *httptest.Server {
-	codec, _ := Codec(llm.FormatOpenAI)
+	codec, _ := codecs.Codec(llm.FormatOpenAI)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
@@ -266,7 +267,7 @@ func TestNewAndParseEndpointErrors(t *testing.T) {
 	_, err := New(Endpoint{URL: "ftp://x"}, nil)
 	require.ErrorContains(t, err, `url "ftp://x"`)
 	_, err = New(Endpoint{URL: "http://x", Format: "cohere"}, nil)
-	require.ErrorContains(t, err, `format "cohere" is not openai, anthropic or gemini`)
+	require.ErrorContains(t, err, `unknown format "cohere": want one of openai, anthropic, gemini, openai_responses`)
 
 	p, ep, err := ParseEndpoint("backup=anthropic@http://127.0.0.1:9002", llm.FormatOpenAI)
 	require.NoError(t, err)
@@ -280,7 +281,9 @@ func TestNewAndParseEndpointErrors(t *testing.T) {
 	require.ErrorContains(t, err, "want PROVIDER=[FORMAT@]URL")
 	_, _, err = ParseEndpoint("x=cohere@http://h", llm.FormatOpenAI)
 	require.ErrorContains(t, err, `format "cohere"`)
-	require.Equal(t, "GEMINI_API_KEY", KeyEnv(llm.FormatGemini))
+	row, err := codecs.Lookup(llm.FormatGemini)
+	require.NoError(t, err)
+	require.Equal(t, "GEMINI_API_KEY", row.KeyEnv)
 }
 
 // Qualification end to end over real HTTP: a primary (OpenAI format), a good

@@ -1,0 +1,66 @@
+package gateway
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/codecs"
+	"github.com/brownout-dev/brownout/llm/responses"
+)
+
+// inbound lists the APIs the gateway accepts: the route pattern and the
+// format spoken there. Each is served by serveChat with the format's codec
+// (same routing, failover and in-band errors).
+var inboundAPIs = []struct {
+	pattern string
+	format  llm.Format
+}{
+	{"POST /v1/chat/completions", llm.FormatOpenAI},
+	{"POST /v1/messages", llm.FormatAnthropic},
+	{"POST /v1/responses", responses.Format},
+	// The model and the stream mode are in the path:
+	// /v1beta/models/{model}:generateContent or :streamGenerateContent.
+	{"POST /v1beta/models/{call}", llm.FormatGemini},
+}
+
+// handleInbound registers every inbound API on mux.
+func (s *Server) handleInbound(mux *http.ServeMux) {
+	for _, in := range inboundAPIs {
+		f, err := codecs.Lookup(in.format)
+		if err != nil {
+			panic("gateway: inbound format: " + err.Error())
+		}
+		mux.HandleFunc(in.pattern, s.guard(f.Codec))
+	}
+}
+
+// routeFromPath applies what the request's path says (Gemini names the
+// model and the stream mode there) to req, or returns the 404 of a path
+// that is not the format's endpoint.
+func routeFromPath(in llm.Codec, path string, req *llm.Request) error {
+	f, err := codecs.Lookup(in.Format())
+	if err != nil {
+		return err
+	}
+	model, stream, err := f.Route(path)
+	if err != nil {
+		return err
+	}
+	if model != "" {
+		req.Model = model
+	}
+	if stream {
+		req.Stream = true
+	}
+	return nil
+}
+
+// asLLMError is err as an *llm.Error (a 400 when it is not one).
+func asLLMError(err error) *llm.Error {
+	var le *llm.Error
+	if errors.As(err, &le) {
+		return le
+	}
+	return &llm.Error{Status: 400, Type: llm.ErrInvalidRequest, Message: err.Error()}
+}
