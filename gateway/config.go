@@ -3,7 +3,6 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -57,6 +56,7 @@ type Config struct {
 
 	unqualified []Unqualified // fallbacks to warn about (qualification.require: warn)
 	file        string        // the file it was read from
+	doc         *yamlfile.Doc // its node tree, for positions in Preflight
 }
 
 // AdminConfig protects the admin API.
@@ -197,6 +197,7 @@ func ParseConfig(file string, data []byte, o LoadOptions) (*Config, error) {
 		return nil, es
 	}
 	c.file = file
+	c.doc = doc
 	return &c, nil
 }
 
@@ -214,8 +215,8 @@ func (c *Config) validate(doc *yamlfile.Doc, lookup func(string) (string, bool))
 		add("version", "must be %d (got %d)", ConfigVersion, c.Version)
 	}
 	if c.Listen != "" {
-		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-			add("listen", "%q is not host:port", c.Listen)
+		if err := checkListen(c.Listen); err != nil {
+			add("listen", "%v", err)
 		}
 	}
 	secret("admin.token", &c.Admin.Token)

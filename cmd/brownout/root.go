@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -84,6 +85,8 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Version = versionString(debug.ReadBuildInfo)
+	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.SetIn(f.IO.In)
 	cmd.SetOut(f.IO.Out)
 	cmd.SetErr(f.IO.ErrOut)

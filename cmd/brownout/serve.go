@@ -52,7 +52,7 @@ SIGTERM drain requests and streams in flight (up to shutdown.drain) and exit.`,
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Config, "config", "c", "", "gateway configuration file (YAML)")
-	cmd.Flags().BoolVar(&opts.Check, "check", false, "validate the configuration and exit")
+	cmd.Flags().BoolVar(&opts.Check, "check", false, "run every check serve does (the file, ${NAME} variables, listen address, usage file) and exit")
 	cmd.Flags().StringVar(&opts.Listen, "listen", "", "address to listen on (overrides listen: in the file)")
 	return cmd
 }
@@ -60,6 +60,9 @@ SIGTERM drain requests and streams in flight (up to shutdown.drain) and exit.`,
 func serveRun(ctx context.Context, opts *ServeOptions) error {
 	cfg, err := gateway.LoadConfig(opts.Config, gateway.LoadOptions{LookupEnv: opts.LookupEnv})
 	if err != nil {
+		return usageError(err)
+	}
+	if err := cfg.Preflight(opts.Listen); err != nil {
 		return usageError(err)
 	}
 	if opts.Check {
