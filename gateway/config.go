@@ -190,10 +190,11 @@ func ParseConfig(file string, data []byte, o LoadOptions) (*Config, error) {
 	}
 	var c Config
 	doc, err := yamlfile.Decode(file, data, &c)
-	if err != nil {
+	var decodeErrs yamlfile.Errors
+	if err != nil && (doc == nil || !errors.As(err, &decodeErrs)) {
 		return nil, err
 	}
-	if es := c.validate(doc, o.LookupEnv); len(es) > 0 {
+	if es := doc.Settle(decodeErrs, c.validate(doc, o.LookupEnv)); len(es) > 0 {
 		return nil, es
 	}
 	c.file = file
