@@ -82,6 +82,11 @@ func gamedayRun(opts *GamedayRunOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
+	if opts.Out != "" {
+		if err := checkOutDir(opts.Out); err != nil {
+			return usageError(err)
+		}
+	}
 	ro := scenarios.Options{Mode: scenarios.Mode(opts.Mode), Progress: opts.IO.ErrOut}
 	if opts.SeedSet {
 		ro.Seed = &opts.Seed
