@@ -47,10 +47,10 @@ var helpExamples = map[string]string{
 	"brownout report": `  brownout report render out/demo/result.json --out out/demo-again
   brownout report trend out/`,
 	"brownout report render": `  brownout report render out/demo/result.json --out out/demo-again`,
-	"brownout report diff": `  brownout report diff last-quarter/result.json out/demo/result.json --fail-on-regression`,
-	"brownout report trend": `  brownout report trend out/`,
-	"brownout usage": `  brownout usage report --file out/usage.jsonl --by target`,
-	"brownout schema": `  brownout schema gateway > gateway.schema.json`,
+	"brownout report diff":   `  brownout report diff last-quarter/result.json out/demo/result.json --fail-on-regression`,
+	"brownout report trend":  `  brownout report trend out/`,
+	"brownout usage":         `  brownout usage report --file out/usage.jsonl --by target`,
+	"brownout schema":        `  brownout schema gateway > gateway.schema.json`,
 	"brownout init": `  brownout init starter
   brownout gameday run starter/gameday.yaml`,
 }
