@@ -37,3 +37,25 @@ func TestInputSizeCap(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid)
 	require.Equal(t, f+": the file is 50.0 MiB; brownout reads YAML files of up to 4.0 MiB", err.Error())
 }
+
+// TestWarningsRecoveryCannotFit: a fault step ending closer to the end of
+// the run than the least recovery time (health window, breaker open_for)
+// gets a warning at its `for`; one with room gets none.
+func TestWarningsRecoveryCannotFit(t *testing.T) {
+	cases := []struct {
+		file string
+		want []string
+	}{
+		{"testdata/fidelity.yaml", []string{`testdata/fidelity.yaml:11:36: timeline.0.for: step "gpt4o-503" ends at 9s, 3s before the run ends, but a demoted target needs at least 30s to take traffic back (policy.health.window or policy.breaker.open_for): its time to recover can only read "not recovered"; lengthen duration or end the step earlier`}},
+		{"testdata/short.yaml", nil},
+	}
+	for _, tc := range cases {
+		s, err := Load(tc.file)
+		require.NoError(t, err)
+		var got []string
+		for _, w := range s.Warnings() {
+			got = append(got, w.Error())
+		}
+		require.Equal(t, tc.want, got, tc.file)
+	}
+}

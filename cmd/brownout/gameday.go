@@ -137,12 +137,16 @@ func NewCmdGamedayValidate(f *Factory, runF func(*GamedayValidateOptions) error)
 func gamedayValidate(opts *GamedayValidateOptions) error {
 	bad := 0
 	for _, f := range opts.Files {
-		if _, err := scenarios.Load(f); err != nil {
+		s, err := scenarios.Load(f)
+		if err != nil {
 			bad++
 			fmt.Fprintln(opts.IO.Out, err)
 			continue
 		}
 		fmt.Fprintf(opts.IO.Out, "%s: ok\n", f)
+		for _, w := range s.Warnings() {
+			fmt.Fprintf(opts.IO.Out, "warning: %s\n", w)
+		}
 	}
 	if bad > 0 {
 		return usageError(fmt.Errorf("%d of %d files invalid", bad, len(opts.Files)))
