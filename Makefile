@@ -7,10 +7,14 @@ SCENARIO ?= examples/gamedays/primary-429-storm.yaml
 # optimization); `make bench` builds with it too, PGO=off to compare.
 PGO ?= $(CURDIR)/cmd/brownout/default.pgo
 
-.PHONY: build test vet staticcheck bench pgo fuzz demo clean
+.PHONY: build install test vet staticcheck bench pgo fuzz demo clean
 
 build:
 	$(GO) build -o bin/brownout ./cmd/brownout
+
+# The brownout binary in $(go env GOPATH)/bin (or $GOBIN).
+install:
+	$(GO) install ./cmd/brownout
 
 vet:
 	$(GO) vet $(PKGS)

@@ -373,7 +373,7 @@ func TestDetectorConfigYAML(t *testing.T) {
 	require.InDelta(t, 0.3, cfg.Detectors.TokenWall.Threshold.F(), 1e-9)
 	require.True(t, cfg.Detectors.Refusal.Disabled)
 	_, err = yamlfile.Decode("gateway.yaml", []byte("detectors:\n  windw: 2m\n"), &cfg)
-	require.EqualError(t, err, "gateway.yaml:2:3: windw: unknown field")
+	require.EqualError(t, err, `gateway.yaml:2:3: windw: unknown field (did you mean "window"?)`)
 }
 
 // Targets past the first maxListed (found by hash, not in the list) are

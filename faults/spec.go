@@ -166,6 +166,10 @@ func (s Spec) Validate() error {
 	}
 	k, ok := lookup(s.Kind)
 	if !ok {
+		names := strings.Split(kindNames(), ", ")
+		if near := yamlfile.Suggest(string(s.Kind), names); near != "" {
+			return fieldErr("kind", "unknown fault kind %q (did you mean %q?)", s.Kind, near)
+		}
 		return fieldErr("kind", "unknown fault kind %q (one of %s)", s.Kind, kindNames())
 	}
 	for _, p := range s.params() {

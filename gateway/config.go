@@ -3,7 +3,6 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -64,6 +63,7 @@ type Config struct {
 
 	unqualified []Unqualified // fallbacks to warn about (qualification.require: warn)
 	file        string        // the file it was read from
+	doc         *yamlfile.Doc // its node tree, for positions in Preflight
 }
 
 // AdminConfig protects the admin API.
@@ -228,13 +228,15 @@ func ParseConfig(file string, data []byte, o LoadOptions) (*Config, error) {
 	}
 	var c Config
 	doc, err := yamlfile.Decode(file, data, &c)
-	if err != nil {
+	var decodeErrs yamlfile.Errors
+	if err != nil && (doc == nil || !errors.As(err, &decodeErrs)) {
 		return nil, err
 	}
-	c.file = file
-	if es := c.validate(doc, o.LookupEnv); len(es) > 0 {
+	c.file = file // key files are read relative to it
+	if es := doc.Settle(decodeErrs, c.validate(doc, o.LookupEnv)); len(es) > 0 {
 		return nil, es
 	}
+	c.doc = doc
 	return &c, nil
 }
 
@@ -252,8 +254,8 @@ func (c *Config) validate(doc *yamlfile.Doc, lookup func(string) (string, bool))
 		add("version", "must be %d (got %d)", ConfigVersion, c.Version)
 	}
 	if c.Listen != "" {
-		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-			add("listen", "%q is not host:port", c.Listen)
+		if err := checkListen(c.Listen); err != nil {
+			add("listen", "%v", err)
 		}
 	}
 	secret("admin.token", &c.Admin.Token)

@@ -45,7 +45,7 @@ func TestConfigErrors(t *testing.T) {
 		{"malformed reference", strings.Replace(minimalConfig, "${OPENAI_API_KEY}", "${OPENAI-KEY}", 1), "providers.0.api_key: malformed ${...} reference"},
 		{"unknown provider", strings.Replace(minimalConfig, "{provider: openai,", "{provider: opnai,", 1), `gw.yaml:9:20: routes.0.targets.0.provider: unknown provider "opnai"`},
 		{"azure needs api_version", strings.Replace(minimalConfig, "kind: openai", "kind: azure\n    base_url: https://x.openai.azure.com", 1), "providers.0.api_version: required for kind azure"},
-		{"bad duration", minimalConfig + "shutdown: {drain: 30}\n", "gw.yaml:10:19: invalid duration"},
+		{"bad duration", minimalConfig + "shutdown: {drain: 30}\n", "gw.yaml:10:19: shutdown.drain: invalid duration"},
 		{"bad alert rule", minimalConfig + "alerts:\n  rules:\n    - {name: x, kind: fallback_rate, severity: warn, window: 5m, threshold: 150%}\n", "gw.yaml:12:"},
 		{"alert threshold percent", minimalConfig + "alerts:\n  rules:\n    - {name: x, kind: fallback_rate, severity: loud, window: 5m, threshold: 5%}\n", `alerts.rules.0.severity: "loud" is not warn or page`},
 		{"webhook without url", minimalConfig + "alerts:\n  sinks:\n    - {name: hook, kind: webhook}\n", "alerts.sinks.0.url"},

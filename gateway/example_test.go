@@ -57,8 +57,8 @@ routes:
 	// true
 }
 
-// Configuration errors name the file, line, column and field; secrets come
-// from the environment and never appear in errors.
+// Configuration errors name the file, line, column and field, every problem
+// in one pass; secrets come from the environment and never appear in errors.
 func ExampleParseConfig() {
 	_, err := gateway.ParseConfig("gateway.yaml", []byte(`version: 1
 providers:
@@ -72,5 +72,6 @@ routes:
 `), gateway.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }})
 	fmt.Println(err)
 	// Output:
-	// gateway.yaml:9:67: invalid duration "5" (use a unit, e.g. "30s", "2m", "250ms")
+	// gateway.yaml:5:14: providers.0.api_key: environment variable OPENAI_API_KEY is not set
+	// gateway.yaml:9:67: routes.0.targets.0.timeouts.first_token: invalid duration "5" (use a unit, e.g. "30s", "2m", "250ms")
 }

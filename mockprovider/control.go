@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/brownout-dev/brownout/faults"
@@ -50,7 +53,11 @@ func newControl(m *Model, now func() time.Time) http.Handler {
 		t := now()
 		resp := AddFaultsResponse{IDs: []string{}}
 		for i, s := range specs {
-			if err := s.Validate(); err != nil {
+			err := s.Validate()
+			if err == nil {
+				err = reachable(m.Spec(), s.Selector)
+			}
+			if err != nil {
 				msg := err.Error()
 				if len(specs) > 1 {
 					msg = "fault " + strconv.Itoa(i) + ": " + msg
@@ -125,10 +132,16 @@ func decodeSpecs(r *http.Request) ([]faults.Spec, error) {
 	if len(body) == 0 {
 		return nil, errors.New("empty body: send a fault spec or a list of them")
 	}
+	if err := oneDocument(body); err != nil {
+		return nil, err
+	}
 	if body[0] == '[' || body[0] == '-' {
 		var specs []faults.Spec
 		if _, err := yamlfile.Decode("body", body, &specs); err != nil {
 			return nil, err
+		}
+		if len(specs) == 0 {
+			return nil, errors.New("empty list: send a fault spec or a list of at least one")
 		}
 		return specs, nil
 	}
@@ -137,6 +150,43 @@ func decodeSpecs(r *http.Request) ([]faults.Spec, error) {
 		return nil, err
 	}
 	return []faults.Spec{s}, nil
+}
+
+// oneDocument refuses a body holding more than one JSON value or YAML
+// document ({"kind":"cut"}{"kind":"reset"}): all but the first would be
+// dropped without a word. Send a list instead.
+func oneDocument(body []byte) error {
+	if json.Valid(body) || !bytes.HasPrefix(body, []byte("{")) && !bytes.HasPrefix(body, []byte("[")) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var first json.RawMessage
+	if err := dec.Decode(&first); err != nil {
+		return nil // not JSON: YAML decoding reports what is wrong
+	}
+	if dec.More() {
+		return fmt.Errorf("the body holds more than one JSON value (the second at byte %d): send one fault or a list [{...}, {...}]", dec.InputOffset()+1)
+	}
+	return nil
+}
+
+// reachable refuses a fault whose selector can never match a request to
+// this mock: another provider's name, or a model it does not serve.
+func reachable(p ProviderSpec, sel faults.Selector) error {
+	if sel.Provider != "" && sel.Provider != p.Name {
+		return fmt.Errorf("provider: %q can never match: this mock is provider %q (omit provider, or send the fault to %q's mock)", sel.Provider, p.Name, sel.Provider)
+	}
+	if sel.Model == "" {
+		return nil
+	}
+	names := make([]string, len(p.Models))
+	for i, ms := range p.Models {
+		names[i] = ms.Name
+		if ok, _ := path.Match(sel.Model, ms.Name); ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("model: %q matches none of the models this mock serves (%s)", sel.Model, strings.Join(names, ", "))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

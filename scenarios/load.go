@@ -39,27 +39,17 @@ func Load(path string) (*Scenario, error) {
 func Parse(file string, data []byte) (*Scenario, error) {
 	s := &Scenario{file: file, source: string(data)}
 	doc, err := yamlfile.Decode(file, data, s)
-	var es yamlfile.Errors
+	var decodeErrs yamlfile.Errors
 	if err != nil {
-		// A decode problem (unknown field, bad value) still leaves the rest
-		// of the document decoded: check it too, so every problem is
-		// reported at once.
-		if doc == nil || !errors.As(err, &es) {
+		// A value that fails to decode leaves the rest of the document
+		// decoded: validate it too, so every problem is reported at once,
+		// and let Settle drop what only follows from the rejected value.
+		if doc == nil || !errors.As(err, &decodeErrs) {
 			return nil, invalid(err)
 		}
 	}
 	s.doc = doc
-	es = append(es, s.validate()...)
-	if len(es) > 0 {
-		slices.SortStableFunc(es, func(a, b *yamlfile.Error) int {
-			if a.File != b.File {
-				return strings.Compare(a.File, b.File)
-			}
-			if a.Line != b.Line {
-				return a.Line - b.Line
-			}
-			return a.Col - b.Col
-		})
+	if es := doc.Settle(decodeErrs, s.validate()); len(es) > 0 {
 		return nil, invalid(es)
 	}
 	return s, nil
@@ -380,14 +370,22 @@ func (s *Scenario) validate() yamlfile.Errors {
 		if s.Duration > 0 && st.At >= s.Duration {
 			add(p+".at", "%s is not before the end of the run (%s)", st.At, s.Duration)
 		}
-		actions := 0
-		for _, set := range []bool{st.Fault != nil, st.Kill != "", st.Reload != nil, st.SinkDown != ""} {
-			if set {
-				actions++
+		var actions []string
+		for _, a := range []struct {
+			name string
+			set  bool
+		}{{"fault", st.Fault != nil}, {"kill", st.Kill != ""}, {"reload", st.Reload != nil}, {"sink_down", st.SinkDown != ""}} {
+			if a.set {
+				actions = append(actions, a.name)
 			}
 		}
-		if actions != 1 {
-			add(p, "set exactly one of fault, kill, reload and sink_down")
+		switch len(actions) {
+		case 0:
+			add(p, "the step does nothing: set one of fault, kill, reload and sink_down")
+			continue
+		case 1:
+		default:
+			add(p, "the step sets %s: set exactly one of fault, kill, reload and sink_down", strings.Join(actions, " and "))
 			continue
 		}
 		var targets []string
@@ -395,13 +393,11 @@ func (s *Scenario) validate() yamlfile.Errors {
 		case "fault":
 			if st.Target == "" {
 				add(p+".target", "required: \"provider/model\" or \"provider\"")
-				break
-			}
-			ts, ok := s.expandTarget(st.Target)
-			if !ok {
+			} else if ts, ok := s.expandTarget(st.Target); !ok {
 				add(p+".target", "unknown target %q (known: %s)", st.Target, strings.Join(s.knownTargets(), ", "))
+			} else {
+				targets = ts
 			}
-			targets = ts
 			if err := st.Fault.Validate(); err != nil {
 				var fe *faults.FieldError
 				if errors.As(err, &fe) {

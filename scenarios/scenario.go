@@ -135,11 +135,11 @@ func ParseRate(s string) (Rate, error) {
 // UnmarshalYAML parses a rate.
 func (r *Rate) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return &yamlfile.Error{Line: n.Line, Col: n.Column, Msg: "rate must be a string like \"20/s\""}
+		return yamlfile.ValueError(n, "rate must be a string like \"20/s\"")
 	}
 	v, err := ParseRate(n.Value)
 	if err != nil {
-		return &yamlfile.Error{Line: n.Line, Col: n.Column, Msg: err.Error()}
+		return yamlfile.ValueError(n, "%v", err)
 	}
 	*r = v
 	return nil

@@ -13,5 +13,5 @@ func ExampleDecode() {
 	_, err := yamlfile.Decode("gateway.yaml", []byte("timeout: 30s\nretries: 3\n"), &cfg)
 	fmt.Println(err)
 	// Output:
-	// gateway.yaml:2:1: retries: unknown field
+	// gateway.yaml:2:1: retries: unknown field (one of timeout)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -67,6 +68,8 @@ func (es Errors) Err() error {
 type Doc struct {
 	File string
 	Root *yaml.Node // the document's top node (a mapping for our files)
+
+	typ reflect.Type // the Go type decoded into (for field names), or nil
 }
 
 // ReadFile reads and strictly decodes a file into v.
@@ -80,23 +83,35 @@ func ReadFile(path string, v any) (*Doc, error) {
 
 var (
 	reLine         = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+	reCol          = regexp.MustCompile(`^column (\d+): (.*)$`)
 	reFieldMissing = regexp.MustCompile(`^field (\S+) not found in type `)
 	reValue        = regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)`")
 	reAlreadySet   = regexp.MustCompile(`^mapping key "([^"]+)" already defined`)
 )
 
+// MaxSize is the largest file Decode reads: brownout's files are hand-written
+// and small, and a YAML parser's memory grows many times faster than its
+// input.
+const MaxSize = 4 << 20
+
 // Decode strictly decodes data (named file in errors) into v: unknown fields,
 // duplicate keys, type mismatches and syntax errors are all errors with
 // file:line:col. A decode error is Errors (every problem yaml.v3 reports).
+// A value that fails to decode leaves its field unset and decoding goes on,
+// so the returned Doc covers the whole file; pass the errors to Doc.Settle
+// with the validation errors so a rejected value is reported once.
 func Decode(file string, data []byte, v any) (*Doc, error) {
+	if len(data) > MaxSize {
+		return nil, Errors{{File: file, Msg: fmt.Sprintf("the file is %s; brownout reads YAML files of up to %s", size(len(data)), size(MaxSize))}}
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, Errors{convert(file, nil, err.Error())}
+		return nil, Errors{syntaxError(file, data, err.Error())}
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, Errors{{File: file, Line: 1, Col: 1, Msg: "empty document"}}
 	}
-	doc := &Doc{File: file, Root: root.Content[0]}
+	doc := &Doc{File: file, Root: root.Content[0], typ: reflect.TypeOf(v)}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	err := dec.Decode(v)
@@ -107,7 +122,7 @@ func Decode(file string, data []byte, v any) (*Doc, error) {
 	if errors.As(err, &te) {
 		var es Errors
 		for _, m := range te.Errors {
-			es = append(es, convert(file, doc.Root, m))
+			es = append(es, doc.convert(m))
 		}
 		return doc, es
 	}
@@ -116,23 +131,39 @@ func Decode(file string, data []byte, v any) (*Doc, error) {
 		ye.File = file
 		return doc, Errors{ye}
 	}
-	return doc, Errors{convert(file, doc.Root, err.Error())}
+	return doc, Errors{doc.convert(err.Error())}
+}
+
+func size(n int) string {
+	if n >= 1<<20 {
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+	}
+	return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
 }
 
 // convert turns a yaml.v3 message ("line 3: field foo not found in type T")
-// into an Error, finding the column from the node tree.
-func convert(file string, root *yaml.Node, msg string) *Error {
-	e := &Error{File: file, Msg: msg}
+// into an Error in plain words, finding the column from the node tree.
+func (d *Doc) convert(msg string) *Error {
+	e := &Error{File: d.File, Msg: msg}
 	m := reLine.FindStringSubmatch(msg)
 	if m == nil {
 		return e
 	}
 	e.Line, _ = strconv.Atoi(m[1])
 	e.Msg = m[2]
+	if cm := reCol.FindStringSubmatch(e.Msg); cm != nil { // ValueError
+		e.Col, _ = strconv.Atoi(cm[1])
+		e.Msg = cm[2]
+		if p := nodePath(d.Root, e.Line, e.Col); len(p) > 0 {
+			e.Field = strings.Join(p, ".")
+		}
+		return e
+	}
+	root := d.Root
 	if fm := reFieldMissing.FindStringSubmatch(e.Msg); fm != nil {
 		e.Field = fm[1]
-		e.Msg = "unknown field"
 		e.Col = findKeyCol(root, e.Line, fm[1])
+		e.Msg = "unknown field" + d.suggestField(e.Line, e.Col, fm[1])
 		return e
 	}
 	if am := reAlreadySet.FindStringSubmatch(e.Msg); am != nil {
@@ -142,13 +173,25 @@ func convert(file string, root *yaml.Node, msg string) *Error {
 		return e
 	}
 	if vm := reValue.FindStringSubmatch(e.Msg); vm != nil {
-		if col := findValueCol(root, e.Line, vm[1]); col > 0 {
-			e.Col = col
-			return e
-		}
+		e.Col = findValueCol(root, e.Line, vm[1])
+	} else if strings.HasPrefix(e.Msg, "cannot unmarshal !!") {
+		e.Col = findCollectionCol(root, e.Line)
 	}
-	e.Col = firstCol(root, e.Line)
+	if e.Col == 0 {
+		e.Col = firstCol(root, e.Line)
+	} else if p := nodePath(root, e.Line, e.Col); len(p) > 0 {
+		e.Field = strings.Join(p, ".")
+	}
+	e.Msg = plainTypeError(e.Msg)
 	return e
+}
+
+// ValueError is the error an UnmarshalYAML method returns for a value it
+// rejects: placed at n, and of the kind that lets decoding go on with the
+// rest of the file (the field stays unset; Doc.Settle drops the
+// consequences).
+func ValueError(n *yaml.Node, format string, args ...any) error {
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: column %d: %s", n.Line, n.Column, fmt.Sprintf(format, args...))}}
 }
 
 func findValueCol(n *yaml.Node, line int, value string) int {
@@ -172,6 +215,24 @@ func findValueCol(n *yaml.Node, line int, value string) int {
 	}
 	for _, c := range n.Content {
 		if col := findValueCol(c, line, value); col > 0 {
+			return col
+		}
+	}
+	return 0
+}
+
+// findCollectionCol is the column of the first list or mapping value that
+// starts on line, or 0.
+func findCollectionCol(n *yaml.Node, line int) int {
+	if n == nil {
+		return 0
+	}
+	for i, c := range n.Content {
+		isValue := n.Kind != yaml.MappingNode || i%2 == 1
+		if isValue && c.Line == line && (c.Kind == yaml.SequenceNode || c.Kind == yaml.MappingNode) {
+			return c.Column
+		}
+		if col := findCollectionCol(c, line); col > 0 {
 			return col
 		}
 	}
@@ -285,8 +346,8 @@ func (d *Doc) Errorf(path, format string, args ...any) *Error {
 }
 
 // nodeError is an error from a custom unmarshaler, placed at its node.
-func nodeError(n *yaml.Node, format string, args ...any) *Error {
-	return &Error{Line: n.Line, Col: n.Column, Msg: fmt.Sprintf(format, args...)}
+func nodeError(n *yaml.Node, format string, args ...any) error {
+	return ValueError(n, format, args...)
 }
 
 // Duration is a time.Duration written as "30s", "1m30s" or "250ms" in YAML and
@@ -376,7 +437,10 @@ func (p *Percent) UnmarshalYAML(n *yaml.Node) error {
 		return nodeError(n, "%v", err)
 	}
 	if v < 0 || v > 1 {
-		return nodeError(n, "percentage %q must be between 0%% and 100%%", n.Value)
+		if !strings.HasSuffix(n.Value, "%") && v > 1 && v <= 100 {
+			return nodeError(n, "%s is not a share between 0 and 1 (did you mean \"%s%%\"?)", n.Value, n.Value)
+		}
+		return nodeError(n, "%s is not a percentage between 0%% and 100%%", n.Value)
 	}
 	*p = v
 	return nil

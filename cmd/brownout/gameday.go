@@ -82,6 +82,11 @@ func gamedayRun(opts *GamedayRunOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
+	if opts.Out != "" {
+		if err := checkOutDir(opts.Out); err != nil {
+			return usageError(err)
+		}
+	}
 	ro := scenarios.Options{Mode: scenarios.Mode(opts.Mode), Progress: opts.IO.ErrOut}
 	if opts.SeedSet {
 		ro.Seed = &opts.Seed
@@ -132,12 +137,16 @@ func NewCmdGamedayValidate(f *Factory, runF func(*GamedayValidateOptions) error)
 func gamedayValidate(opts *GamedayValidateOptions) error {
 	bad := 0
 	for _, f := range opts.Files {
-		if _, err := scenarios.Load(f); err != nil {
+		s, err := scenarios.Load(f)
+		if err != nil {
 			bad++
 			fmt.Fprintln(opts.IO.Out, err)
 			continue
 		}
 		fmt.Fprintf(opts.IO.Out, "%s: ok\n", f)
+		for _, w := range s.Warnings() {
+			fmt.Fprintf(opts.IO.Out, "warning: %s\n", w)
+		}
 	}
 	if bad > 0 {
 		return usageError(fmt.Errorf("%d of %d files invalid", bad, len(opts.Files)))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -73,6 +74,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:           "brownout",
 		Short:         "LLM failover gateway, programmable mock providers and game-day runner",
+		Long:          rootLong,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -84,6 +86,8 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Version = versionString(debug.ReadBuildInfo)
+	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.SetIn(f.IO.In)
 	cmd.SetOut(f.IO.Out)
 	cmd.SetErr(f.IO.ErrOut)
@@ -93,6 +97,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 
 	cmd.AddCommand(NewCmdVersion(f, nil))
 	addCommands(cmd, f)
+	finishTree(cmd)
 	return cmd
 }
 
@@ -106,6 +111,7 @@ func addCommands(root *cobra.Command, f *Factory) {
 	root.AddCommand(NewCmdUsage(f))
 	root.AddCommand(NewCmdSchema(f, nil))
 	root.AddCommand(NewCmdMock(f, nil))
+	root.AddCommand(NewCmdInit(f, nil))
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {

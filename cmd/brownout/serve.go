@@ -55,7 +55,7 @@ still open end with an in-band error event.`,
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Config, "config", "c", "", "gateway configuration file (YAML)")
-	cmd.Flags().BoolVar(&opts.Check, "check", false, "validate the configuration and exit")
+	cmd.Flags().BoolVar(&opts.Check, "check", false, "run every check serve does (the file, ${NAME} variables, listen address, usage file) and exit")
 	cmd.Flags().StringVar(&opts.Listen, "listen", "", "address to listen on (overrides listen: in the file)")
 	return cmd
 }
@@ -63,6 +63,9 @@ still open end with an in-band error event.`,
 func serveRun(ctx context.Context, opts *ServeOptions) error {
 	cfg, err := gateway.LoadConfig(opts.Config, gateway.LoadOptions{LookupEnv: opts.LookupEnv})
 	if err != nil {
+		return usageError(err)
+	}
+	if err := cfg.Preflight(opts.Listen); err != nil {
 		return usageError(err)
 	}
 	if opts.Check {

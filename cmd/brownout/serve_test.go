@@ -16,12 +16,58 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestServeCheckRefusesWhatServeRefuses: each configuration fails `serve
+// --check` and `serve` alike, with the same message, before any traffic.
+func TestServeCheckRefusesWhatServeRefuses(t *testing.T) {
+	dir := t.TempDir()
+	const base = "version: 1\nproviders:\n  - {name: a, kind: openai, base_url: \"http://127.0.0.1:9/v1\"}\nroutes:\n  - {name: chat, targets: [{provider: a, model: m}]}\n"
+	notDir := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(notDir, nil, 0o644))
+	cases := []struct {
+		name, extra string
+		flags       []string
+		want        string
+	}{
+		{"port out of range", "listen: 127.0.0.1:99999\n", nil, `:6:9: listen: "127.0.0.1:99999": port "99999" is not a number from 0 to 65535`},
+		{"named port", "listen: 127.0.0.1:http\n", nil, `port "http" is not a number`},
+		{"override out of range", "", []string{"--listen", "127.0.0.1:70000"}, `--listen: "127.0.0.1:70000": port "70000"`},
+		{"usage directory missing", "usage: {file: " + filepath.Join(dir, "nope", "usage.jsonl") + "}\n", nil, "usage.file: directory " + filepath.Join(dir, "nope") + " does not exist"},
+		{"usage file is a directory", "usage: {file: " + dir + "}\n", nil, "usage.file: " + dir + " is a directory"},
+		{"usage directory is a file", "usage: {file: " + filepath.Join(notDir, "usage.jsonl") + "}\n", nil, "usage.file: " + notDir + " is not a directory"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := filepath.Join(t.TempDir(), "gw.yaml")
+			require.NoError(t, os.WriteFile(f, []byte(base+tc.extra), 0o644))
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel() // a serve that got past its checks returns at once
+			for _, check := range []bool{true, false} {
+				args := append([]string{"serve", "-c", f}, tc.flags...)
+				if check {
+					args = append(args, "--check")
+				}
+				var out, errOut bytes.Buffer
+				code := run(ctx, args, IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut})
+				assert.Equal(t, exitUsageErr, code, "check=%v: %s", check, errOut.String())
+				assert.Contains(t, errOut.String(), tc.want, "check=%v", check)
+			}
+		})
+	}
+}
+
 func TestServeCheck(t *testing.T) {
 	for _, k := range []string{"BROWNOUT_ADMIN_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"} {
 		t.Setenv(k, "secret-"+k)
 	}
 	t.Setenv("ALERT_WEBHOOK_URL", "https://hooks.example.com/secret")
-	code, out, errOut := runCLI(t, "serve", "-c", "../../examples/gateway/failover.yaml", "--check")
+	example, err := filepath.Abs("../../examples/gateway/failover.yaml")
+	require.NoError(t, err)
+	t.Chdir(t.TempDir()) // usage.file: out/usage.jsonl, relative to the working directory
+	code, _, errOut := runCLI(t, "serve", "-c", example, "--check")
+	assert.Equal(t, exitUsageErr, code)
+	assert.Contains(t, errOut, "usage.file: directory out does not exist")
+	require.NoError(t, os.Mkdir("out", 0o755))
+	code, out, errOut := runCLI(t, "serve", "-c", example, "--check")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "ok (3 providers, 2 routes)")
 
@@ -40,7 +86,7 @@ func TestServeCheck(t *testing.T) {
 
 	// Qualification: refuse fails the check naming route and target; warn
 	// passes it with a warning.
-	qual, err := os.ReadFile("../../gateway/testdata/qualification.json")
+	qual, err := os.ReadFile(filepath.Join(filepath.Dir(example), "../../gateway/testdata/qualification.json"))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "qualification.json"), qual, 0o644))
 	for _, mode := range []string{"refuse", "warn"} {

@@ -40,20 +40,20 @@ type Threshold float64
 // UnmarshalYAML reads a number or a percentage.
 func (t *Threshold) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return &yamlfile.Error{Line: n.Line, Col: n.Column, Msg: "threshold must be a number or a percentage like \"25%\""}
+		return yamlfile.ValueError(n, "threshold must be a number or a percentage like \"25%%\"")
 	}
 	s := strings.TrimSpace(n.Value)
 	if strings.HasSuffix(s, "%") {
 		p, err := yamlfile.ParsePercent(s)
 		if err != nil {
-			return &yamlfile.Error{Line: n.Line, Col: n.Column, Msg: err.Error()}
+			return yamlfile.ValueError(n, "%v", err)
 		}
 		*t = Threshold(p)
 		return nil
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return &yamlfile.Error{Line: n.Line, Col: n.Column, Msg: fmt.Sprintf("invalid threshold %q (use a number or \"25%%\")", n.Value)}
+		return yamlfile.ValueError(n, "invalid threshold %q (use a number or \"25%%\")", n.Value)
 	}
 	*t = Threshold(v)
 	return nil
