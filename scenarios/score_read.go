@@ -1,0 +1,619 @@
+package scenarios
+
+import (
+	"hash/maphash"
+	"slices"
+	"time"
+
+	"github.com/brownout-dev/brownout/events"
+)
+
+// Kinds counted without a map in the event summary.
+var summaryKinds = [...]events.Kind{
+	events.RequestStart, events.RequestEnd, events.AttemptStart, events.AttemptEnd,
+	events.BreakerTransition, events.HealthChange, events.ProbeResult, events.DetectorSignal,
+	events.AlertFired, events.AlertResolved, events.AlertDelivered, events.BudgetExhausted,
+	events.FaultStart, events.FaultEnd,
+}
+
+const (
+	kRequestStart = iota
+	kRequestEnd
+	kAttemptStart
+	kAttemptEnd
+	kBreaker
+	kHealth
+	kProbe
+	kDetector
+	kAlertFired
+	kAlertResolved
+	kAlertDelivered
+	kBudget
+	kFaultStart
+	kFaultEnd
+)
+
+// feed scores a log while it is written: the simulator hands it each event
+// it records, so the log is not read back to be scored. The result is
+// Score's on the same input.
+type feed struct {
+	s *scorer
+	r *logReader
+}
+
+// newFeed starts scoring a log of about est requests. in has what is known
+// before the run: Start, SLO, Primary, PrimaryTarget and Prices.
+func newFeed(in Input, est int) *feed {
+	s := &scorer{in: in, slo: in.SLO, start: in.Start}
+	s.setStart()
+	return &feed{s: s, r: s.newReader(false, est)}
+}
+
+// event reads the next event of the log.
+func (f *feed) event(e *events.Event) { f.r.event(e) }
+
+// score scores the run once it is over; in is the complete input, its log
+// the one fed. A log the fast reading does not cover is read again.
+func (f *feed) score(in Input) *Result {
+	s := f.s
+	s.in, s.end = in, in.End
+	s.setEnd()
+	byID, ok := f.r.finish()
+	if !ok {
+		return Score(in)
+	}
+	s.link()
+	s.badServed(byID)
+	s.sums()
+	return s.result()
+}
+
+// logReader makes the one pass over the event log, an event at a time:
+// Score feeds it the log, the simulator feeds it each event as it is
+// recorded (the log is then never read back to score it).
+//
+// Unless exact, it reads a well-formed log: every attempt and request end
+// comes while its request is in flight (after its request.start, before
+// its request.end) and no request id is used twice. Then only the requests
+// in flight need an index by id. It fails (event returns false) as soon as
+// the log is not like that.
+//
+// Exact, it indexes every request id and finish returns the latest record
+// of each (a request.end or an attempt may refer to a request ended or
+// started later). It never fails.
+//
+// Either way the result is the same: each request id denotes its latest
+// record once the whole log is read.
+type logReader struct {
+	s      *scorer
+	exact  bool
+	failed bool
+	n      int // events read
+
+	live    flights          // fast: request id -> the request in flight
+	byID    map[string]int32 // exact: request id -> its latest request
+	openAtt map[string]int32 // exact: request id -> the attempt in flight
+	attIDs  []string         // exact: request id by attempt
+	prevID  string           // fast: ids so far in increasing (length, bytes) order
+	ordered bool
+
+	probeStreak map[string]int
+	kinds       [len(summaryKinds)]int
+	other       strIndex // kinds not in summaryKinds
+	otherN      []int
+	zeroOff     int64   // where a missing end time falls
+	prices      []Price // by names index, for attempts without a cost
+	priced      []int8  // 0 unknown, 1 priced, -1 no price
+
+	// The request of the last event, as consecutive events are often
+	// about the same request; lastSlot is where it is in live while
+	// live.ver is lastVer.
+	lastID     string
+	lastRI     int32
+	lastSlot   int
+	lastVer    uint64
+	lastTarget string
+	lastTgt    int32
+}
+
+// newReader starts a pass over a log of about est requests.
+func (s *scorer) newReader(exact bool, est int) *logReader {
+	s.reqs = make([]reqRec, 0, est)
+	s.ids = make([]string, 0, est)
+	s.atts = make([]attRec, 0, est)
+	r := &logReader{s: s, exact: exact, ordered: true, probeStreak: map[string]int{}, zeroOff: s.off(time.Time{}), lastRI: -1}
+	if exact {
+		r.byID = make(map[string]int32, est)
+		r.openAtt = make(map[string]int32, 64)
+		r.attIDs = make([]string, 0, est)
+	} else {
+		r.live.init(256)
+	}
+	return r
+}
+
+// read makes the one pass over the scorer's input log.
+func (s *scorer) read(exact bool) (byID map[string]int32, ok bool) {
+	// About four to six events per request: size the tables so they are
+	// not copied as they grow.
+	r := s.newReader(exact, s.in.len()/4+16)
+	for _, ev := range s.in.all() {
+		if !r.event(&ev) {
+			return nil, false
+		}
+	}
+	return r.finish()
+}
+
+func (r *logReader) price(tgt int32, target string) (Price, bool) {
+	for int(tgt) >= len(r.priced) {
+		r.priced = append(r.priced, 0)
+		r.prices = append(r.prices, Price{})
+	}
+	if r.priced[tgt] == 0 {
+		p, ok := r.s.in.Prices[target]
+		r.prices[tgt], r.priced[tgt] = p, 1
+		if !ok {
+			r.priced[tgt] = -1
+		}
+	}
+	return r.prices[tgt], r.priced[tgt] > 0
+}
+
+func (r *logReader) newReq(id, route string, start time.Time) int32 {
+	s := r.s
+	i := int32(len(s.reqs))
+	s.ids = append(s.ids, id)
+	s.reqs = append(s.reqs, reqRec{start: s.off(start), served: -1, first: -1, tgt: -1, open: -1,
+		rt: s.routes.add(route)})
+	if r.exact {
+		r.byID[id] = i
+	}
+	return i
+}
+
+func (r *logReader) lookup(id string) int32 {
+	if i, ok := r.byID[id]; ok {
+		return i
+	}
+	return -1
+}
+
+func (r *logReader) inFlight(id string) (int32, bool) {
+	if r.lastRI >= 0 && id == r.lastID {
+		return r.lastRI, true
+	}
+	i, ok := r.live.lookup(id)
+	if !ok {
+		return -1, false
+	}
+	r.lastID, r.lastRI, r.lastSlot, r.lastVer = id, r.live.slots[i].ri-1, i, r.live.ver
+	return r.lastRI, true
+}
+
+func (r *logReader) newAtt(a attRec, id string) int32 {
+	s := r.s
+	i := int32(len(s.atts))
+	s.atts = append(s.atts, a)
+	if r.exact {
+		r.attIDs = append(r.attIDs, id)
+	}
+	return i
+}
+
+// event reads the next event of the log. It returns false when the fast
+// reading fails; the reader is then done with (read the log exactly).
+func (r *logReader) event(e *events.Event) bool {
+	if r.failed {
+		return false
+	}
+	r.n++
+	s := r.s
+	tgt := int32(0)
+	if e.Target != "" && e.Kind != events.FaultStart && e.Kind != events.FaultEnd {
+		if e.Target == r.lastTarget {
+			tgt = r.lastTgt
+		} else {
+			tgt = s.target(e.Target)
+			r.lastTarget, r.lastTgt = e.Target, tgt
+		}
+	}
+	switch e.Kind {
+	case events.RequestStart:
+		r.kinds[kRequestStart]++
+		if r.exact {
+			r.newReq(e.RequestID, e.Route, e.Time)
+			return true
+		}
+		id := e.RequestID
+		ri := r.newReq(e.RequestID, e.Route, e.Time)
+		slot, ok := r.live.add(id, ri)
+		if !ok {
+			return r.fail() // in flight twice
+		}
+		r.lastID, r.lastRI, r.lastSlot, r.lastVer = id, ri, slot, r.live.ver
+		if r.ordered {
+			r.ordered = len(id) > len(r.prevID) || (len(id) == len(r.prevID) && id > r.prevID)
+			r.prevID = id
+		}
+		return true
+	case events.RequestEnd:
+		r.kinds[kRequestEnd]++
+		var ri int32
+		if r.exact {
+			if ri = r.lookup(e.RequestID); ri < 0 {
+				ri = r.newReq(e.RequestID, e.Route, e.Time.Add(-e.Duration))
+			}
+		} else {
+			var ok bool
+			if r.lastRI >= 0 && e.RequestID == r.lastID && r.lastVer == r.live.ver {
+				ri = r.live.delAt(r.lastSlot) // usually: its attempt.end came just before
+			} else if ri, ok = r.live.remove(e.RequestID); !ok {
+				return r.fail()
+			}
+			r.lastRI = -1
+		}
+		q := &s.reqs[ri]
+		q.ended, q.end, q.outcome, q.target = true, s.off(e.Time), outcomeOf(e.Outcome), tgt
+		q.ttft, q.dur = e.TTFT, e.Duration
+		if q.dur == 0 {
+			q.dur = time.Duration(q.end - q.start)
+		}
+		return true
+	case events.AttemptStart:
+		r.kinds[kAttemptStart]++
+		a := attRec{tgt: tgt, start: s.off(e.Time), end: r.zeroOff, class: -1}
+		if r.exact {
+			a.ri = r.lookup(e.RequestID)
+			r.openAtt[e.RequestID] = r.newAtt(a, e.RequestID) // a request has one attempt in flight at a time
+			return true
+		}
+		ri, ok := r.inFlight(e.RequestID)
+		if !ok {
+			return r.fail()
+		}
+		a.ri = ri
+		s.reqs[ri].open = r.newAtt(a, "")
+		return true
+	case events.AttemptEnd:
+		r.kinds[kAttemptEnd]++
+		var ai int32
+		if r.exact {
+			var ok bool
+			if ai, ok = r.openAtt[e.RequestID]; ok && s.atts[ai].tgt == tgt {
+				delete(r.openAtt, e.RequestID)
+			} else {
+				ai = r.newAtt(attRec{tgt: tgt, start: s.off(e.Time.Add(-e.Duration)), ri: r.lookup(e.RequestID)}, e.RequestID)
+			}
+		} else {
+			ri, ok := r.inFlight(e.RequestID)
+			if !ok {
+				return r.fail()
+			}
+			q := &s.reqs[ri]
+			if ai = q.open; ai >= 0 && s.atts[ai].tgt == tgt {
+				q.open = -1
+			} else {
+				ai = r.newAtt(attRec{tgt: tgt, start: s.off(e.Time.Add(-e.Duration)), ri: ri}, "")
+			}
+		}
+		a := &s.atts[ai]
+		a.ended, a.end, a.class, a.ttft, a.stream = true, s.off(e.Time), s.classes.add(e.Class), e.TTFT, e.Stream
+		a.ok = e.Class == "ok"
+		a.in, a.out, a.cache, a.cost = e.InputTokens, e.OutputTokens, e.CachedTokens, e.Cost
+		if a.cost == 0 {
+			if p, ok := r.price(tgt, e.Target); ok {
+				a.cost = p.Cost(a.in, a.cache, a.out)
+			}
+		}
+		return true
+	case events.FaultStart:
+		r.kinds[kFaultStart]++
+		// Open until its fault.end; finish ends the open ones with the run.
+		s.faults = append(s.faults, faultWin{step: e.Name, target: e.Target, kind: e.Reason, start: e.Time, open: true})
+	case events.FaultEnd:
+		r.kinds[kFaultEnd]++
+		for j := len(s.faults) - 1; j >= 0; j-- {
+			f := &s.faults[j]
+			if f.step == e.Name && f.target == e.Target && f.open && !f.start.After(e.Time) {
+				f.end, f.open = e.Time, false
+				break
+			}
+		}
+	case events.BreakerTransition, events.HealthChange:
+		if e.Kind == events.BreakerTransition {
+			r.kinds[kBreaker]++
+		} else {
+			r.kinds[kHealth]++
+		}
+		s.trans = append(s.trans, transition{t: e.Time, target: e.Target, from: normState(e.From), to: normState(e.To), kind: e.Kind})
+	case events.DetectorSignal:
+		r.kinds[kDetector]++
+		s.signals = append(s.signals, transition{t: e.Time, target: e.Target, to: "detector:" + e.Name, kind: e.Kind})
+	case events.ProbeResult:
+		r.kinds[kProbe]++
+		if e.Class == probeRateLimited {
+			break // not a failure, not a success
+		}
+		if e.OK {
+			r.probeStreak[e.Target] = 0
+		} else {
+			r.probeStreak[e.Target]++
+			if r.probeStreak[e.Target] == probeThreshold {
+				s.signals = append(s.signals, transition{t: e.Time, target: e.Target, to: "probe", kind: e.Kind})
+			}
+		}
+	case events.BudgetExhausted:
+		r.kinds[kBudget]++
+		s.budget++
+	case events.AlertFired, events.AlertResolved, events.AlertDelivered:
+		switch e.Kind {
+		case events.AlertFired:
+			r.kinds[kAlertFired]++
+		case events.AlertResolved:
+			r.kinds[kAlertResolved]++
+		default:
+			r.kinds[kAlertDelivered]++
+		}
+		s.alertEv = append(s.alertEv, *e)
+	default:
+		k := r.other.add(string(e.Kind))
+		if int(k) == len(r.otherN) {
+			r.otherN = append(r.otherN, 0)
+		}
+		r.otherN[k]++
+	}
+	// Not a request or attempt event: part of the timeline.
+	if len(s.timeline) < MaxTimeline {
+		s.timeline = append(s.timeline, *e)
+	}
+	return true
+}
+
+func (r *logReader) fail() bool {
+	r.failed = true
+	return false
+}
+
+// finish ends the pass once the whole log is read and the run's end is
+// known (s.end), and reads the journals. Unless exact, byID is nil; ok is
+// false when the fast reading failed.
+func (r *logReader) finish() (byID map[string]int32, ok bool) {
+	s, in := r.s, r.s.in
+	if r.failed || (!r.exact && !r.ordered && !s.uniqueIDs()) {
+		return nil, false
+	}
+	byID = r.byID
+	s.summary = EventSummary{Total: r.n, ByKind: map[string]int{}}
+	for k, n := range r.kinds {
+		if n > 0 {
+			s.summary.ByKind[string(summaryKinds[k])] = n
+		}
+	}
+	for k, n := range r.otherN {
+		s.summary.ByKind[r.other.names[k]] = n
+	}
+
+	s.blackBox = in.BlackBox || (len(s.atts) == 0 && len(in.Journal) > 0)
+	if s.blackBox && len(s.atts) == 0 && len(in.Journal) > 0 {
+		// Attempts as the mocks saw them.
+		if byID == nil {
+			byID = make(map[string]int32, len(s.reqs)) // ids are unique
+			for i := range s.reqs {
+				byID[s.reqID(i)] = int32(i)
+			}
+		}
+		r.byID = byID
+		for _, j := range in.Journal {
+			t := s.off(j.Time)
+			s.atts = append(s.atts, attRec{tgt: s.target(j.Target), start: t, end: t, ended: true,
+				class: s.classes.add(j.Outcome), ok: j.Outcome == "ok", out: j.OutputTokens, ri: r.lookup(j.RequestID)})
+		}
+	}
+	for _, t := range in.journalTargets {
+		s.target(t)
+	}
+	for i := range in.Journal {
+		j := &in.Journal[i]
+		if i == 0 || j.Target != in.Journal[i-1].Target {
+			s.target(j.Target)
+		}
+		if j.Corrupted {
+			s.corrupted = true
+		}
+	}
+	for i := range s.faults {
+		f := &s.faults[i]
+		if f.open {
+			f.end = s.end
+		}
+		f.from, f.to = s.off(f.start), s.off(f.end)
+		s.target(f.target)
+	}
+	if r.exact {
+		// With an id on more than one record, attempts belong to the
+		// latest; an attempt read before its request's first event
+		// belongs to it too.
+		dup := len(byID) != len(s.reqs)
+		for i := range r.attIDs {
+			if a := &s.atts[i]; dup || a.ri < 0 {
+				a.ri = r.lookup(r.attIDs[i])
+			}
+		}
+	}
+	return byID, true
+}
+
+// flights indexes the requests in flight by id: an open-addressing table
+// with linear probing, small enough to stay in cache, as requests come and
+// go at every step.
+type flights struct {
+	seed  maphash.Seed
+	slots []flight // a power of two in length
+	n     int
+	ver   uint64 // changes whenever entries may move
+}
+
+type flight struct {
+	id   string
+	hash uint64
+	ri   int32 // the request's index in reqs plus one; 0 for a free slot
+}
+
+func (t *flights) init(n int) {
+	t.seed = maphash.MakeSeed()
+	t.slots = make([]flight, n)
+	t.n = 0
+}
+
+// slot returns where id is, or the free slot where it would go.
+func (t *flights) slot(id string, h uint64) int {
+	mask := len(t.slots) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		sl := &t.slots[i]
+		if sl.ri == 0 || (sl.hash == h && sl.id == id) {
+			return i
+		}
+	}
+}
+
+func (t *flights) hash(id string) uint64 { return maphash.String(t.seed, id) }
+
+// lookup returns the slot of id.
+func (t *flights) lookup(id string) (int, bool) {
+	i := t.slot(id, t.hash(id))
+	return i, t.slots[i].ri != 0
+}
+
+// remove takes id out of the table and returns its request.
+func (t *flights) remove(id string) (int32, bool) { return t.del(id, t.hash(id)) }
+
+func (t *flights) put(id string, h uint64, ri int32) (int, bool) {
+	t.ver++
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.slots = make([]flight, 2*len(old))
+		for _, sl := range old {
+			if sl.ri != 0 {
+				t.slots[t.slot(sl.id, sl.hash)] = sl
+			}
+		}
+	}
+	i := t.slot(id, h)
+	if t.slots[i].ri != 0 {
+		return i, false
+	}
+	t.slots[i] = flight{id: id, hash: h, ri: ri + 1}
+	t.n++
+	return i, true
+}
+
+func (t *flights) del(id string, h uint64) (int32, bool) {
+	i := t.slot(id, h)
+	if t.slots[i].ri == 0 {
+		return -1, false
+	}
+	return t.delAt(i), true
+}
+
+// delAt empties slot i, which holds an entry, and returns its request.
+func (t *flights) delAt(i int) int32 {
+	t.ver++
+	ri := t.slots[i].ri
+	// Backward-shift deletion: move later entries of the probe run into
+	// the hole unless their home slot lies cyclically in (hole, entry].
+	mask := len(t.slots) - 1
+	for j := (i + 1) & mask; t.slots[j].ri != 0; j = (j + 1) & mask {
+		home := int(t.slots[j].hash) & mask
+		if (i < j && i < home && home <= j) || (i > j && (home > i || home <= j)) {
+			continue
+		}
+		t.slots[i] = t.slots[j]
+		i = j
+	}
+	t.slots[i] = flight{}
+	t.n--
+	return ri - 1
+}
+
+// reqID returns the id of request i.
+func (s *scorer) reqID(i int) string { return s.ids[i] }
+
+// uniqueIDs reports whether no two requests have the same id.
+func (s *scorer) uniqueIDs() bool {
+	seed := maphash.MakeSeed()
+	hs := make([]uint64, len(s.reqs))
+	for i := range s.reqs {
+		hs[i] = maphash.String(seed, s.reqID(i))
+	}
+	slices.Sort(hs)
+	for i := 1; i < len(hs); i++ {
+		if hs[i] == hs[i-1] {
+			return false // or a collision: the exact reading decides
+		}
+	}
+	return true
+}
+
+// badServed marks the requests whose last journal entry is corrupted while
+// the request succeeded. Only requests with a corrupted entry need looking
+// at.
+func (s *scorer) badServed(byID map[string]int32) {
+	if !s.corrupted {
+		return
+	}
+	in := s.in
+	last := map[string]*JournalEntry{}
+	for i := range in.Journal {
+		if in.Journal[i].Corrupted {
+			last[in.Journal[i].RequestID] = nil
+		}
+	}
+	for i := range in.Journal {
+		j := &in.Journal[i]
+		if p, ok := last[j.RequestID]; ok && (p == nil || !j.Time.Before(p.Time)) {
+			last[j.RequestID] = j
+		}
+	}
+	judge := func(ri int32, j *JournalEntry) bool {
+		r := &s.reqs[ri]
+		if !r.ended || r.outcome == outFailed {
+			return false
+		}
+		if j.Corrupted && (r.target == 0 || j.Target == s.names.names[r.target]) {
+			r.bad = true
+		}
+		return r.bad
+	}
+	if byID == nil {
+		// Request ids are unique.
+		for i := range s.reqs {
+			if j, ok := last[s.reqID(i)]; ok {
+				judge(int32(i), j)
+			}
+		}
+		return
+	}
+	bad := map[string]bool{}
+	for id, j := range last {
+		if ri, ok := byID[id]; ok && judge(ri, j) {
+			bad[id] = true
+		}
+	}
+	if len(byID) != len(s.reqs) && len(bad) > 0 {
+		// An id on several records: every record of a bad id counts.
+		for i := range s.reqs {
+			if bad[s.reqID(i)] {
+				s.reqs[i].bad = true
+			}
+		}
+	}
+}
+
+// put counts n at offset t; times before the run's start are not counted.
+func (s *scorer) put(bins []int32, t int64, n int32) {
+	if t < 0 {
+		return
+	}
+	bins[s.binAt(t)] += n
+}
