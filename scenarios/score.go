@@ -200,17 +200,15 @@ func (s *scorer) off(t time.Time) int64 {
 
 func newScorer(in Input) *scorer {
 	s := newScorerBase(in)
-	byID, ok := s.read(false)
-	if !ok {
-		// A log the fast reading does not cover: read it again keeping
-		// every request id.
-		s = newScorerBase(in)
-		byID, _ = s.read(true)
-	}
+	s.score(s.read())
+	return s
+}
+
+// score computes what the scores read once the log is read.
+func (s *scorer) score(byID map[string]int32) {
 	s.link()
 	s.badServed(byID)
 	s.sums()
-	return s
 }
 
 func newScorerBase(in Input) *scorer {

@@ -1,8 +1,6 @@
 package scenarios
 
 import (
-	"hash/maphash"
-	"slices"
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
@@ -46,25 +44,19 @@ type feed struct {
 func newFeed(in Input, est int) *feed {
 	s := &scorer{in: in, slo: in.SLO, start: in.Start}
 	s.setStart()
-	return &feed{s: s, r: s.newReader(false, est)}
+	return &feed{s: s, r: s.newReader(est)}
 }
 
 // event reads the next event of the log.
 func (f *feed) event(e *events.Event) { f.r.event(e) }
 
 // score scores the run once it is over; in is the complete input, its log
-// the one fed. A log the fast reading does not cover is read again.
+// the one fed.
 func (f *feed) score(in Input) *Result {
 	s := f.s
 	s.in, s.end = in, in.End
 	s.setEnd()
-	byID, ok := f.r.finish()
-	if !ok {
-		return Score(in)
-	}
-	s.link()
-	s.badServed(byID)
-	s.sums()
+	s.score(f.r.finish())
 	return s.result()
 }
 
@@ -72,30 +64,16 @@ func (f *feed) score(in Input) *Result {
 // Score feeds it the log, the simulator feeds it each event as it is
 // recorded (the log is then never read back to score it).
 //
-// Unless exact, it reads a well-formed log: every attempt and request end
-// comes while its request is in flight (after its request.start, before
-// its request.end) and no request id is used twice. Then only the requests
-// in flight need an index by id. It fails (event returns false) as soon as
-// the log is not like that.
-//
-// Exact, it indexes every request id and finish returns the latest record
-// of each (a request.end or an attempt may refer to a request ended or
-// started later). It never fails.
-//
-// Either way the result is the same: each request id denotes its latest
-// record once the whole log is read.
+// It indexes every request id, and finish returns the latest record of
+// each: a request.end or an attempt may refer to a request ended or started
+// later, and an id may be used twice.
 type logReader struct {
-	s      *scorer
-	exact  bool
-	failed bool
-	n      int // events read
+	s *scorer
+	n int // events read
 
-	live    flights          // fast: request id -> the request in flight
-	byID    map[string]int32 // exact: request id -> its latest request
-	openAtt map[string]int32 // exact: request id -> the attempt in flight
-	attIDs  []string         // exact: request id by attempt
-	prevID  string           // fast: ids so far in increasing (length, bytes) order
-	ordered bool
+	byID    map[string]int32 // request id -> its latest request
+	openAtt map[string]int32 // request id -> the attempt in flight
+	attIDs  []string         // request id by attempt
 
 	probeStreak map[string]int
 	kinds       [len(summaryKinds)]int
@@ -105,42 +83,28 @@ type logReader struct {
 	prices      []Price // by names index, for attempts without a cost
 	priced      []int8  // 0 unknown, 1 priced, -1 no price
 
-	// The request of the last event, as consecutive events are often
-	// about the same request; lastSlot is where it is in live while
-	// live.ver is lastVer.
-	lastID     string
-	lastRI     int32
-	lastSlot   int
-	lastVer    uint64
+	// The target of the last event, as consecutive events are often
+	// about the same one.
 	lastTarget string
 	lastTgt    int32
 }
 
 // newReader starts a pass over a log of about est requests.
-func (s *scorer) newReader(exact bool, est int) *logReader {
+func (s *scorer) newReader(est int) *logReader {
 	s.reqs = make([]reqRec, 0, est)
 	s.ids = make([]string, 0, est)
 	s.atts = make([]attRec, 0, est)
-	r := &logReader{s: s, exact: exact, ordered: true, probeStreak: map[string]int{}, zeroOff: s.off(time.Time{}), lastRI: -1}
-	if exact {
-		r.byID = make(map[string]int32, est)
-		r.openAtt = make(map[string]int32, 64)
-		r.attIDs = make([]string, 0, est)
-	} else {
-		r.live.init(256)
-	}
-	return r
+	return &logReader{s: s, probeStreak: map[string]int{}, zeroOff: s.off(time.Time{}),
+		byID: make(map[string]int32, est), openAtt: make(map[string]int32, 64), attIDs: make([]string, 0, est)}
 }
 
 // read makes the one pass over the scorer's input log.
-func (s *scorer) read(exact bool) (byID map[string]int32, ok bool) {
+func (s *scorer) read() map[string]int32 {
 	// About four to six events per request: size the tables so they are
 	// not copied as they grow.
-	r := s.newReader(exact, s.in.len()/4+16)
+	r := s.newReader(s.in.len()/4 + 16)
 	for _, ev := range s.in.all() {
-		if !r.event(&ev) {
-			return nil, false
-		}
+		r.event(&ev)
 	}
 	return r.finish()
 }
@@ -164,11 +128,9 @@ func (r *logReader) newReq(id, route string, start time.Time) int32 {
 	s := r.s
 	i := int32(len(s.reqs))
 	s.ids = append(s.ids, id)
-	s.reqs = append(s.reqs, reqRec{start: s.off(start), served: -1, first: -1, tgt: -1, open: -1,
+	s.reqs = append(s.reqs, reqRec{start: s.off(start), served: -1, first: -1, tgt: -1,
 		rt: s.routes.add(route)})
-	if r.exact {
-		r.byID[id] = i
-	}
+	r.byID[id] = i
 	return i
 }
 
@@ -179,34 +141,16 @@ func (r *logReader) lookup(id string) int32 {
 	return -1
 }
 
-func (r *logReader) inFlight(id string) (int32, bool) {
-	if r.lastRI >= 0 && id == r.lastID {
-		return r.lastRI, true
-	}
-	i, ok := r.live.lookup(id)
-	if !ok {
-		return -1, false
-	}
-	r.lastID, r.lastRI, r.lastSlot, r.lastVer = id, r.live.slots[i].ri-1, i, r.live.ver
-	return r.lastRI, true
-}
-
 func (r *logReader) newAtt(a attRec, id string) int32 {
 	s := r.s
 	i := int32(len(s.atts))
 	s.atts = append(s.atts, a)
-	if r.exact {
-		r.attIDs = append(r.attIDs, id)
-	}
+	r.attIDs = append(r.attIDs, id)
 	return i
 }
 
-// event reads the next event of the log. It returns false when the fast
-// reading fails; the reader is then done with (read the log exactly).
-func (r *logReader) event(e *events.Event) bool {
-	if r.failed {
-		return false
-	}
+// event reads the next event of the log.
+func (r *logReader) event(e *events.Event) {
 	r.n++
 	s := r.s
 	tgt := int32(0)
@@ -221,37 +165,13 @@ func (r *logReader) event(e *events.Event) bool {
 	switch e.Kind {
 	case events.RequestStart:
 		r.kinds[kRequestStart]++
-		if r.exact {
-			r.newReq(e.RequestID, e.Route, e.Time)
-			return true
-		}
-		id := e.RequestID
-		ri := r.newReq(e.RequestID, e.Route, e.Time)
-		slot, ok := r.live.add(id, ri)
-		if !ok {
-			return r.fail() // in flight twice
-		}
-		r.lastID, r.lastRI, r.lastSlot, r.lastVer = id, ri, slot, r.live.ver
-		if r.ordered {
-			r.ordered = len(id) > len(r.prevID) || (len(id) == len(r.prevID) && id > r.prevID)
-			r.prevID = id
-		}
-		return true
+		r.newReq(e.RequestID, e.Route, e.Time)
+		return
 	case events.RequestEnd:
 		r.kinds[kRequestEnd]++
-		var ri int32
-		if r.exact {
-			if ri = r.lookup(e.RequestID); ri < 0 {
-				ri = r.newReq(e.RequestID, e.Route, e.Time.Add(-e.Duration))
-			}
-		} else {
-			var ok bool
-			if r.lastRI >= 0 && e.RequestID == r.lastID && r.lastVer == r.live.ver {
-				ri = r.live.delAt(r.lastSlot) // usually: its attempt.end came just before
-			} else if ri, ok = r.live.remove(e.RequestID); !ok {
-				return r.fail()
-			}
-			r.lastRI = -1
+		ri := r.lookup(e.RequestID)
+		if ri < 0 {
+			ri = r.newReq(e.RequestID, e.Route, e.Time.Add(-e.Duration))
 		}
 		q := &s.reqs[ri]
 		q.ended, q.end, q.outcome, q.target = true, s.off(e.Time), outcomeOf(e.Outcome), tgt
@@ -259,43 +179,19 @@ func (r *logReader) event(e *events.Event) bool {
 		if q.dur == 0 {
 			q.dur = time.Duration(q.end - q.start)
 		}
-		return true
+		return
 	case events.AttemptStart:
 		r.kinds[kAttemptStart]++
-		a := attRec{tgt: tgt, start: s.off(e.Time), end: r.zeroOff, class: -1}
-		if r.exact {
-			a.ri = r.lookup(e.RequestID)
-			r.openAtt[e.RequestID] = r.newAtt(a, e.RequestID) // a request has one attempt in flight at a time
-			return true
-		}
-		ri, ok := r.inFlight(e.RequestID)
-		if !ok {
-			return r.fail()
-		}
-		a.ri = ri
-		s.reqs[ri].open = r.newAtt(a, "")
-		return true
+		a := attRec{tgt: tgt, start: s.off(e.Time), end: r.zeroOff, class: -1, ri: r.lookup(e.RequestID)}
+		r.openAtt[e.RequestID] = r.newAtt(a, e.RequestID) // a request has one attempt in flight at a time
+		return
 	case events.AttemptEnd:
 		r.kinds[kAttemptEnd]++
-		var ai int32
-		if r.exact {
-			var ok bool
-			if ai, ok = r.openAtt[e.RequestID]; ok && s.atts[ai].tgt == tgt {
-				delete(r.openAtt, e.RequestID)
-			} else {
-				ai = r.newAtt(attRec{tgt: tgt, start: s.off(e.Time.Add(-e.Duration)), ri: r.lookup(e.RequestID)}, e.RequestID)
-			}
+		ai, ok := r.openAtt[e.RequestID]
+		if ok && s.atts[ai].tgt == tgt {
+			delete(r.openAtt, e.RequestID)
 		} else {
-			ri, ok := r.inFlight(e.RequestID)
-			if !ok {
-				return r.fail()
-			}
-			q := &s.reqs[ri]
-			if ai = q.open; ai >= 0 && s.atts[ai].tgt == tgt {
-				q.open = -1
-			} else {
-				ai = r.newAtt(attRec{tgt: tgt, start: s.off(e.Time.Add(-e.Duration)), ri: ri}, "")
-			}
+			ai = r.newAtt(attRec{tgt: tgt, start: s.off(e.Time.Add(-e.Duration)), ri: r.lookup(e.RequestID)}, e.RequestID)
 		}
 		a := &s.atts[ai]
 		a.ended, a.end, a.class, a.ttft, a.stream = true, s.off(e.Time), s.classes.add(e.Class), e.TTFT, e.Stream
@@ -306,7 +202,7 @@ func (r *logReader) event(e *events.Event) bool {
 				a.cost = p.Cost(a.in, a.cache, a.out)
 			}
 		}
-		return true
+		return
 	case events.FaultStart:
 		r.kinds[kFaultStart]++
 		// Open until its fault.end; finish ends the open ones with the run.
@@ -367,23 +263,14 @@ func (r *logReader) event(e *events.Event) bool {
 	if len(s.timeline) < MaxTimeline {
 		s.timeline = append(s.timeline, *e)
 	}
-	return true
-}
-
-func (r *logReader) fail() bool {
-	r.failed = true
-	return false
 }
 
 // finish ends the pass once the whole log is read and the run's end is
-// known (s.end), and reads the journals. Unless exact, byID is nil; ok is
-// false when the fast reading failed.
-func (r *logReader) finish() (byID map[string]int32, ok bool) {
+// known (s.end), reads the journals and returns each request id's latest
+// record.
+func (r *logReader) finish() map[string]int32 {
 	s, in := r.s, r.s.in
-	if r.failed || (!r.exact && !r.ordered && !s.uniqueIDs()) {
-		return nil, false
-	}
-	byID = r.byID
+	byID := r.byID
 	s.summary = EventSummary{Total: r.n, ByKind: map[string]int{}}
 	for k, n := range r.kinds {
 		if n > 0 {
@@ -397,13 +284,6 @@ func (r *logReader) finish() (byID map[string]int32, ok bool) {
 	s.blackBox = in.BlackBox || (len(s.atts) == 0 && len(in.Journal) > 0)
 	if s.blackBox && len(s.atts) == 0 && len(in.Journal) > 0 {
 		// Attempts as the mocks saw them.
-		if byID == nil {
-			byID = make(map[string]int32, len(s.reqs)) // ids are unique
-			for i := range s.reqs {
-				byID[s.reqID(i)] = int32(i)
-			}
-		}
-		r.byID = byID
 		for _, j := range in.Journal {
 			t := s.off(j.Time)
 			s.atts = append(s.atts, attRec{tgt: s.target(j.Target), start: t, end: t, ended: true,
@@ -430,129 +310,15 @@ func (r *logReader) finish() (byID map[string]int32, ok bool) {
 		f.from, f.to = s.off(f.start), s.off(f.end)
 		s.target(f.target)
 	}
-	if r.exact {
-		// With an id on more than one record, attempts belong to the
-		// latest; an attempt read before its request's first event
-		// belongs to it too.
-		dup := len(byID) != len(s.reqs)
-		for i := range r.attIDs {
-			if a := &s.atts[i]; dup || a.ri < 0 {
-				a.ri = r.lookup(r.attIDs[i])
-			}
+	// With an id on more than one record, attempts belong to the latest;
+	// an attempt read before its request's first event belongs to it too.
+	dup := len(byID) != len(s.reqs)
+	for i := range r.attIDs {
+		if a := &s.atts[i]; dup || a.ri < 0 {
+			a.ri = r.lookup(r.attIDs[i])
 		}
 	}
-	return byID, true
-}
-
-// flights indexes the requests in flight by id: an open-addressing table
-// with linear probing, small enough to stay in cache, as requests come and
-// go at every step.
-type flights struct {
-	seed  maphash.Seed
-	slots []flight // a power of two in length
-	n     int
-	ver   uint64 // changes whenever entries may move
-}
-
-type flight struct {
-	id   string
-	hash uint64
-	ri   int32 // the request's index in reqs plus one; 0 for a free slot
-}
-
-func (t *flights) init(n int) {
-	t.seed = maphash.MakeSeed()
-	t.slots = make([]flight, n)
-	t.n = 0
-}
-
-// slot returns where id is, or the free slot where it would go.
-func (t *flights) slot(id string, h uint64) int {
-	mask := len(t.slots) - 1
-	for i := int(h) & mask; ; i = (i + 1) & mask {
-		sl := &t.slots[i]
-		if sl.ri == 0 || (sl.hash == h && sl.id == id) {
-			return i
-		}
-	}
-}
-
-func (t *flights) hash(id string) uint64 { return maphash.String(t.seed, id) }
-
-// lookup returns the slot of id.
-func (t *flights) lookup(id string) (int, bool) {
-	i := t.slot(id, t.hash(id))
-	return i, t.slots[i].ri != 0
-}
-
-// remove takes id out of the table and returns its request.
-func (t *flights) remove(id string) (int32, bool) { return t.del(id, t.hash(id)) }
-
-func (t *flights) put(id string, h uint64, ri int32) (int, bool) {
-	t.ver++
-	if 2*(t.n+1) > len(t.slots) {
-		old := t.slots
-		t.slots = make([]flight, 2*len(old))
-		for _, sl := range old {
-			if sl.ri != 0 {
-				t.slots[t.slot(sl.id, sl.hash)] = sl
-			}
-		}
-	}
-	i := t.slot(id, h)
-	if t.slots[i].ri != 0 {
-		return i, false
-	}
-	t.slots[i] = flight{id: id, hash: h, ri: ri + 1}
-	t.n++
-	return i, true
-}
-
-func (t *flights) del(id string, h uint64) (int32, bool) {
-	i := t.slot(id, h)
-	if t.slots[i].ri == 0 {
-		return -1, false
-	}
-	return t.delAt(i), true
-}
-
-// delAt empties slot i, which holds an entry, and returns its request.
-func (t *flights) delAt(i int) int32 {
-	t.ver++
-	ri := t.slots[i].ri
-	// Backward-shift deletion: move later entries of the probe run into
-	// the hole unless their home slot lies cyclically in (hole, entry].
-	mask := len(t.slots) - 1
-	for j := (i + 1) & mask; t.slots[j].ri != 0; j = (j + 1) & mask {
-		home := int(t.slots[j].hash) & mask
-		if (i < j && i < home && home <= j) || (i > j && (home > i || home <= j)) {
-			continue
-		}
-		t.slots[i] = t.slots[j]
-		i = j
-	}
-	t.slots[i] = flight{}
-	t.n--
-	return ri - 1
-}
-
-// reqID returns the id of request i.
-func (s *scorer) reqID(i int) string { return s.ids[i] }
-
-// uniqueIDs reports whether no two requests have the same id.
-func (s *scorer) uniqueIDs() bool {
-	seed := maphash.MakeSeed()
-	hs := make([]uint64, len(s.reqs))
-	for i := range s.reqs {
-		hs[i] = maphash.String(seed, s.reqID(i))
-	}
-	slices.Sort(hs)
-	for i := 1; i < len(hs); i++ {
-		if hs[i] == hs[i-1] {
-			return false // or a collision: the exact reading decides
-		}
-	}
-	return true
+	return byID
 }
 
 // badServed marks the requests whose last journal entry is corrupted while
@@ -585,15 +351,6 @@ func (s *scorer) badServed(byID map[string]int32) {
 		}
 		return r.bad
 	}
-	if byID == nil {
-		// Request ids are unique.
-		for i := range s.reqs {
-			if j, ok := last[s.reqID(i)]; ok {
-				judge(int32(i), j)
-			}
-		}
-		return
-	}
 	bad := map[string]bool{}
 	for id, j := range last {
 		if ri, ok := byID[id]; ok && judge(ri, j) {
@@ -603,7 +360,7 @@ func (s *scorer) badServed(byID map[string]int32) {
 	if len(byID) != len(s.reqs) && len(bad) > 0 {
 		// An id on several records: every record of a bad id counts.
 		for i := range s.reqs {
-			if bad[s.reqID(i)] {
+			if bad[s.ids[i]] {
 				s.reqs[i].bad = true
 			}
 		}

@@ -18,7 +18,6 @@ type reqRec struct {
 	tgt      int32 // the target as a scored target (index in names), -1 when not one
 	target   int32 // the target string's index in names (0: "")
 	rt       int32 // route's index in routes
-	open     int32 // while reading: the attempt in flight, -1 for none
 	outcome  uint8
 	ended    bool
 	bad      bool // served corrupted
@@ -77,49 +76,31 @@ type transition struct {
 // order they are first seen.
 type strIndex struct {
 	names []string
-	m     map[string]int32 // once there are many
-	last  int32            // the last one found: runs of the same string are common
+	m     map[string]int32
+	last  int32 // the last one found: runs of the same string are common
 }
-
-const strIndexLinear = 16
 
 func (x *strIndex) find(s string) (int32, bool) {
 	if int(x.last) < len(x.names) && x.names[x.last] == s {
 		return x.last, true
 	}
-	if x.m != nil {
-		i, ok := x.m[s]
-		if ok {
-			x.last = i
-		}
-		return i, ok
+	i, ok := x.m[s]
+	if !ok {
+		return -1, false
 	}
-	for i, n := range x.names {
-		if n == s {
-			x.last = int32(i)
-			return int32(i), true
-		}
-	}
-	return -1, false
+	x.last = i
+	return i, true
 }
 
 func (x *strIndex) add(s string) int32 {
 	if i, ok := x.find(s); ok {
 		return i
 	}
+	if x.m == nil {
+		x.m = map[string]int32{}
+	}
 	i := int32(len(x.names))
 	x.names = append(x.names, s)
-	if x.m != nil {
-		x.m[s] = i
-	} else if len(x.names) > strIndexLinear {
-		x.m = make(map[string]int32, 2*len(x.names))
-		for j, n := range x.names {
-			x.m[n] = int32(j)
-		}
-	}
+	x.m[s] = i
 	return i
 }
-
-// add records request ri under id and returns its slot; false if id is
-// already in flight.
-func (t *flights) add(id string, ri int32) (int, bool) { return t.put(id, t.hash(id), ri) }
