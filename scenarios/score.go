@@ -212,10 +212,7 @@ func (s *scorer) score(byID map[string]int32) {
 }
 
 func newScorerBase(in Input) *scorer {
-	s := &scorer{in: in, slo: in.SLO, start: in.Start, end: in.End}
-	if s.slo.Window <= 0 {
-		s.slo.Window = defaultWindow
-	}
+	s := &scorer{in: in, slo: in.SLO.withDefaults(), start: in.Start, end: in.End}
 	// Infer bounds when not given.
 	if s.start.IsZero() || s.end.IsZero() {
 		first := true
@@ -232,6 +229,14 @@ func newScorerBase(in Input) *scorer {
 	s.setStart()
 	s.setEnd()
 	return s
+}
+
+// withDefaults returns the SLO with its default window when it has none.
+func (o SLO) withDefaults() SLO {
+	if o.Window <= 0 {
+		o.Window = defaultWindow
+	}
+	return o
 }
 
 // setStart sets what follows from s.start.

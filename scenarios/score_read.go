@@ -42,7 +42,7 @@ type feed struct {
 // newFeed starts scoring a log of about est requests. in has what is known
 // before the run: Start, SLO, Primary, PrimaryTarget and Prices.
 func newFeed(in Input, est int) *feed {
-	s := &scorer{in: in, slo: in.SLO, start: in.Start}
+	s := &scorer{in: in, slo: in.SLO.withDefaults(), start: in.Start}
 	s.setStart()
 	return &feed{s: s, r: s.newReader(est)}
 }
