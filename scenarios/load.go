@@ -137,6 +137,11 @@ func (s *Scenario) validate() yamlfile.Errors {
 	if s.SLO.Window == 0 {
 		s.SLO.Window = yamlfile.Duration(defaultWindow)
 	}
+	for i, l := range []*LatencySpec{s.SLO.TTFT, s.SLO.Latency} {
+		if l != nil && l.Max <= 0 && l.P95 <= 0 {
+			add([]string{"slo.ttft", "slo.latency"}[i], "set max (every request) or p95 (the window's 95th percentile), e.g. {max: 2s}")
+		}
+	}
 
 	env := &environment{targets: map[string]bool{}, models: map[string][]string{}, primary: map[string]string{}, prices: map[string]Price{}}
 	s.env = env
@@ -479,7 +484,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 			continue
 		}
 		if se.DetectedBy != "" && !validDetectedBy(se.DetectedBy) {
-			add(p+".detected_by", "%q is not a detection source (detector:<name>, detector, breaker, health, probe, traffic_shift, already_open)", se.DetectedBy)
+			add(p+".detected_by", "%q is not a detection source (detector:<name>, detector, breaker, health, probe, traffic_shift)", se.DetectedBy)
 		}
 	}
 	for name := range e.Targets {
@@ -494,7 +499,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 // FaultScore.DetectedBy, or "detector" for any detector.
 func validDetectedBy(s string) bool {
 	switch s {
-	case "detector", "breaker", "health", "probe", "traffic_shift", "already_open":
+	case "detector", "breaker", "health", "probe", "traffic_shift":
 		return true
 	}
 	name, ok := strings.CutPrefix(s, "detector:")

@@ -55,6 +55,33 @@ type SLOSpec struct {
 	SuccessRate yamlfile.Percent `yaml:"success_rate"`
 	// Window is the sliding window. Default 10s.
 	Window yamlfile.Duration `yaml:"window"`
+	// Correctness: a corrupted answer served as success is not a good
+	// request. Default true; false leaves correctness out of the SLO.
+	Correctness *bool `yaml:"correctness,omitempty"`
+	// TTFT bounds the time to first token of streamed requests, Latency
+	// the total time of non-streamed ones: per request (max) or as the
+	// window's 95th percentile (p95).
+	TTFT    *LatencySpec `yaml:"ttft,omitempty"`
+	Latency *LatencySpec `yaml:"latency,omitempty"`
+}
+
+// LatencySpec is a latency part of the SLO: {max: 2s} (every request) or
+// {p95: 2s} (the window's 95th percentile).
+type LatencySpec struct {
+	Max yamlfile.Duration `yaml:"max,omitempty"`
+	P95 yamlfile.Duration `yaml:"p95,omitempty"`
+}
+
+// slo is the scorer's form of the spec.
+func (o *SLOSpec) slo() SLO {
+	out := SLO{SuccessRate: o.SuccessRate.F(), Window: o.Window.D(), Correctness: o.Correctness == nil || *o.Correctness}
+	if o.TTFT != nil {
+		out.TTFT = LatencyObjective{Max: o.TTFT.Max.D(), P95: o.TTFT.P95.D()}
+	}
+	if o.Latency != nil {
+		out.Latency = LatencyObjective{Max: o.Latency.Max.D(), P95: o.Latency.P95.D()}
+	}
+	return out
 }
 
 // Providers names the mock providers: a providers file (as `brownout mock

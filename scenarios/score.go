@@ -99,6 +99,11 @@ const (
 	defaultWindow   = 10 * time.Second
 )
 
+// Adjacency is the engines' scheduling tick: two steps on the same target
+// whose end and start are at most this far apart are adjacent (the later
+// supersedes the earlier), in both engines.
+const Adjacency = time.Millisecond
+
 // Requests and attempts are kept by value in two slices and refer to each
 // other by position; times are offsets in nanoseconds from the run's start
 // (t.Sub(start)), so the hot loops compare and bin plain integers.
@@ -166,9 +171,14 @@ type scorer struct {
 	all, base, fault tally
 	cf               float64 // the counterfactual cost of all requests
 	okEnd, allEnd    prefix  // successful and all requests by end time
-	baseTTFT         Percentiles
-	baseTotal        Percentiles
-	baseFailed       []time.Duration
+	goodEnd          prefix  // good requests (the SLI) by end time
+	// Streamed TTFTs and non-streamed total times of successful requests
+	// by bin of their end, kept when the SLO has a window percentile.
+	ttftBins, totalBins [][]time.Duration
+	baseTTFT            Percentiles
+	baseITL             Percentiles
+	baseTotal           Percentiles
+	baseFailed          []time.Duration
 
 	// From link and sums: per target (by names index) and series tallies.
 	tt        []tgtTally
@@ -434,7 +444,10 @@ func (s *scorer) targets() []TargetScore {
 		if t.n > 0 {
 			sc.Quality = float64(t.pass) / float64(t.n)
 		}
-		sc.Openings, sc.Cycles, sc.Unhealthy, sc.FalsePositives, sc.Flaps = s.flaps(name)
+		c := s.flaps(name, -1)
+		sc.Openings, sc.Cycles, sc.Unhealthy = c.openings, c.cycles, c.unhealthy
+		sc.ReDetections, sc.Oscillations, sc.FalsePositives, sc.Flaps = c.reDetections, c.oscillations, c.falsePositives, c.flaps()
+		sc.UnnecessaryFallback = s.unnecessaryFallback(ti, name)
 		out = append(out, sc)
 	}
 	return out
@@ -446,10 +459,8 @@ func (s *scorer) faultScores() []FaultScore {
 	if w < 1 {
 		w = 1
 	}
-	// User-visible success series by request end.
-	okS, totS := s.okEnd, s.allEnd
 	baseSpend := s.base.spendPerRequest()
-	for _, f := range s.faults {
+	for fi, f := range s.faults {
 		fs := FaultScore{Step: f.step, Target: f.target, Kind: f.kind, Start: f.start, End: f.end}
 		lo, hi := s.binOf(f.start), s.binOf(f.end)
 
@@ -459,8 +470,7 @@ func (s *scorer) faultScores() []FaultScore {
 		// TTM: evaluate the window ending at each bin edge in (start, end].
 		lastBad := -1
 		for k := lo + 1; k <= hi; k++ {
-			tot := totS.sum(k-w, k)
-			if tot > 0 && okS.sum(k-w, k)/tot < s.slo.SuccessRate-1e-12 {
+			if s.sliBad(k, w) {
 				lastBad = k
 			}
 		}
@@ -483,7 +493,8 @@ func (s *scorer) faultScores() []FaultScore {
 		fs.Retry = s.retry(&t, f.start, f.end)
 		fs.CostMultiplier = ratio(t.spendPerRequest(), baseSpend)
 		fs.BadServed = t.bad
-		fs.Flaps = s.faultFlaps(f)
+		c := s.flaps(f.target, fi)
+		fs.ReDetections, fs.Oscillations, fs.Flaps = c.reDetections, c.oscillations, c.flaps()
 
 		// Offered load on the faulted target.
 		attS, _ := s.shareSeries(f.target, false)

@@ -139,6 +139,7 @@ func selectNth(ds []time.Duration, k int) time.Duration {
 func (s *scorer) latency(t *tally) Latency {
 	l := Latency{
 		BaselineTTFT: s.baseTTFT, FaultTTFT: percentiles(t.ttft),
+		BaselineInterToken: s.baseITL, FaultInterToken: percentiles(t.itl),
 		BaselineTotal: s.baseTotal, FaultTotal: percentiles(t.total),
 	}
 	failed := make([]time.Duration, 0, len(s.baseFailed)+len(t.failed))
@@ -146,5 +147,6 @@ func (s *scorer) latency(t *tally) Latency {
 	l.Failed = percentiles(failed)
 	l.TTFTPenalty = ratio(float64(l.FaultTTFT.P95), float64(l.BaselineTTFT.P95))
 	l.TotalPenalty = ratio(float64(l.FaultTotal.P95), float64(l.BaselineTotal.P95))
+	l.InterTokenPenalty = ratio(float64(l.FaultInterToken.P95), float64(l.BaselineInterToken.P95))
 	return l
 }

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"slices"
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
@@ -165,7 +166,7 @@ func (r *logReader) event(e *events.Event) {
 	switch e.Kind {
 	case events.RequestStart:
 		r.kinds[kRequestStart]++
-		r.newReq(e.RequestID, e.Route, e.Time)
+		s.reqs[r.newReq(e.RequestID, e.Route, e.Time)].stream = e.Stream
 		return
 	case events.RequestEnd:
 		r.kinds[kRequestEnd]++
@@ -175,6 +176,7 @@ func (r *logReader) event(e *events.Event) {
 		}
 		q := &s.reqs[ri]
 		q.ended, q.end, q.outcome, q.target = true, s.off(e.Time), outcomeOf(e.Outcome), tgt
+		q.stream = q.stream || e.Stream
 		q.ttft, q.dur = e.TTFT, e.Duration
 		if q.dur == 0 {
 			q.dur = time.Duration(q.end - q.start)
@@ -236,7 +238,7 @@ func (r *logReader) event(e *events.Event) {
 		} else {
 			r.probeStreak[e.Target]++
 			if r.probeStreak[e.Target] == probeThreshold {
-				s.signals = append(s.signals, transition{t: e.Time, target: e.Target, to: "probe", kind: e.Kind})
+				s.signals = append(s.signals, transition{t: e.Time, target: e.Target, from: e.Class, to: "probe", kind: e.Kind})
 			}
 		}
 	case events.BudgetExhausted:
@@ -310,6 +312,11 @@ func (r *logReader) finish() map[string]int32 {
 		f.from, f.to = s.off(f.start), s.off(f.end)
 		s.target(f.target)
 	}
+	// Transitions and signals in time order (a log merged from sources
+	// may not be).
+	byTime := func(a, b transition) int { return a.t.Compare(b.t) }
+	slices.SortStableFunc(s.trans, byTime)
+	slices.SortStableFunc(s.signals, byTime)
 	// With an id on more than one record, attempts belong to the latest;
 	// an attempt read before its request's first event belongs to it too.
 	dup := len(byID) != len(s.reqs)

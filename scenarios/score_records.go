@@ -21,6 +21,8 @@ type reqRec struct {
 	outcome  uint8
 	ended    bool
 	bad      bool // served corrupted
+	stream   bool // the user asked for a stream
+	good     bool // met every part of the SLO (set by sums)
 	inFault  bool // started inside a fault window
 }
 

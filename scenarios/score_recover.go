@@ -15,7 +15,7 @@ func (s *scorer) inAnyFault(t int64) bool {
 
 // shareSeries returns per-bin counts of attempts by start time (okOnly:
 // successful ones by end time) on target and on all targets. The series of
-// every fault target are built in one pass, on first use.
+// every scored target are built in one pass, on first use.
 func (s *scorer) shareSeries(target string, okOnly bool) (mine, all prefix) {
 	if s.startBy == nil {
 		s.buildShareSeries()
@@ -33,12 +33,9 @@ func (s *scorer) buildShareSeries() {
 	for i := range slot {
 		slot[i] = -1
 	}
-	var tgts []int32
-	for _, f := range s.faults {
-		if ti, _ := s.names.find(f.target); slot[ti] < 0 {
-			slot[ti] = len(tgts)
-			tgts = append(tgts, ti)
-		}
+	tgts := s.tgtIdx // every fault target is a scored target
+	for k, ti := range tgts {
+		slot[ti] = k
 	}
 	startAll, okAll := s.newBins(), s.newBins()
 	startMine, okMine := make([][]int32, len(tgts)), make([][]int32, len(tgts))
@@ -102,18 +99,30 @@ func (s *scorer) baselineShare(f faultWin, mine, all prefix) float64 {
 
 // recover: from the fault's end, the first window end after which the
 // target's share of successful attempts stays at or above 90% of its
-// baseline share until the run (or the next fault on the target) ends.
+// baseline share until the run (or the next fault on the target) ends. A
+// fault whose end the next fault on its target meets within Adjacency is
+// superseded.
 func (s *scorer) recover(fs *FaultScore, f faultWin) {
 	mine, all := s.shareSeries(f.target, true)
 	base := s.baselineShare(f, mine, all)
 	fs.BaselineShare = base
 	horizon := s.end
 	for _, g := range s.faults {
-		if g.target == f.target && !g.start.Before(f.end) && g.start.Before(horizon) {
+		if g.target != f.target || !g.start.After(f.start) {
+			continue
+		}
+		if g.start.Sub(f.end) <= Adjacency && g.end.After(f.end) {
+			// The next step meets this one's end within a scheduling
+			// tick (or overlaps it): recovery is measured on it.
+			fs.Superseded = true
+			return
+		}
+		if !g.start.Before(f.end) && g.start.Before(horizon) {
 			horizon = g.start
 		}
 	}
 	if !horizon.After(f.end) {
+		// The fault lasts until the run ends: no time to recover in.
 		fs.Superseded = true
 		return
 	}

@@ -45,6 +45,7 @@ func rates(a Availability) Availability {
 		a.DegradedRate = float64(a.Degraded) / n
 		a.FailedRate = float64(a.Failed) / n
 		a.Success = float64(a.Served+a.Degraded) / n
+		a.GoodRate = float64(a.Good) / n
 	}
 	return a
 }
@@ -57,9 +58,10 @@ type tally struct {
 	reqBins, attBins   []int32 // request starts and their attempts by bin, when kept
 	spend              float64 // summed cost
 	bad                int
-	// Of ended requests: TTFTs and durations of those that succeeded,
-	// durations of those that failed.
-	ttft, total, failed []time.Duration
+	// Of ended requests that succeeded: the TTFTs and mean inter-token
+	// times of streamed ones, the total times of the others; durations of
+	// those that failed.
+	ttft, itl, total, failed []time.Duration
 }
 
 // point returns the series point that t (an offset) falls in.
@@ -75,6 +77,9 @@ func (t *tally) count(r *reqRec) {
 		return
 	}
 	t.avail.Requests++
+	if r.good {
+		t.avail.Good++
+	}
 	switch r.outcome {
 	case outServed:
 		t.avail.Served++
@@ -85,8 +90,8 @@ func (t *tally) count(r *reqRec) {
 	}
 }
 
-// collect adds r's latencies.
-func (t *tally) collect(r *reqRec) {
+// collect adds r's latencies: streamed and non-streamed requests apart.
+func (t *tally) collect(s *scorer, r *reqRec) {
 	if !r.ended {
 		return
 	}
@@ -94,10 +99,44 @@ func (t *tally) collect(r *reqRec) {
 		t.failed = append(t.failed, r.dur)
 		return
 	}
+	if !r.stream {
+		t.total = append(t.total, r.dur)
+		return
+	}
 	if r.ttft > 0 {
 		t.ttft = append(t.ttft, r.ttft)
 	}
-	t.total = append(t.total, r.dur)
+	if d, ok := s.interToken(r); ok {
+		t.itl = append(t.itl, d)
+	}
+}
+
+// interToken is the mean time between tokens of a streamed request's
+// answer: its serving attempt's time after the first token over the tokens
+// that followed it.
+func (s *scorer) interToken(r *reqRec) (time.Duration, bool) {
+	if r.served < 0 {
+		return 0, false
+	}
+	a := &s.atts[r.served]
+	if a.out < 2 || a.ttft <= 0 {
+		return 0, false
+	}
+	return (time.Duration(a.end-a.start) - a.ttft) / time.Duration(a.out-1), true
+}
+
+// isGood reports whether an ended request met every part of the SLO that
+// is judged per request: it succeeded, was not a corrupted answer (when
+// correctness is part of it) and kept to the per-request latency bound of
+// its kind (TTFT for streams, total time otherwise).
+func (s *scorer) isGood(r *reqRec) bool {
+	if !r.ended || r.outcome == outFailed || (s.slo.Correctness && r.bad) {
+		return false
+	}
+	if r.stream {
+		return s.slo.TTFT.Max <= 0 || r.ttft <= s.slo.TTFT.Max
+	}
+	return s.slo.Latency.Max <= 0 || r.dur <= s.slo.Latency.Max
 }
 
 func (t *tally) spendPerRequest() float64 {
@@ -122,11 +161,16 @@ func (s *scorer) sums() {
 	base, fault := &s.base, &s.fault
 	base.ttft, base.total = make([]time.Duration, 0, nBase), make([]time.Duration, 0, nBase)
 	fault.ttft, fault.total = make([]time.Duration, 0, n-nBase), make([]time.Duration, 0, n-nBase)
-	okB, totB := s.newBins(), s.newBins()
+	okB, goodB, totB := s.newBins(), s.newBins(), s.newBins()
+	pct := s.slo.TTFT.P95 > 0 || s.slo.Latency.P95 > 0
+	if pct {
+		s.ttftBins, s.totalBins = make([][]time.Duration, s.nbins), make([][]time.Duration, s.nbins)
+	}
 	s.ttftAt = make([]int, s.npts+1)
 	evals := s.in.hasEvals()
 	for i := range s.reqs {
 		r := &s.reqs[i]
+		r.good = s.isGood(r)
 		all.count(r)
 		if r.ended && r.outcome != outFailed {
 			if r.ttft > 0 {
@@ -157,6 +201,17 @@ func (s *scorer) sums() {
 			s.put(totB, r.end, 1)
 			if r.outcome != outFailed {
 				s.put(okB, r.end, 1)
+				if pct && r.end >= 0 {
+					b := s.binAt(r.end)
+					if r.stream && r.ttft > 0 {
+						s.ttftBins[b] = append(s.ttftBins[b], r.ttft)
+					} else if !r.stream {
+						s.totalBins[b] = append(s.totalBins[b], r.dur)
+					}
+				}
+			}
+			if r.good {
+				s.put(goodB, r.end, 1)
 			}
 		}
 		t := base
@@ -165,11 +220,11 @@ func (s *scorer) sums() {
 		}
 		t.requests++
 		t.spend += r.cost
-		t.collect(r)
+		t.collect(s, r)
 	}
-	s.okEnd, s.allEnd = counts(okB), counts(totB)
+	s.okEnd, s.goodEnd, s.allEnd = counts(okB), counts(goodB), counts(totB)
 	s.baseFailed = base.failed // read by every latency, never reordered
-	s.baseTTFT, s.baseTotal = percentiles(base.ttft), percentiles(base.total)
+	s.baseTTFT, s.baseITL, s.baseTotal = percentiles(base.ttft), percentiles(base.itl), percentiles(base.total)
 }
 
 // window tallies the requests started in f.
@@ -187,7 +242,7 @@ func (s *scorer) window(f faultWin) tally {
 		if r.bad {
 			t.bad++
 		}
-		t.collect(r)
+		t.collect(s, r)
 	}
 	return t
 }
@@ -215,4 +270,28 @@ func (s *scorer) retry(t *tally, from, to time.Time) Retry {
 		rt.PeakAmplification = rt.Amplification
 	}
 	return rt
+}
+
+// sliBad reports whether the SLI window of w bins ending at bin edge k
+// breaks the SLO: its share of good requests (by end time) is below the
+// success rate, or a declared 95th percentile is over its bound.
+func (s *scorer) sliBad(k, w int) bool {
+	tot := s.allEnd.sum(k-w, k)
+	if tot > 0 && s.goodEnd.sum(k-w, k)/tot < s.slo.SuccessRate-1e-12 {
+		return true
+	}
+	return overP95(s.ttftBins, k-w, k, s.slo.TTFT.P95) || overP95(s.totalBins, k-w, k, s.slo.Latency.P95)
+}
+
+// overP95 reports whether the 95th percentile of the samples in bins
+// [from, to) is over bound (never when bound is 0 or there are none).
+func overP95(bins [][]time.Duration, from, to int, bound time.Duration) bool {
+	if bound <= 0 {
+		return false
+	}
+	var ds []time.Duration
+	for b := max(from, 0); b < min(to, len(bins)); b++ {
+		ds = append(ds, bins[b]...)
+	}
+	return len(ds) > 0 && percentiles(ds).P95 > bound
 }

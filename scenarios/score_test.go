@@ -25,6 +25,8 @@ type logb struct {
 	evs     []events.Event
 	journal []JournalEntry
 	n       int
+	// streamed marks the requests req adds as streams, when set.
+	streamed func(n int) bool
 }
 
 type att struct {
@@ -44,7 +46,8 @@ func (b *logb) emit(e events.Event) { e.Seq = uint64(len(b.evs) + 1); b.evs = ap
 func (b *logb) req(start time.Duration, outcome string, atts ...att) string {
 	b.n++
 	id := fmt.Sprintf("r%d", b.n)
-	b.emit(events.Event{Time: at(start), Kind: events.RequestStart, RequestID: id, Route: "chat"})
+	stream := b.streamed != nil && b.streamed(b.n)
+	b.emit(events.Event{Time: at(start), Kind: events.RequestStart, RequestID: id, Route: "chat", Stream: stream})
 	t := at(start)
 	target := ""
 	for i, a := range atts {
@@ -53,7 +56,7 @@ func (b *logb) req(start time.Duration, outcome string, atts ...att) string {
 			a.dur = 100 * time.Millisecond
 		}
 		t = t.Add(a.dur)
-		b.emit(events.Event{Time: t, Kind: events.AttemptEnd, RequestID: id, Target: a.target, Attempt: i + 1, Class: a.class,
+		b.emit(events.Event{Time: t, Kind: events.AttemptEnd, RequestID: id, Target: a.target, Attempt: i + 1, Class: a.class, Stream: stream,
 			TTFT: a.dur / 2, Duration: a.dur, InputTokens: a.in, CachedTokens: a.cached, OutputTokens: a.out, Cost: a.cost})
 		if a.class == "ok" {
 			target = a.target
@@ -238,9 +241,9 @@ func TestScoreTTD(t *testing.T) {
 			b.ev(15*time.Second, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: "open", To: "half-open"})
 			b.ev(25*time.Second, events.Event{Kind: events.BreakerTransition, Target: "b:m", From: "closed", To: "open"})
 		}, 0, "", false},
-		{"already open at fault start", func(b *logb) {
+		{"already open at fault start: masked, not re-detected", func(b *logb) {
 			b.ev(10*time.Second, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: "closed", To: "open"})
-		}, 0, "already_open", true},
+		}, 0, "", false},
 		{"after the fault ended", func(b *logb) {
 			b.ev(41*time.Second, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: "closed", To: "open"})
 		}, 0, "", false},
@@ -349,8 +352,8 @@ func TestScoreFaultAtZeroAndSuperseded(t *testing.T) {
 		t.Errorf("half: ttd=%v detected=%v", half.TTD, half.Detected)
 	}
 	full, _ := res.Fault("full", "")
-	if full.DetectedBy != "already_open" || full.TTD != 0 {
-		t.Errorf("full: by=%q ttd=%v", full.DetectedBy, full.TTD)
+	if !full.Masked || full.MaskedBy != "half" || full.Detected {
+		t.Errorf("full: masked=%v by %q, detected=%v (%q), want masked by half, not re-detected", full.Masked, full.MaskedBy, full.Detected, full.DetectedBy)
 	}
 	// Baseline falls back to the time outside faults (after 40s): share 1.
 	near(t, "full baseline share", full.BaselineShare, 1, 0.01) // one b:m answer ends just after 40s
@@ -393,6 +396,10 @@ func TestScoreOverlappingFaults(t *testing.T) {
 	near(t, "a load ratio", a.LoadRatio, 1, 1e-9)
 }
 
+// TestScoreFlaps: demotions split into re-detections within a fault
+// (a half-open trial failing during a long fault is one), oscillations
+// after it (demote → recover → demote) and false positives outside every
+// fault. Before, the re-detection counted as a flap.
 func TestScoreFlaps(t *testing.T) {
 	b := &logb{}
 	b.req(0, events.OutcomeServed, ok("a:m"))
@@ -401,22 +408,50 @@ func TestScoreFlaps(t *testing.T) {
 		b.ev(d, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: from, To: to})
 	}
 	tr(25*time.Second, "closed", "open")
-	tr(35*time.Second, "open", "half_open")
-	tr(36*time.Second, "half_open", "open") // a cycle: the second opening in the fault
-	tr(45*time.Second, "open", "closed")
-	tr(70*time.Second, "closed", "open") // outside every fault: false positive
 	b.ev(26*time.Second, events.Event{Kind: events.HealthChange, Target: "a:m", From: "healthy", To: "unhealthy"})
+	tr(35*time.Second, "open", "half_open")
+	tr(36*time.Second, "half_open", "open") // a re-detection: the fault lasts
+	tr(42*time.Second, "open", "half_open")
+	tr(43*time.Second, "half_open", "open") // not recovered yet: still a re-detection
+	tr(45*time.Second, "half_open", "closed")
+	tr(47*time.Second, "closed", "open") // recovered, then demoted again: an oscillation
+	tr(49*time.Second, "open", "closed")
+	tr(70*time.Second, "closed", "open") // outside every fault: false positive
 	res := b.score(90 * time.Second)
 	ts, _ := res.Target("a/m")
-	if ts.Openings != 3 || ts.Cycles != 1 || ts.FalsePositives != 1 || ts.Unhealthy != 1 || ts.Flaps != 2 {
-		t.Errorf("openings=%d cycles=%d fp=%d unhealthy=%d flaps=%d, want 3 1 1 1 2", ts.Openings, ts.Cycles, ts.FalsePositives, ts.Unhealthy, ts.Flaps)
+	got := [...]int{ts.Openings, ts.Cycles, ts.Unhealthy, ts.ReDetections, ts.Oscillations, ts.FalsePositives, ts.Flaps}
+	if want := [...]int{5, 2, 1, 2, 1, 1, 2}; got != want {
+		t.Errorf("openings, cycles, unhealthy, re-detections, oscillations, false positives, flaps = %v, want %v", got, want)
 	}
 	f, _ := res.Fault("f", "")
-	if f.Flaps != 1 {
-		t.Errorf("fault flaps = %d, want 1", f.Flaps)
+	if f.ReDetections != 2 || f.Oscillations != 1 || f.Flaps != 1 {
+		t.Errorf("fault re-detections=%d oscillations=%d flaps=%d, want 2 1 1", f.ReDetections, f.Oscillations, f.Flaps)
 	}
 	if res.Overall.Flaps != 2 {
 		t.Errorf("overall flaps = %d, want 2", res.Overall.Flaps)
+	}
+}
+
+// TestScoreUnnecessaryFallback: a:m's fault ends at 20s, but its breaker
+// keeps it out of traffic until 50s: 30s healthy and unused (plus the
+// SLO window it takes the share to come back), counted; b:m, which never
+// had a share, is never counted.
+func TestScoreUnnecessaryFallback(t *testing.T) {
+	b := &logb{}
+	b.fault("f", "a:m", 10*time.Second, 20*time.Second)
+	b.traffic(0, 80*time.Second, func(d time.Duration) (string, []att) {
+		if d >= 10*time.Second && d < 50*time.Second {
+			return events.OutcomeServed, []att{ok("b:m")}
+		}
+		return events.OutcomeServed, []att{ok("a:m")}
+	})
+	res := b.score(80 * time.Second)
+	a, _ := res.Target("a:m")
+	// Below half its share from 20s (the fault's end) until the window
+	// (t-10s, t] is half back: about 55s.
+	near(t, "a:m unnecessary fallback seconds", a.UnnecessaryFallback.Seconds(), 35, 0.21)
+	if bm, _ := res.Target("b:m"); bm.UnnecessaryFallback != 0 {
+		t.Errorf("b:m unnecessary fallback = %v, want 0 (no baseline share)", bm.UnnecessaryFallback)
 	}
 }
 
@@ -489,7 +524,7 @@ func TestScoreAvailabilityBadServedQuality(t *testing.T) {
 }
 
 func TestScoreLatencyAndRetry(t *testing.T) {
-	b := &logb{}
+	b := &logb{streamed: func(int) bool { return true }}
 	b.fault("f", "a:m", 10*time.Second, 20*time.Second)
 	b.traffic(0, 30*time.Second, func(d time.Duration) (string, []att) {
 		if d >= 10*time.Second && d < 20*time.Second {
@@ -503,7 +538,9 @@ func TestScoreLatencyAndRetry(t *testing.T) {
 		t.Errorf("ttft p95 baseline=%v fault=%v", l.BaselineTTFT.P95, l.FaultTTFT.P95)
 	}
 	near(t, "ttft penalty", l.TTFTPenalty, 11, 1e-9)
-	near(t, "total penalty", l.TotalPenalty, 6, 1e-9)
+	if l.BaselineTotal.N != 0 || l.TotalPenalty != 0 {
+		t.Errorf("streams scored as non-streamed: total %+v, penalty %v", l.BaselineTotal, l.TotalPenalty)
+	}
 	r := res.Overall.Retry
 	near(t, "amplification", r.Amplification, 400.0/300, 1e-9)
 	near(t, "peak", r.PeakAmplification, 2, 1e-9)
@@ -552,8 +589,33 @@ func TestScoreTTFTOfPartialStream(t *testing.T) {
 	if got := res.Overall.Latency.BaselineTTFT.P50; got != 300*time.Millisecond {
 		t.Errorf("ttft = %v, want 300ms (the stalled attempt's first token)", got)
 	}
-	if got := res.Overall.Latency.BaselineTotal.P50; got != 8*time.Second {
-		t.Errorf("total = %v, want 8s", got)
+	if got := res.Overall.Latency.BaselineInterToken.P50; got != 1500*time.Millisecond/79 {
+		t.Errorf("inter-token = %v, want 1.5s/79 (the serving attempt's tokens after its first)", got)
+	}
+	if n := res.Overall.Latency.BaselineTotal.N; n != 0 {
+		t.Errorf("a stream counted among %d non-streamed totals", n)
+	}
+}
+
+// TestScoreLatencyStreamedApart: non-streamed requests (4s in total, their
+// first byte at 2s) and streams (first token at 100ms) mixed: each kind's
+// latency is its own. Mixed, the TTFT p95 was the non-streamed 2s.
+func TestScoreLatencyStreamedApart(t *testing.T) {
+	b := &logb{streamed: func(n int) bool { return n%2 == 0 }}
+	b.traffic(0, 30*time.Second, func(d time.Duration) (string, []att) {
+		if b.n%2 == 0 { // the next request (b.n+1) is a stream when b.n+1 is even
+			return events.OutcomeServed, []att{{target: "a:m", class: "ok", dur: 4 * time.Second, out: 100}}
+		}
+		return events.OutcomeServed, []att{{target: "a:m", class: "ok", dur: 200 * time.Millisecond, out: 11}}
+	})
+	l := b.score(40 * time.Second).Overall.Latency
+	want := Latency{
+		BaselineTTFT:       Percentiles{N: 150, P50: 100 * time.Millisecond, P95: 100 * time.Millisecond, P99: 100 * time.Millisecond},
+		BaselineInterToken: Percentiles{N: 150, P50: 10 * time.Millisecond, P95: 10 * time.Millisecond, P99: 10 * time.Millisecond},
+		BaselineTotal:      Percentiles{N: 150, P50: 4 * time.Second, P95: 4 * time.Second, P99: 4 * time.Second},
+	}
+	if d := cmp.Diff(want, l); d != "" {
+		t.Errorf("latency (-want +got):\n%s", d)
 	}
 }
 
