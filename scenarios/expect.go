@@ -57,8 +57,24 @@ func (s *Scenario) judge(res *Result) []Verdict {
 
 	// Per fault step and target: the run-wide step bounds, then the step's own.
 	for _, f := range res.Faults {
-		se := e.Steps[f.Step]
+		step := e.Steps[f.Step]
+		se := step.StepBounds
+		named := false
+		for k, tb := range step.Targets {
+			if normTarget(k) == f.Target {
+				se, named = se.overlay(tb), true
+			}
+		}
 		ttd, ttm, ttr := firstD(se.TTD, e.TTD), firstD(se.TTM, e.TTM), firstD(se.TTR, e.TTR)
+		if f.NotExercised {
+			// Neither detected nor missed: only a bound on this very
+			// (step, target) pair reports it, as a failure.
+			if named && (se.TTD != nil || se.Detected != nil || se.DetectedBy != "") {
+				v("detected", f.Step, f.Target, "exercised", "not exercised", false)
+			}
+			ttd = nil
+			se.Detected, se.DetectedBy = nil, ""
+		}
 		if se.Detected != nil {
 			v("detected", f.Step, f.Target, strconv.FormatBool(*se.Detected), detectedString(f), f.Detected == *se.Detected)
 		}
@@ -71,8 +87,13 @@ func (s *Scenario) judge(res *Result) []Verdict {
 		}
 		if ttd != nil && (se.Detected == nil || *se.Detected) {
 			got := "not detected"
-			if f.Detected {
+			switch {
+			case f.Detected && f.Masked:
+				got = fmtDur(f.TTD) + " (" + f.DetectedBy + ", masked by " + maskedBy(f) + ")"
+			case f.Detected:
 				got = fmtDur(f.TTD) + " (" + f.DetectedBy + ")"
+			case f.Masked:
+				got = "not re-detected (masked by " + maskedBy(f) + ")"
 			}
 			want, pass := ttd.judge(f.TTD, f.Detected)
 			v("ttd", f.Step, f.Target, want, got, pass)
@@ -171,6 +192,15 @@ func (s *Scenario) judge(res *Result) []Verdict {
 		v(name, "", "", want, got, pass)
 	}
 	return out
+}
+
+// maskedBy names what masked a fault: the earlier step, or a demotion
+// outside every fault.
+func maskedBy(f FaultScore) string {
+	if f.MaskedBy == "" {
+		return "an earlier demotion"
+	}
+	return f.MaskedBy
 }
 
 func firedString(sc AlertScore, firstFault time.Time) string {

@@ -486,6 +486,15 @@ func (s *Scenario) validate() yamlfile.Errors {
 		if se.DetectedBy != "" && !validDetectedBy(se.DetectedBy) {
 			add(p+".detected_by", "%q is not a detection source (detector:<name>, detector, breaker, health, probe, traffic_shift)", se.DetectedBy)
 		}
+		faulted := s.stepTargets(name)
+		for _, k := range sortedKeys(se.Targets) {
+			if !slices.Contains(faulted, normTarget(k)) {
+				add(p+".targets."+k, "step %q does not fault %q (it faults: %s)", name, k, strings.Join(faulted, ", "))
+			}
+			if tb := se.Targets[k]; tb.DetectedBy != "" && !validDetectedBy(tb.DetectedBy) {
+				add(p+".targets."+k+".detected_by", "%q is not a detection source (detector:<name>, detector, breaker, health, probe, traffic_shift)", tb.DetectedBy)
+			}
+		}
 	}
 	for name := range e.Targets {
 		if !env.targets[normTarget(name)] {
@@ -493,6 +502,25 @@ func (s *Scenario) validate() yamlfile.Errors {
 		}
 	}
 	return es
+}
+
+// stepTargets returns the provider:model targets the named step faults or
+// kills.
+func (s *Scenario) stepTargets(name string) []string {
+	var out []string
+	for i := range s.Timeline {
+		st := &s.Timeline[i]
+		if st.Name != name {
+			continue
+		}
+		t := st.Target
+		if st.Kind() == "kill" {
+			t = st.Kill
+		}
+		ks, _ := s.expandTarget(t)
+		out = append(out, ks...)
+	}
+	return out
 }
 
 // validDetectedBy reports whether s names a detection source of

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"reflect"
 	"fmt"
 	"math"
 	"strconv"
@@ -319,10 +320,21 @@ type Expect struct {
 	Alerts                 []AlertExpect           `yaml:"alerts,omitempty"`
 	Steps                  map[string]StepExpect   `yaml:"steps,omitempty"`
 	Targets                map[string]TargetExpect `yaml:"targets,omitempty"`
+	// PassRate is the share of a seed sweep's seeds (gameday run --seeds)
+	// in which every expectation must hold. Default 100%.
+	PassRate *yamlfile.Percent `yaml:"pass_rate,omitempty"`
 }
 
-// StepExpect are bounds on one fault step.
+// StepExpect are bounds on one fault step, on every target it faults;
+// Targets adds or overrides bounds for one (step, target) pair, by target
+// ("provider/model").
 type StepExpect struct {
+	StepBounds `yaml:",inline"`
+	Targets    map[string]StepBounds `yaml:"targets,omitempty"`
+}
+
+// StepBounds are the bounds of a fault step on a target.
+type StepBounds struct {
 	TTD      *DurationBound `yaml:"ttd,omitempty"`
 	TTM      *DurationBound `yaml:"ttm,omitempty"`
 	TTR      *DurationBound `yaml:"ttr,omitempty"`
@@ -339,6 +351,20 @@ type StepExpect struct {
 	LoadRatio          *NumberBound  `yaml:"load_ratio,omitempty"`
 	LatencyPenalty     *NumberBound  `yaml:"latency_penalty,omitempty"`
 	Flaps              *NumberBound  `yaml:"flaps,omitempty"`
+	// PassRate is the share of a seed sweep's seeds in which each of these
+	// bounds must hold (default: Expect's).
+	PassRate *yamlfile.Percent `yaml:"pass_rate,omitempty"`
+}
+
+// overlay returns b with every bound o sets replaced by o's.
+func (b StepBounds) overlay(o StepBounds) StepBounds {
+	bv, ov := reflect.ValueOf(&b).Elem(), reflect.ValueOf(o)
+	for i := range ov.NumField() {
+		if !ov.Field(i).IsZero() {
+			bv.Field(i).Set(ov.Field(i))
+		}
+	}
+	return b
 }
 
 // TargetExpect are bounds on one target over the run.

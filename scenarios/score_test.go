@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/yamlfile"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -636,7 +637,7 @@ func TestJudgeDetectedBy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.f.Step, tt.f.Target = "s", "a:m"
-			s := &Scenario{Expect: Expect{Steps: map[string]StepExpect{"s": {DetectedBy: tt.want}}}}
+			s := &Scenario{Expect: Expect{Steps: map[string]StepExpect{"s": {StepBounds: StepBounds{DetectedBy: tt.want}}}}}
 			vs := s.judge(&Result{Faults: []FaultScore{tt.f}})
 			if len(vs) != 1 || vs[0].Name != "detected_by" || vs[0].Got != tt.got || vs[0].Want != tt.want || vs[0].Pass != tt.pass {
 				t.Errorf("verdicts %+v, want one detected_by got %q pass %v", vs, tt.got, tt.pass)
@@ -815,6 +816,151 @@ func TestSimJournal(t *testing.T) {
 	for i, j := range js {
 		if j.RequestID == "" || !strings.Contains(j.Target, ":") || j.Time.Before(Epoch) {
 			t.Fatalf("entry %d = %+v", i, j)
+		}
+	}
+}
+
+// The cases of issue 14, each a hand-built log whose old score misled.
+
+// TestScoreTTMCountsLatencyAndCorruption: during a TTFT brownout every
+// answer succeeds but streams wait 8s for a first token; during a
+// silent corruption every answer succeeds but is corrupted. Success rate
+// alone saw "no impact" in both; with the SLO's TTFT and correctness
+// parts the user impact is measured, and mitigated once the gateway moves
+// traffic to b:m at 30s.
+func TestScoreTTMCountsLatencyAndCorruption(t *testing.T) {
+	for _, kind := range []string{"ttft", "corruption"} {
+		t.Run(kind, func(t *testing.T) {
+			b := &logb{streamed: func(int) bool { return true }}
+			b.fault("f", "a:m", 20*time.Second, 60*time.Second)
+			b.traffic(0, 80*time.Second, func(d time.Duration) (string, []att) {
+				if d < 20*time.Second || d >= 30*time.Second {
+					target := "a:m"
+					if d >= 20*time.Second && d < 60*time.Second {
+						target = "b:m"
+					}
+					return events.OutcomeServed, []att{ok(target)}
+				}
+				if kind == "ttft" {
+					return events.OutcomeServed, []att{{target: "a:m", class: "ok", dur: 16 * time.Second}}
+				}
+				b.journal = append(b.journal, JournalEntry{Time: at(d), RequestID: fmt.Sprintf("r%d", b.n+1), Target: "a:m", Outcome: "ok", Corrupted: true})
+				return events.OutcomeServed, []att{ok("a:m")}
+			})
+			in := Input{Events: b.evs, Journal: b.journal, Start: t0, End: at(80 * time.Second), PrimaryTarget: "a:m",
+				SLO: SLO{SuccessRate: 0.99, Window: 10 * time.Second, Correctness: true, TTFT: LatencyObjective{Max: 2 * time.Second}}}
+			res := Score(in)
+			f, _ := res.Fault("f", "a:m")
+			if !f.Impact || !f.Mitigated {
+				t.Fatalf("impact=%v mitigated=%v, want impact, mitigated", f.Impact, f.Mitigated)
+			}
+			// The last bad answers end by 46s (TTFT: started by 29.9s,
+			// 16s long) or 30s (corrupted); the window clears 10s later.
+			want := map[string]time.Duration{"ttft": 36 * time.Second, "corruption": 20100 * time.Millisecond}[kind]
+			near(t, "ttm seconds", f.TTM.Seconds(), want.Seconds(), 0.11)
+			if a := f.Availability; a.Success != 1 || a.Good != 300 || a.GoodRate >= 0.8 {
+				t.Errorf("availability %+v: want every request served, 300 of 400 good", a)
+			}
+			in.SLO = SLO{SuccessRate: 0.99, Window: 10 * time.Second}
+			if f, _ := Score(in).Fault("f", "a:m"); f.Impact {
+				t.Error("success rate alone sees impact: the log is not the disputed case")
+			}
+		})
+	}
+}
+
+// TestScoreMaskedStep: a TTFT step demotes a:m; a token-rate step starts
+// while a:m is still demoted. Its TTD is the time to the first detection
+// caused by token-rate failures (1m54s), not "0s (already_open)".
+func TestScoreMaskedStep(t *testing.T) {
+	b := &logb{}
+	b.ev(20*time.Second, events.Event{Kind: events.FaultStart, Name: "ttft", Target: "a:m", Reason: "ttft"})
+	b.ev(60*time.Second, events.Event{Kind: events.FaultEnd, Name: "ttft", Target: "a:m"})
+	b.ev(60*time.Second, events.Event{Kind: events.FaultStart, Name: "slow-tokens", Target: "a:m", Reason: "token_rate"})
+	b.ev(300*time.Second, events.Event{Kind: events.FaultEnd, Name: "slow-tokens", Target: "a:m"})
+	tr := func(d time.Duration, from, to string) {
+		b.ev(d, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: from, To: to})
+	}
+	tr(25*time.Second, "closed", "open")
+	b.req(24*time.Second, events.OutcomeServed, att{target: "a:m", class: "timeout_ttft"}, ok("b:m"))
+	// The breaker half-opens at 90s; its trial fails on a timeout left
+	// from the TTFT step (not this fault's class); at 170s on the token
+	// rate floor.
+	tr(90*time.Second, "open", "half_open")
+	b.req(90*time.Second, events.OutcomeServed, att{target: "a:m", class: "timeout_ttft"}, ok("b:m"))
+	tr(91*time.Second, "half_open", "open")
+	tr(170*time.Second, "open", "half_open")
+	b.req(173*time.Second, events.OutcomeServed, att{target: "a:m", class: "token_rate_floor", dur: time.Second}, ok("b:m"))
+	tr(174*time.Second, "half_open", "open")
+	res := b.score(320 * time.Second)
+	f, _ := res.Fault("slow-tokens", "a:m")
+	if !f.Masked || f.MaskedBy != "ttft" || !f.Detected || f.TTD != 114*time.Second || f.DetectedBy != "breaker" {
+		t.Errorf("masked=%v by %q, detected=%v ttd=%v by %q; want masked by ttft, detected after 1m54s by breaker",
+			f.Masked, f.MaskedBy, f.Detected, f.TTD, f.DetectedBy)
+	}
+	first, _ := res.Fault("ttft", "a:m")
+	if first.Masked || first.TTD != 5*time.Second {
+		t.Errorf("ttft step: masked=%v ttd=%v, want 5s", first.Masked, first.TTD)
+	}
+}
+
+// TestScoreNotExercised: an idle lower tier faulted with the primary
+// receives no attempt: not exercised, which no step-wide ttd bound fails;
+// named as a (step, target) pair it is reported.
+func TestScoreNotExercised(t *testing.T) {
+	b := &logb{}
+	b.fault("f", "a:m", 20*time.Second, 40*time.Second)
+	b.fault("f", "c:m", 20*time.Second, 40*time.Second)
+	b.ev(22*time.Second, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: "closed", To: "open"})
+	b.traffic(0, 60*time.Second, func(d time.Duration) (string, []att) {
+		if d >= 20*time.Second && d < 40*time.Second {
+			return events.OutcomeServed, []att{ok("b:m")}
+		}
+		return events.OutcomeServed, []att{ok("a:m")}
+	})
+	res := b.score(60 * time.Second)
+	c, _ := res.Fault("f", "c:m")
+	if !c.NotExercised || c.Detected {
+		t.Fatalf("c:m: not exercised=%v detected=%v", c.NotExercised, c.Detected)
+	}
+	if a, _ := res.Fault("f", "a:m"); a.NotExercised || !a.Detected {
+		t.Errorf("a:m: not exercised=%v detected=%v", a.NotExercised, a.Detected)
+	}
+	max := yamlfile.Duration(10 * time.Second)
+	s := &Scenario{Expect: Expect{TTD: &DurationBound{Max: &max}}}
+	vs := s.judge(res)
+	if len(vs) != 1 || vs[0].Target != "a:m" || !vs[0].Pass {
+		t.Errorf("step-wide ttd verdicts %+v, want one passing for a:m", vs)
+	}
+	s.Expect.Steps = map[string]StepExpect{"f": {Targets: map[string]StepBounds{"c/m": {TTD: &DurationBound{Max: &max}}}}}
+	vs = s.judge(res)
+	i := slices.IndexFunc(vs, func(v Verdict) bool { return v.Target == "c:m" })
+	if i < 0 || vs[i].Pass || vs[i].Got != "not exercised" {
+		t.Errorf("verdicts %+v, want c:m's ttd failed as not exercised", vs)
+	}
+}
+
+// TestScoreSupersededWithinATick: the live engine ends one step and
+// starts the next 4µs later; that is adjacency (within a 1ms scheduling
+// tick), as the simulator's equal instants are: superseded, not "not
+// recovered". 2ms apart they are separate steps.
+func TestScoreSupersededWithinATick(t *testing.T) {
+	for _, tt := range []struct {
+		gap        time.Duration
+		superseded bool
+	}{{0, true}, {4 * time.Microsecond, true}, {Adjacency, true}, {2 * time.Millisecond, false}} {
+		b := &logb{}
+		b.fault("one", "a:m", 10*time.Second, 30*time.Second)
+		b.fault("two", "a:m", 30*time.Second+tt.gap, 50*time.Second)
+		b.traffic(0, 70*time.Second, func(d time.Duration) (string, []att) {
+			if d >= 10*time.Second && d < 50*time.Second {
+				return events.OutcomeServed, []att{fail("a:m"), ok("b:m")}
+			}
+			return events.OutcomeServed, []att{ok("a:m")}
+		})
+		one, _ := b.score(70*time.Second).Fault("one", "a:m")
+		if one.Superseded != tt.superseded || (!tt.superseded && one.Recovered) {
+			t.Errorf("gap %v: superseded=%v recovered=%v, want superseded=%v", tt.gap, one.Superseded, one.Recovered, tt.superseded)
 		}
 	}
 }
