@@ -267,7 +267,7 @@ type TargetScore struct {
 	// active, had less than half its baseline share of successful attempts
 	// (over the SLO window): healthy but kept out of traffic.
 	UnnecessaryFallback time.Duration `json:"unnecessary_fallback_ns"`
-	BadServed      int `json:"bad_served"`
+	BadServed           int           `json:"bad_served"`
 	// Classes counts attempt outcome classes ("ok", "rate_limited", ...).
 	Classes map[string]int `json:"classes,omitempty"`
 }

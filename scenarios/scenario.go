@@ -2,9 +2,9 @@ package scenarios
 
 import (
 	"errors"
-	"reflect"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
