@@ -33,6 +33,7 @@ func (s *Scenario) judge(res *Result) []Verdict {
 	}
 	checkP("availability", e.Availability, o.Availability.Success, "", "")
 	checkP("failed", e.Failed, o.Availability.FailedRate, "", "")
+	checkP("good", e.Good, o.Availability.GoodRate, "", "")
 	checkP("degraded", e.Degraded, o.Availability.DegradedRate, "", "")
 	checkN("flaps", e.Flaps, float64(o.Flaps), "", "")
 	checkN("bad_served", e.BadServed, float64(o.BadServed), "", "")
@@ -57,7 +58,7 @@ func (s *Scenario) judge(res *Result) []Verdict {
 
 	// Per fault step and target: the run-wide step bounds, then the step's own.
 	for _, f := range res.Faults {
-		step := e.Steps[f.Step]
+		step := e.Steps[baseStep(f.Step)]
 		se := step.StepBounds
 		named := false
 		for k, tb := range step.Targets {
@@ -120,6 +121,7 @@ func (s *Scenario) judge(res *Result) []Verdict {
 		checkN("load_ratio", firstN(se.LoadRatio, e.LoadRatio), f.LoadRatio, f.Step, f.Target)
 		checkP("availability", se.Availability, f.Availability.Success, f.Step, f.Target)
 		checkP("failed", se.Failed, f.Availability.FailedRate, f.Step, f.Target)
+		checkP("good", se.Good, f.Availability.GoodRate, f.Step, f.Target)
 		checkN("bad_served", se.BadServed, float64(f.BadServed), f.Step, f.Target)
 		checkN("cost_multiplier", se.CostMultiplier, f.CostMultiplier, f.Step, f.Target)
 		checkN("retry_amplification", se.RetryAmplification, f.Retry.Amplification, f.Step, f.Target)
@@ -136,6 +138,10 @@ func (s *Scenario) judge(res *Result) []Verdict {
 		checkN("flaps", te.Flaps, float64(t.Flaps), "", key)
 		checkN("bad_served", te.BadServed, float64(t.BadServed), "", key)
 		checkN("attempts", te.Attempts, float64(t.Attempts), "", key)
+		if te.UnnecessaryFallback != nil {
+			want, pass := te.UnnecessaryFallback.judge(t.UnnecessaryFallback, true)
+			v("unnecessary_fallback", "", key, want, fmtDur(t.UnnecessaryFallback), pass)
+		}
 	}
 
 	firstFault := time.Time{}

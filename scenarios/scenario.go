@@ -244,6 +244,26 @@ type Step struct {
 	Kill     string       `yaml:"kill,omitempty"`
 	Reload   *Reload      `yaml:"reload,omitempty"`
 	SinkDown string       `yaml:"sink_down,omitempty"`
+	// Every repeats the step: it starts again Every after each start,
+	// Count times in all (0: until the run ends). Each repeat is its own
+	// step, named "NAME#2", "NAME#3"...; expectations on NAME apply to
+	// every repeat.
+	Every yamlfile.Duration `yaml:"every,omitempty"`
+	Count int               `yaml:"count,omitempty"`
+	// Relative sets a fault's knob as a factor of the faulted model's own
+	// base (from the providers file): {token_rate: 0.5} halves its token
+	// rate (a token_rate fault), {ttft: 20} sets its time to first token
+	// to 20 times its usual (a ttft fault in set mode).
+	Relative *Relative `yaml:"relative,omitempty"`
+
+	// resolved holds the fault per target with its relative knobs set.
+	resolved map[string]faults.Spec
+}
+
+// Relative are a fault's knobs as factors of the model's base.
+type Relative struct {
+	TokenRate float64 `yaml:"token_rate,omitempty"`
+	TTFT      float64 `yaml:"ttft,omitempty"`
 }
 
 // Reload swaps the gateway's config for another file.
@@ -272,6 +292,9 @@ func (s *Step) Kind() string {
 func (s *Step) faultFor(target string) faults.Spec {
 	prov, model, _ := strings.Cut(target, ":")
 	spec := *s.Fault
+	if r, ok := s.resolved[target]; ok {
+		spec = r
+	}
 	spec.Provider, spec.Model = prov, model
 	spec.ID = s.Name + "/" + target
 	return spec
@@ -309,6 +332,7 @@ type Expect struct {
 	Flaps                  *NumberBound            `yaml:"flaps,omitempty"`
 	Availability           *PercentBound           `yaml:"availability,omitempty"`
 	Failed                 *PercentBound           `yaml:"failed,omitempty"`
+	Good                   *PercentBound           `yaml:"good,omitempty"` // share of good requests (every SLO part met)
 	Degraded               *PercentBound           `yaml:"degraded,omitempty"`
 	BadServed              *NumberBound            `yaml:"bad_served,omitempty"`
 	CostMultiplier         *NumberBound            `yaml:"cost_multiplier,omitempty"`
@@ -345,6 +369,7 @@ type StepBounds struct {
 	DetectedBy         string        `yaml:"detected_by,omitempty"`
 	Availability       *PercentBound `yaml:"availability,omitempty"`
 	Failed             *PercentBound `yaml:"failed,omitempty"`
+	Good               *PercentBound `yaml:"good,omitempty"`
 	BadServed          *NumberBound  `yaml:"bad_served,omitempty"`
 	CostMultiplier     *NumberBound  `yaml:"cost_multiplier,omitempty"`
 	RetryAmplification *NumberBound  `yaml:"retry_amplification,omitempty"`
@@ -374,6 +399,9 @@ type TargetExpect struct {
 	Flaps     *NumberBound  `yaml:"flaps,omitempty"`
 	BadServed *NumberBound  `yaml:"bad_served,omitempty"`
 	Attempts  *NumberBound  `yaml:"attempts,omitempty"`
+	// UnnecessaryFallback bounds the time the target spent out of traffic
+	// with no fault of its own (see TargetScore.UnnecessaryFallback).
+	UnnecessaryFallback *DurationBound `yaml:"unnecessary_fallback,omitempty"`
 }
 
 // AlertExpect expects an alert rule to fire (within Within of the first

@@ -244,7 +244,7 @@ func (s *Scenario) passRate(step, target string) float64 {
 	if s.Expect.PassRate != nil {
 		r = s.Expect.PassRate.F()
 	}
-	if se, ok := s.Expect.Steps[step]; ok && step != "" {
+	if se, ok := s.Expect.Steps[baseStep(step)]; ok && step != "" {
 		if se.PassRate != nil {
 			r = se.PassRate.F()
 		}
