@@ -9,7 +9,13 @@ import (
 // SchemaVersion is the version of the [Result] JSON schema (result.json). It
 // changes only when a field is renamed or removed or its meaning changes;
 // adding fields keeps the version.
-const SchemaVersion = 1
+//
+// Version 2 (issue 14): TTM reads good requests (the SLO's correctness and
+// latency parts), TTD counts only detections caused after a step's start
+// (no "already_open"), latency percentiles are of streamed (TTFT) and
+// non-streamed (total) requests apart, and flaps are oscillations and
+// false positives (re-detections apart).
+const SchemaVersion = 2
 
 // Mode says how a scenario was run.
 type Mode string
