@@ -35,8 +35,10 @@ type DiffRow struct {
 
 // RunDiff is the comparison of two runs of (usually) the same scenario.
 type RunDiff struct {
-	Old, New *scenarios.Result
-	Rows     []DiffRow
+	Old, New *scenarios.Result // nil for sweeps
+	// Title names what is compared.
+	Title string
+	Rows  []DiffRow
 }
 
 // Regressions returns the rows that got worse beyond tolerance.
@@ -55,7 +57,7 @@ func (d *RunDiff) Regressions() []DiffRow {
 // step detected (or mitigated, recovered) in the old run and not in the new
 // one is a regression whatever the tolerance.
 func Diff(old, new *scenarios.Result, tol Tolerances) *RunDiff {
-	d := &RunDiff{Old: old, New: new}
+	d := &RunDiff{Old: old, New: new, Title: fmt.Sprintf("old: %s (%s, seed %d)  new: %s (%s, seed %d)", old.Scenario, old.Mode, old.Seed, new.Scenario, new.Mode, new.Seed)}
 	rate := func(name string, o, n float64) {
 		row := DiffRow{Score: name, Old: fmtPct(o), New: fmtPct(n), Delta: fmt.Sprintf("%+.2fpp", (n-o)*100)}
 		row.Regression = o-n > tol.Availability+1e-12
@@ -147,7 +149,7 @@ func signedDur(d time.Duration) string {
 func WriteDiff(w io.Writer, d *RunDiff, color bool) error {
 	p := painter(color)
 	var b strings.Builder
-	fmt.Fprintf(&b, "old: %s (%s, seed %d)  new: %s (%s, seed %d)\n\n", d.Old.Scenario, d.Old.Mode, d.Old.Seed, d.New.Scenario, d.New.Mode, d.New.Seed)
+	fmt.Fprintf(&b, "%s\n\n", d.Title)
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "score\told\tnew\tdelta\t")
 	for _, r := range d.Rows {

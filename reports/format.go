@@ -46,12 +46,29 @@ func fmtRatio(f float64) string {
 
 // detect describes the TTD of a fault score.
 func detect(f scenarios.FaultScore) string {
-	if !f.Detected {
+	masked := ""
+	if f.Masked {
+		by := f.MaskedBy
+		if by == "" {
+			by = "an earlier demotion"
+		}
+		masked = "masked by " + by
+	}
+	switch {
+	case f.NotExercised:
+		return "not exercised"
+	case !f.Detected && f.Masked:
+		return "not re-detected (" + masked + ")"
+	case !f.Detected:
 		return "not detected"
 	}
 	s := fmtDur(f.TTD)
 	if f.DetectedBy != "" {
-		s += " (" + f.DetectedBy + ")"
+		s += " (" + f.DetectedBy
+		if masked != "" {
+			s += ", " + masked
+		}
+		s += ")"
 	}
 	return s
 }

@@ -232,8 +232,11 @@ func TestDiff(t *testing.T) {
 func TestTrend(t *testing.T) {
 	dir := t.TempDir()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i, q := range []string{"2026-q1", "2026-q2", "2026-q3"} {
+	for i, q := range []string{"2026-q1", "2026-q2", "2026-q3", "2026-q3-live"} {
 		r := fixture()
+		if strings.HasSuffix(q, "-live") {
+			r.Mode = scenarios.ModeLive
+		}
 		r.Faults[0].TTD = time.Duration(10-3*i) * time.Second
 		var buf bytes.Buffer
 		require.NoError(t, writeJSON(&buf, r))
@@ -244,16 +247,23 @@ func TestTrend(t *testing.T) {
 	}
 	runs, err := LoadRuns(dir)
 	require.NoError(t, err)
-	require.Len(t, runs, 3)
+	require.Len(t, runs, 4)
 	tr := Trend(runs)
-	pts := tr["primary-429-storm"]
+	// Modes apart: the live run is a series of its own.
+	pts := tr["primary-429-storm (sim)"]
 	require.Len(t, pts, 3)
+	require.Len(t, tr["primary-429-storm (live)"], 1)
 	require.Equal(t, []string{"2026-q1", "2026-q2", "2026-q3"}, []string{pts[0].Label, pts[1].Label, pts[2].Label})
 	require.Equal(t, 10*time.Second, pts[0].TTD)
 	require.Equal(t, 4*time.Second, pts[2].TTD)
 	var txt, page bytes.Buffer
 	require.NoError(t, WriteTrend(&txt, tr))
 	require.Contains(t, txt.String(), "2026-q2")
+	// Steps apart: each fault step has its own column.
+	for _, f := range fixture().Faults {
+		require.Contains(t, txt.String(), f.Step+" "+f.Target+" TTD / TTM")
+	}
+	require.Equal(t, 4*time.Second, pts[2].Steps[0].TTD)
 	require.NoError(t, WriteTrendHTML(&page, tr))
 	require.Contains(t, page.String(), "<svg ")
 
@@ -263,4 +273,27 @@ func TestTrend(t *testing.T) {
 
 func writeJSON(buf *bytes.Buffer, r *scenarios.Result) error {
 	return jsonEncode(buf, r)
+}
+
+func TestDiffSweeps(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	sweep := func(worst *float64, rate float64) *scenarios.Sweep {
+		return &scenarios.Sweep{Scenario: "s", Mode: scenarios.ModeSim, Seeds: []uint64{1, 2},
+			Scores: []scenarios.SweepScore{
+				{Name: "ttd", Step: "a", Target: "p:m", Unit: "duration", HigherIsWorse: true, Median: v(5e9), P90: v(6e9), Worst: worst},
+				{Name: "availability", Unit: "rate", Median: v(0.999), P90: v(0.99), Worst: v(0.98)},
+			},
+			Expectations: []scenarios.SweepVerdict{{Name: "ttd", Step: "a", Target: "p:m", Want: "<= 10s", Rate: rate, Needed: 0.9, Pass: rate >= 0.9}}}
+	}
+	d := DiffSweeps(sweep(v(7e9), 1), sweep(nil, 0.5), DefaultTolerances)
+	var regressed []string
+	for _, r := range d.Regressions() {
+		regressed = append(regressed, r.Score)
+	}
+	require.Equal(t, []string{"ttd [a] p:m worst", "pass rate ttd a p:m"}, regressed)
+	require.Empty(t, DiffSweeps(sweep(v(7e9), 1), sweep(v(7.5e9), 1), DefaultTolerances).Regressions(), "within the 1s tolerance")
+
+	require.NoError(t, Comparable("s", scenarios.ModeSim, "s", scenarios.ModeSim))
+	require.ErrorContains(t, Comparable("s", scenarios.ModeSim, "t", scenarios.ModeSim), "different scenarios")
+	require.ErrorContains(t, Comparable("s", scenarios.ModeSim, "s", scenarios.ModeLive), "different modes")
 }

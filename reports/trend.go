@@ -76,15 +76,37 @@ type TrendPoint struct {
 	Flaps        int
 	Availability float64
 	Cost         float64
+	// Steps are the run's fault steps, each on its own (a worst over
+	// steps hides which one moved).
+	Steps []TrendStep
 }
 
-// Trend groups runs by scenario name, in run order.
+// TrendStep is one fault step's TTD and TTM in a run; -1 when not detected
+// / mitigated.
+type TrendStep struct {
+	Step, Target string
+	TTD, TTM     time.Duration
+}
+
+// Trend groups runs by scenario and mode ("name (sim)"), in run order:
+// simulated and live scores are never mixed in one series.
 func Trend(runs []Run) map[string][]TrendPoint {
 	out := map[string][]TrendPoint{}
 	for _, run := range runs {
 		r := run.Result
 		tp := TrendPoint{Label: run.Label, Pass: r.Pass && !r.Aborted, Flaps: r.Overall.Flaps, Availability: r.Overall.Availability.Success, Cost: r.Overall.Cost.Total}
 		for _, f := range r.Faults {
+			st := TrendStep{Step: f.Step, Target: f.Target, TTD: f.TTD, TTM: f.TTM}
+			if !f.Detected {
+				st.TTD = -1
+			}
+			if f.Impact && !f.Mitigated {
+				st.TTM = -1
+			}
+			tp.Steps = append(tp.Steps, st)
+			if f.NotExercised {
+				continue
+			}
 			switch {
 			case !f.Detected:
 				tp.TTD = -1
@@ -98,9 +120,39 @@ func Trend(runs []Run) map[string][]TrendPoint {
 				tp.TTM = f.TTM
 			}
 		}
-		out[r.Scenario] = append(out[r.Scenario], tp)
+		mode := r.Mode
+		if mode == "" {
+			mode = scenarios.ModeSim
+		}
+		key := fmt.Sprintf("%s (%s)", r.Scenario, mode)
+		out[key] = append(out[key], tp)
 	}
 	return out
+}
+
+// stepColumns are the (step, target) pairs of a series' runs, in first-seen
+// order.
+func stepColumns(pts []TrendPoint) [][2]string {
+	var cols [][2]string
+	for _, p := range pts {
+		for _, st := range p.Steps {
+			k := [2]string{st.Step, st.Target}
+			if !slices.Contains(cols, k) {
+				cols = append(cols, k)
+			}
+		}
+	}
+	return cols
+}
+
+// stepCell prints a run's TTD/TTM of one step, "–" when the run lacks it.
+func stepCell(p TrendPoint, col [2]string) string {
+	for _, st := range p.Steps {
+		if st.Step == col[0] && st.Target == col[1] {
+			return trendDur(st.TTD, "not detected") + " / " + trendDur(st.TTM, "not mitigated")
+		}
+	}
+	return "–"
 }
 
 func trendDur(d time.Duration, missing string) string {
@@ -116,9 +168,18 @@ func WriteTrend(w io.Writer, trend map[string][]TrendPoint) error {
 	for _, name := range sortedKeys(trend) {
 		fmt.Fprintf(&b, "%s\n", name)
 		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  run\tverdict\tTTD\tTTM\tflaps\tavailability\tcost")
+		cols := stepColumns(trend[name])
+		head := "  run\tverdict\tflaps\tavailability\tcost"
+		for _, c := range cols {
+			head += "\t" + c[0] + " " + c[1] + " TTD / TTM"
+		}
+		fmt.Fprintln(tw, head)
 		for _, p := range trend[name] {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\t%s\n", p.Label, verdictWord(p.Pass), trendDur(p.TTD, "not detected"), trendDur(p.TTM, "not mitigated"), p.Flaps, fmtPct(p.Availability), fmtMoney(p.Cost))
+			line := fmt.Sprintf("  %s\t%s\t%d\t%s\t%s", p.Label, verdictWord(p.Pass), p.Flaps, fmtPct(p.Availability), fmtMoney(p.Cost))
+			for _, c := range cols {
+				line += "\t" + stepCell(p, c)
+			}
+			fmt.Fprintln(tw, line)
 		}
 		_ = tw.Flush()
 		b.WriteString("\n")
@@ -163,10 +224,19 @@ svg polyline{fill:none;stroke-width:2}svg .ttd{stroke:#9b59b6}svg .ttm{stroke:#1
 		pl.line(xs, ttm, "ttm", "TTM")
 		pl.legend([]legendItem{{"#9b59b6", "TTD"}, {"#17a2b8", "TTM"}})
 		b.WriteString(pl.String())
-		b.WriteString("<table><tr><th>run</th><th>verdict</th><th>TTD</th><th>TTM</th><th>flaps</th><th>availability</th><th>cost</th></tr>")
+		cols := stepColumns(pts)
+		b.WriteString("<table><tr><th>run</th><th>verdict</th><th>TTD</th><th>TTM</th><th>flaps</th><th>availability</th><th>cost</th>")
+		for _, c := range cols {
+			fmt.Fprintf(&b, "<th>%s %s TTD / TTM</th>", html.EscapeString(c[0]), html.EscapeString(c[1]))
+		}
+		b.WriteString("</tr>")
 		for _, p := range pts {
-			fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td></tr>",
+			fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td>",
 				html.EscapeString(p.Label), verdictWord(p.Pass), trendDur(p.TTD, "not detected"), trendDur(p.TTM, "not mitigated"), p.Flaps, fmtPct(p.Availability), fmtMoney(p.Cost))
+			for _, c := range cols {
+				fmt.Fprintf(&b, "<td>%s</td>", html.EscapeString(stepCell(p, c)))
+			}
+			b.WriteString("</tr>")
 		}
 		b.WriteString("</table>")
 	}

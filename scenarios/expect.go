@@ -33,6 +33,7 @@ func (s *Scenario) judge(res *Result) []Verdict {
 	}
 	checkP("availability", e.Availability, o.Availability.Success, "", "")
 	checkP("failed", e.Failed, o.Availability.FailedRate, "", "")
+	checkP("good", e.Good, o.Availability.GoodRate, "", "")
 	checkP("degraded", e.Degraded, o.Availability.DegradedRate, "", "")
 	checkN("flaps", e.Flaps, float64(o.Flaps), "", "")
 	checkN("bad_served", e.BadServed, float64(o.BadServed), "", "")
@@ -57,8 +58,24 @@ func (s *Scenario) judge(res *Result) []Verdict {
 
 	// Per fault step and target: the run-wide step bounds, then the step's own.
 	for _, f := range res.Faults {
-		se := e.Steps[f.Step]
+		step := e.Steps[baseStep(f.Step)]
+		se := step.StepBounds
+		named := false
+		for k, tb := range step.Targets {
+			if normTarget(k) == f.Target {
+				se, named = se.overlay(tb), true
+			}
+		}
 		ttd, ttm, ttr := firstD(se.TTD, e.TTD), firstD(se.TTM, e.TTM), firstD(se.TTR, e.TTR)
+		if f.NotExercised {
+			// Neither detected nor missed: only a bound on this very
+			// (step, target) pair reports it, as a failure.
+			if named && (se.TTD != nil || se.Detected != nil || se.DetectedBy != "") {
+				v("detected", f.Step, f.Target, "exercised", "not exercised", false)
+			}
+			ttd = nil
+			se.Detected, se.DetectedBy = nil, ""
+		}
 		if se.Detected != nil {
 			v("detected", f.Step, f.Target, strconv.FormatBool(*se.Detected), detectedString(f), f.Detected == *se.Detected)
 		}
@@ -71,8 +88,13 @@ func (s *Scenario) judge(res *Result) []Verdict {
 		}
 		if ttd != nil && (se.Detected == nil || *se.Detected) {
 			got := "not detected"
-			if f.Detected {
+			switch {
+			case f.Detected && f.Masked:
+				got = fmtDur(f.TTD) + " (" + f.DetectedBy + ", masked by " + maskedBy(f) + ")"
+			case f.Detected:
 				got = fmtDur(f.TTD) + " (" + f.DetectedBy + ")"
+			case f.Masked:
+				got = "not re-detected (masked by " + maskedBy(f) + ")"
 			}
 			want, pass := ttd.judge(f.TTD, f.Detected)
 			v("ttd", f.Step, f.Target, want, got, pass)
@@ -99,6 +121,7 @@ func (s *Scenario) judge(res *Result) []Verdict {
 		checkN("load_ratio", firstN(se.LoadRatio, e.LoadRatio), f.LoadRatio, f.Step, f.Target)
 		checkP("availability", se.Availability, f.Availability.Success, f.Step, f.Target)
 		checkP("failed", se.Failed, f.Availability.FailedRate, f.Step, f.Target)
+		checkP("good", se.Good, f.Availability.GoodRate, f.Step, f.Target)
 		checkN("bad_served", se.BadServed, float64(f.BadServed), f.Step, f.Target)
 		checkN("cost_multiplier", se.CostMultiplier, f.CostMultiplier, f.Step, f.Target)
 		checkN("retry_amplification", se.RetryAmplification, f.Retry.Amplification, f.Step, f.Target)
@@ -115,6 +138,10 @@ func (s *Scenario) judge(res *Result) []Verdict {
 		checkN("flaps", te.Flaps, float64(t.Flaps), "", key)
 		checkN("bad_served", te.BadServed, float64(t.BadServed), "", key)
 		checkN("attempts", te.Attempts, float64(t.Attempts), "", key)
+		if te.UnnecessaryFallback != nil {
+			want, pass := te.UnnecessaryFallback.judge(t.UnnecessaryFallback, true)
+			v("unnecessary_fallback", "", key, want, fmtDur(t.UnnecessaryFallback), pass)
+		}
 	}
 
 	firstFault := time.Time{}
@@ -171,6 +198,15 @@ func (s *Scenario) judge(res *Result) []Verdict {
 		v(name, "", "", want, got, pass)
 	}
 	return out
+}
+
+// maskedBy names what masked a fault: the earlier step, or a demotion
+// outside every fault.
+func maskedBy(f FaultScore) string {
+	if f.MaskedBy == "" {
+		return "an earlier demotion"
+	}
+	return f.MaskedBy
 }
 
 func firedString(sc AlertScore, firstFault time.Time) string {

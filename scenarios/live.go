@@ -232,7 +232,7 @@ func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Resu
 		journal = append(journal, convertJournal(l.provs[p.name].Model().Journal())...)
 	}
 	in := Input{Events: evs, Journal: journal, Evals: recs, Start: l.start, End: end,
-		SLO: SLO{SuccessRate: s.SLO.SuccessRate.F(), Window: s.SLO.Window.D()}, Primary: s.env.primary,
+		SLO: s.SLO.slo(), Primary: s.env.primary,
 		Prices: s.env.prices, BlackBox: l.blackBox}
 	if len(in.Primary) > 0 {
 		for _, v := range in.Primary {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/gateway/alerts"
 	"github.com/brownout-dev/brownout/gateway/policy"
+	"github.com/brownout-dev/brownout/mockprovider"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
@@ -49,7 +51,11 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		}
 	}
 	s.doc = doc
-	if es := doc.Settle(decodeErrs, s.validate()); len(es) > 0 {
+	es := doc.Settle(decodeErrs, s.validate())
+	if len(es) == 0 {
+		s.Timeline = s.expandRepeats()
+	}
+	if len(es) > 0 {
 		return nil, invalid(es)
 	}
 	return s, nil
@@ -126,6 +132,11 @@ func (s *Scenario) validate() yamlfile.Errors {
 	}
 	if s.SLO.Window == 0 {
 		s.SLO.Window = yamlfile.Duration(defaultWindow)
+	}
+	for i, l := range []*LatencySpec{s.SLO.TTFT, s.SLO.Latency} {
+		if l != nil && l.Max <= 0 && l.P95 <= 0 {
+			add([]string{"slo.ttft", "slo.latency"}[i], "set max (every request) or p95 (the window's 95th percentile), e.g. {max: 2s}")
+		}
 	}
 
 	env := &environment{targets: map[string]bool{}, models: map[string][]string{}, primary: map[string]string{}, prices: map[string]Price{}}
@@ -388,6 +399,10 @@ func (s *Scenario) validate() yamlfile.Errors {
 			add(p, "the step sets %s: set exactly one of fault, kill, reload and sink_down", strings.Join(actions, " and "))
 			continue
 		}
+		s.validateRepeat(st, p, add)
+		if st.Relative != nil {
+			s.resolveRelative(st, p, add)
+		}
 		var targets []string
 		switch st.Kind() {
 		case "fault":
@@ -435,17 +450,21 @@ func (s *Scenario) validate() yamlfile.Errors {
 				add(p+".sink_down", "unknown alert sink %q", st.SinkDown)
 			}
 		}
-		from, to := int64(st.At), int64(s.stepEnd(st))
-		if st.For <= 0 {
-			to = int64(s.Duration) + 1
-		}
-		for _, t := range targets {
-			for _, o := range busy[t] {
-				if from < o.to && o.from < to {
-					add(p+".at", "step %q overlaps step %q on %s", st.Name, s.Timeline[o.step].Name, t)
-				}
+		for _, at := range s.starts(st) {
+			rep := *st
+			rep.At = yamlfile.Duration(at)
+			from, to := int64(at), int64(s.stepEnd(&rep))
+			if st.For <= 0 {
+				to = int64(s.Duration) + 1
 			}
-			busy[t] = append(busy[t], span{i, from, to})
+			for _, t := range targets {
+				for _, o := range busy[t] {
+					if o.step != i && from < o.to && o.from < to {
+						add(p+".at", "step %q overlaps step %q on %s", st.Name, s.Timeline[o.step].Name, t)
+					}
+				}
+				busy[t] = append(busy[t], span{i, from, to})
+			}
 		}
 	}
 
@@ -475,7 +494,16 @@ func (s *Scenario) validate() yamlfile.Errors {
 			continue
 		}
 		if se.DetectedBy != "" && !validDetectedBy(se.DetectedBy) {
-			add(p+".detected_by", "%q is not a detection source (detector:<name>, detector, breaker, health, probe, traffic_shift, already_open)", se.DetectedBy)
+			add(p+".detected_by", "%q is not a detection source (detector:<name>, detector, breaker, health, probe, traffic_shift)", se.DetectedBy)
+		}
+		faulted := s.stepTargets(name)
+		for _, k := range sortedKeys(se.Targets) {
+			if !slices.Contains(faulted, normTarget(k)) {
+				add(p+".targets."+k, "step %q does not fault %q (it faults: %s)", name, k, strings.Join(faulted, ", "))
+			}
+			if tb := se.Targets[k]; tb.DetectedBy != "" && !validDetectedBy(tb.DetectedBy) {
+				add(p+".targets."+k+".detected_by", "%q is not a detection source (detector:<name>, detector, breaker, health, probe, traffic_shift)", tb.DetectedBy)
+			}
 		}
 	}
 	for name := range e.Targets {
@@ -486,11 +514,30 @@ func (s *Scenario) validate() yamlfile.Errors {
 	return es
 }
 
+// stepTargets returns the provider:model targets the named step faults or
+// kills.
+func (s *Scenario) stepTargets(name string) []string {
+	var out []string
+	for i := range s.Timeline {
+		st := &s.Timeline[i]
+		if st.Name != name {
+			continue
+		}
+		t := st.Target
+		if st.Kind() == "kill" {
+			t = st.Kill
+		}
+		ks, _ := s.expandTarget(t)
+		out = append(out, ks...)
+	}
+	return out
+}
+
 // validDetectedBy reports whether s names a detection source of
 // FaultScore.DetectedBy, or "detector" for any detector.
 func validDetectedBy(s string) bool {
 	switch s {
-	case "detector", "breaker", "health", "probe", "traffic_shift", "already_open":
+	case "detector", "breaker", "health", "probe", "traffic_shift":
 		return true
 	}
 	name, ok := strings.CutPrefix(s, "detector:")
@@ -577,4 +624,135 @@ func readPrompts(path string) ([]string, error) {
 		return nil, fmt.Errorf("%s: no prompts", path)
 	}
 	return out, nil
+}
+
+// validateRepeat checks a step's every and count and its name, which must
+// leave '#' to the repeats.
+func (s *Scenario) validateRepeat(st *Step, p string, add func(path, format string, args ...any)) {
+	if strings.Contains(st.Name, "#") {
+		add(p+".name", "%q: '#' is kept for the names of repeats (NAME#2)", st.Name)
+	}
+	switch {
+	case st.Count < 0:
+		add(p+".count", "must be 0 (until the run ends) or more")
+	case st.Every < 0:
+		add(p+".every", "must be positive, e.g. \"2m\"")
+	case st.Count > 0 && st.Every == 0:
+		add(p+".every", "required with count: how long after each start the step starts again")
+	case st.Every > 0 && (st.For <= 0 || st.For >= st.Every):
+		add(p+".for", "a repeating step needs a for shorter than its every (%s)", st.Every)
+	}
+}
+
+// starts returns the offsets at which a step starts: At, then every Every
+// (Count times, or until the run ends).
+func (s *Scenario) starts(st *Step) []time.Duration {
+	if st.Every <= 0 {
+		return []time.Duration{st.At.D()}
+	}
+	var out []time.Duration
+	for at := st.At.D(); at < s.Duration.D() && (st.Count == 0 || len(out) < st.Count); at += st.Every.D() {
+		out = append(out, at)
+	}
+	return out
+}
+
+// expandRepeats returns the timeline with each repeating step written out:
+// NAME, NAME#2, NAME#3...
+func (s *Scenario) expandRepeats() []Step {
+	var out []Step
+	for i := range s.Timeline {
+		st := &s.Timeline[i]
+		for k, at := range s.starts(st) {
+			rep := *st
+			rep.At, rep.Every, rep.Count = yamlfile.Duration(at), 0, 0
+			if k > 0 {
+				rep.Name = fmt.Sprintf("%s#%d", st.Name, k+1)
+			}
+			out = append(out, rep)
+		}
+	}
+	return out
+}
+
+// baseStep is the name of the step a repeat repeats ("flap#3" -> "flap").
+func baseStep(name string) string {
+	base, _, _ := strings.Cut(name, "#")
+	return base
+}
+
+// resolveRelative sets a fault step's relative knobs from each faulted
+// model's base: its token rate or its typical time to first token.
+func (s *Scenario) resolveRelative(st *Step, p string, add func(path, format string, args ...any)) {
+	r := st.Relative
+	switch {
+	case st.Fault == nil:
+		add(p+".relative", "relative knobs need a fault")
+		return
+	case r.TokenRate < 0 || r.TTFT < 0 || (r.TokenRate == 0 && r.TTFT == 0):
+		add(p+".relative", "set token_rate or ttft to a positive factor, e.g. {token_rate: 0.5}")
+		return
+	case r.TokenRate > 0 && st.Fault.Kind != faults.KindTokenRate:
+		add(p+".relative.token_rate", "needs a token_rate fault (got %s)", st.Fault.Kind)
+		return
+	case r.TTFT > 0 && st.Fault.Kind != faults.KindTTFT:
+		add(p+".relative.ttft", "needs a ttft fault (got %s)", st.Fault.Kind)
+		return
+	}
+	targets, _ := s.expandTarget(st.Target)
+	st.resolved = map[string]faults.Spec{}
+	for _, t := range targets {
+		m, ok := s.modelSpec(t)
+		spec := *st.Fault
+		switch {
+		case !ok:
+			continue // an unknown target is reported with the step's target
+		case r.TokenRate > 0:
+			if m.TokensPerSecond <= 0 {
+				add(p+".relative.token_rate", "%s has no base token rate (tokens_per_second) to scale", t)
+				continue
+			}
+			spec.Rate = m.TokensPerSecond * r.TokenRate
+		default:
+			base := typical(m.TTFT)
+			if base <= 0 {
+				add(p+".relative.ttft", "%s has no base time to first token (ttft) to scale", t)
+				continue
+			}
+			d := faults.Fixed(time.Duration(float64(base) * r.TTFT))
+			spec.Delay, spec.Mode = &d, "set"
+		}
+		st.resolved[t] = spec
+		// The step's own fault is validated as its first target's.
+		if len(st.resolved) == 1 {
+			*st.Fault = spec
+		}
+	}
+}
+
+// modelSpec returns the mock behaviour of a provider:model target.
+func (s *Scenario) modelSpec(target string) (mockprovider.ModelSpec, bool) {
+	prov, model, _ := strings.Cut(target, ":")
+	for _, p := range s.env.providers {
+		if p.name != prov {
+			continue
+		}
+		for _, m := range p.spec.Models {
+			if ok, _ := path.Match(m.Name, model); ok || m.Name == model {
+				return m, true
+			}
+		}
+	}
+	return mockprovider.ModelSpec{}, false
+}
+
+// typical is a latency distribution's usual value: its fixed value, median
+// or mean, or the middle of its range.
+func typical(l faults.Latency) time.Duration {
+	for _, d := range []yamlfile.Duration{l.Fixed, l.Median, l.Mean} {
+		if d > 0 {
+			return d.D()
+		}
+	}
+	return (l.Min.D() + l.Max.D()) / 2
 }

@@ -9,7 +9,13 @@ import (
 // SchemaVersion is the version of the [Result] JSON schema (result.json). It
 // changes only when a field is renamed or removed or its meaning changes;
 // adding fields keeps the version.
-const SchemaVersion = 1
+//
+// Version 2 (issue 14): TTM reads good requests (the SLO's correctness and
+// latency parts), TTD counts only detections caused after a step's start
+// (no "already_open"), latency percentiles are of streamed (TTFT) and
+// non-streamed (total) requests apart, and flaps are oscillations and
+// false positives (re-detections apart).
+const SchemaVersion = 2
 
 // Mode says how a scenario was run.
 type Mode string
@@ -66,10 +72,26 @@ type Result struct {
 	Series Series `json:"series"`
 }
 
-// SLO is the user-visible success objective the run is judged against.
+// SLO is the user-visible objective the run is judged against. A request is
+// good when it succeeded, was not a corrupted answer (when Correctness) and
+// met every per-request latency bound; the SLI is the share of good
+// requests over the sliding Window, which must stay at or above
+// SuccessRate, with the window's 95th percentiles within their bounds.
 type SLO struct {
 	SuccessRate float64       `json:"success_rate"` // fraction, e.g. 0.99
 	Window      time.Duration `json:"window_ns"`    // sliding window, default 10s
+	Correctness bool          `json:"correctness,omitempty"`
+	// TTFT bounds streamed requests' time to first token, Latency
+	// non-streamed requests' total time.
+	TTFT    LatencyObjective `json:"ttft,omitzero"`
+	Latency LatencyObjective `json:"latency,omitzero"`
+}
+
+// LatencyObjective bounds a latency per request (Max) or as the window's
+// 95th percentile (P95); zero leaves that form out.
+type LatencyObjective struct {
+	Max time.Duration `json:"max_ns,omitempty"`
+	P95 time.Duration `json:"p95_ns,omitempty"`
 }
 
 // Overall are the scores over the whole run.
@@ -90,6 +112,10 @@ type Availability struct {
 	Degraded int     `json:"degraded"` // by a lower tier
 	Failed   int     `json:"failed"`
 	Success  float64 `json:"success"` // (served + degraded) / requests
+	// Good counts the requests that met every part of the SLO; GoodRate
+	// is its share of Requests.
+	Good     int     `json:"good"`
+	GoodRate float64 `json:"good_rate"`
 	// ServedRate, DegradedRate and FailedRate split Success.
 	ServedRate   float64 `json:"served_rate"`
 	DegradedRate float64 `json:"degraded_rate"`
@@ -104,19 +130,24 @@ type Percentiles struct {
 	P99 time.Duration `json:"p99_ns"`
 }
 
-// Latency compares time to first token and total time of successful requests
-// outside every fault window (baseline) and inside any (fault).
+// Latency compares the latencies of successful requests started outside
+// every fault window (baseline) and inside (fault), streamed and
+// non-streamed requests apart: time to first token and mean inter-token
+// time of streams, total time of the others.
 type Latency struct {
-	BaselineTTFT  Percentiles `json:"baseline_ttft"`
-	FaultTTFT     Percentiles `json:"fault_ttft"`
-	BaselineTotal Percentiles `json:"baseline_total"`
-	FaultTotal    Percentiles `json:"fault_total"`
+	BaselineTTFT       Percentiles `json:"baseline_ttft"`
+	FaultTTFT          Percentiles `json:"fault_ttft"`
+	BaselineInterToken Percentiles `json:"baseline_inter_token"`
+	FaultInterToken    Percentiles `json:"fault_inter_token"`
+	BaselineTotal      Percentiles `json:"baseline_total"`
+	FaultTotal         Percentiles `json:"fault_total"`
 	// Failed is how long users waited for an error (honest errors are fast).
 	Failed Percentiles `json:"failed"`
 	// TTFTPenalty and TotalPenalty are fault p95 / baseline p95; 0 when either
 	// sample is empty.
-	TTFTPenalty  float64 `json:"ttft_penalty"`
-	TotalPenalty float64 `json:"total_penalty"`
+	TTFTPenalty       float64 `json:"ttft_penalty"`
+	InterTokenPenalty float64 `json:"inter_token_penalty"`
+	TotalPenalty      float64 `json:"total_penalty"`
 }
 
 // Retry measures amplification: upstream attempts per user request.
@@ -158,12 +189,22 @@ type FaultScore struct {
 	Start  time.Time `json:"start"`
 	End    time.Time `json:"end"`
 
-	// Detected is false when no detection happened during the fault; TTD is
-	// then zero. DetectedBy names the first detection: "breaker", "health",
-	// "detector:<name>", "probe", "traffic_shift" or "already_open".
+	// Detected is false when no detection caused after the fault's start
+	// happened during it; TTD is then zero. DetectedBy names the first
+	// detection: "breaker", "health", "detector:<name>", "probe" or
+	// "traffic_shift".
 	Detected   bool          `json:"detected"`
 	TTD        time.Duration `json:"ttd_ns"`
 	DetectedBy string        `json:"detected_by,omitempty"`
+	// Masked is set when the target was already demoted (by MaskedBy, an
+	// earlier step; "" when by no fault) as the fault started: TTD is then
+	// the time to the first detection whose class matches this fault's
+	// kind, and Detected false means "not re-detected".
+	Masked   bool   `json:"masked,omitempty"`
+	MaskedBy string `json:"masked_by,omitempty"`
+	// NotExercised is set when the target received no attempt and no
+	// detection during the fault: neither detected nor missed.
+	NotExercised bool `json:"not_exercised,omitempty"`
 
 	// Impact is whether the windowed success rate ever fell below the SLO
 	// during the fault. Mitigated is false when it never held again until the
@@ -194,9 +235,14 @@ type FaultScore struct {
 	// CostMultiplier is spend per request during this fault over baseline.
 	CostMultiplier float64 `json:"cost_multiplier"`
 	BadServed      int     `json:"bad_served"`
-	// Flaps counts breaker openings and unhealthy markings of the target
-	// beyond the first during this fault.
-	Flaps int `json:"flaps"`
+	// ReDetections counts the target's demotions (breaker openings, unhealthy
+	// markings; each kind apart) during the fault beyond the first;
+	// Oscillations its demotions within one SLO window after the fault's end
+	// that followed a recovery (demote → recover → demote). Flaps is
+	// Oscillations: re-detecting a fault that lasts is not flapping.
+	ReDetections int `json:"re_detections"`
+	Oscillations int `json:"oscillations"`
+	Flaps        int `json:"flaps"`
 }
 
 // TargetScore are per-target totals over the run.
@@ -211,14 +257,23 @@ type TargetScore struct {
 	// served none); QualityN the sample size.
 	Quality  float64 `json:"quality"`
 	QualityN int     `json:"quality_n"`
-	// Breaker openings, half-open → open cycles, unhealthy markings, and
-	// openings or markings outside every fault window (false positives).
+	// Breaker openings, half-open → open cycles and unhealthy markings;
+	// then the demotions (openings, markings) split: re-detections within
+	// a fault, oscillations after one (see FaultScore), and false positives
+	// outside every fault window of the target (and one SLO window after
+	// it). Flaps is Oscillations + FalsePositives.
 	Openings       int `json:"openings"`
 	Cycles         int `json:"cycles"`
 	Unhealthy      int `json:"unhealthy"`
+	ReDetections   int `json:"re_detections"`
+	Oscillations   int `json:"oscillations"`
 	FalsePositives int `json:"false_positives"`
 	Flaps          int `json:"flaps"`
-	BadServed      int `json:"bad_served"`
+	// UnnecessaryFallback is the time the target, with no fault of its own
+	// active, had less than half its baseline share of successful attempts
+	// (over the SLO window): healthy but kept out of traffic.
+	UnnecessaryFallback time.Duration `json:"unnecessary_fallback_ns"`
+	BadServed           int           `json:"bad_served"`
 	// Classes counts attempt outcome classes ("ok", "rate_limited", ...).
 	Classes map[string]int `json:"classes,omitempty"`
 }

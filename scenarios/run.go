@@ -74,7 +74,7 @@ func (m *sim) input() Input {
 
 // scoreInput is the scorer's input known before a simulated run.
 func (s *Scenario) scoreInput() Input {
-	return Input{Start: Epoch, SLO: SLO{SuccessRate: s.SLO.SuccessRate.F(), Window: s.SLO.Window.D()},
+	return Input{Start: Epoch, SLO: s.SLO.slo(),
 		Primary: s.env.primary, Prices: s.env.prices}
 }
 

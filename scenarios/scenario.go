@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +56,33 @@ type SLOSpec struct {
 	SuccessRate yamlfile.Percent `yaml:"success_rate"`
 	// Window is the sliding window. Default 10s.
 	Window yamlfile.Duration `yaml:"window"`
+	// Correctness: a corrupted answer served as success is not a good
+	// request. Default true; false leaves correctness out of the SLO.
+	Correctness *bool `yaml:"correctness,omitempty"`
+	// TTFT bounds the time to first token of streamed requests, Latency
+	// the total time of non-streamed ones: per request (max) or as the
+	// window's 95th percentile (p95).
+	TTFT    *LatencySpec `yaml:"ttft,omitempty"`
+	Latency *LatencySpec `yaml:"latency,omitempty"`
+}
+
+// LatencySpec is a latency part of the SLO: {max: 2s} (every request) or
+// {p95: 2s} (the window's 95th percentile).
+type LatencySpec struct {
+	Max yamlfile.Duration `yaml:"max,omitempty"`
+	P95 yamlfile.Duration `yaml:"p95,omitempty"`
+}
+
+// slo is the scorer's form of the spec.
+func (o *SLOSpec) slo() SLO {
+	out := SLO{SuccessRate: o.SuccessRate.F(), Window: o.Window.D(), Correctness: o.Correctness == nil || *o.Correctness}
+	if o.TTFT != nil {
+		out.TTFT = LatencyObjective{Max: o.TTFT.Max.D(), P95: o.TTFT.P95.D()}
+	}
+	if o.Latency != nil {
+		out.Latency = LatencyObjective{Max: o.Latency.Max.D(), P95: o.Latency.P95.D()}
+	}
+	return out
 }
 
 // Providers names the mock providers: a providers file (as `brownout mock
@@ -216,6 +244,26 @@ type Step struct {
 	Kill     string       `yaml:"kill,omitempty"`
 	Reload   *Reload      `yaml:"reload,omitempty"`
 	SinkDown string       `yaml:"sink_down,omitempty"`
+	// Every repeats the step: it starts again Every after each start,
+	// Count times in all (0: until the run ends). Each repeat is its own
+	// step, named "NAME#2", "NAME#3"...; expectations on NAME apply to
+	// every repeat.
+	Every yamlfile.Duration `yaml:"every,omitempty"`
+	Count int               `yaml:"count,omitempty"`
+	// Relative sets a fault's knob as a factor of the faulted model's own
+	// base (from the providers file): {token_rate: 0.5} halves its token
+	// rate (a token_rate fault), {ttft: 20} sets its time to first token
+	// to 20 times its usual (a ttft fault in set mode).
+	Relative *Relative `yaml:"relative,omitempty"`
+
+	// resolved holds the fault per target with its relative knobs set.
+	resolved map[string]faults.Spec
+}
+
+// Relative are a fault's knobs as factors of the model's base.
+type Relative struct {
+	TokenRate float64 `yaml:"token_rate,omitempty"`
+	TTFT      float64 `yaml:"ttft,omitempty"`
 }
 
 // Reload swaps the gateway's config for another file.
@@ -244,6 +292,9 @@ func (s *Step) Kind() string {
 func (s *Step) faultFor(target string) faults.Spec {
 	prov, model, _ := strings.Cut(target, ":")
 	spec := *s.Fault
+	if r, ok := s.resolved[target]; ok {
+		spec = r
+	}
 	spec.Provider, spec.Model = prov, model
 	spec.ID = s.Name + "/" + target
 	return spec
@@ -281,6 +332,7 @@ type Expect struct {
 	Flaps                  *NumberBound            `yaml:"flaps,omitempty"`
 	Availability           *PercentBound           `yaml:"availability,omitempty"`
 	Failed                 *PercentBound           `yaml:"failed,omitempty"`
+	Good                   *PercentBound           `yaml:"good,omitempty"` // share of good requests (every SLO part met)
 	Degraded               *PercentBound           `yaml:"degraded,omitempty"`
 	BadServed              *NumberBound            `yaml:"bad_served,omitempty"`
 	CostMultiplier         *NumberBound            `yaml:"cost_multiplier,omitempty"`
@@ -292,10 +344,21 @@ type Expect struct {
 	Alerts                 []AlertExpect           `yaml:"alerts,omitempty"`
 	Steps                  map[string]StepExpect   `yaml:"steps,omitempty"`
 	Targets                map[string]TargetExpect `yaml:"targets,omitempty"`
+	// PassRate is the share of a seed sweep's seeds (gameday run --seeds)
+	// in which every expectation must hold. Default 100%.
+	PassRate *yamlfile.Percent `yaml:"pass_rate,omitempty"`
 }
 
-// StepExpect are bounds on one fault step.
+// StepExpect are bounds on one fault step, on every target it faults;
+// Targets adds or overrides bounds for one (step, target) pair, by target
+// ("provider/model").
 type StepExpect struct {
+	StepBounds `yaml:",inline"`
+	Targets    map[string]StepBounds `yaml:"targets,omitempty"`
+}
+
+// StepBounds are the bounds of a fault step on a target.
+type StepBounds struct {
 	TTD      *DurationBound `yaml:"ttd,omitempty"`
 	TTM      *DurationBound `yaml:"ttm,omitempty"`
 	TTR      *DurationBound `yaml:"ttr,omitempty"`
@@ -306,12 +369,27 @@ type StepExpect struct {
 	DetectedBy         string        `yaml:"detected_by,omitempty"`
 	Availability       *PercentBound `yaml:"availability,omitempty"`
 	Failed             *PercentBound `yaml:"failed,omitempty"`
+	Good               *PercentBound `yaml:"good,omitempty"`
 	BadServed          *NumberBound  `yaml:"bad_served,omitempty"`
 	CostMultiplier     *NumberBound  `yaml:"cost_multiplier,omitempty"`
 	RetryAmplification *NumberBound  `yaml:"retry_amplification,omitempty"`
 	LoadRatio          *NumberBound  `yaml:"load_ratio,omitempty"`
 	LatencyPenalty     *NumberBound  `yaml:"latency_penalty,omitempty"`
 	Flaps              *NumberBound  `yaml:"flaps,omitempty"`
+	// PassRate is the share of a seed sweep's seeds in which each of these
+	// bounds must hold (default: Expect's).
+	PassRate *yamlfile.Percent `yaml:"pass_rate,omitempty"`
+}
+
+// overlay returns b with every bound o sets replaced by o's.
+func (b StepBounds) overlay(o StepBounds) StepBounds {
+	bv, ov := reflect.ValueOf(&b).Elem(), reflect.ValueOf(o)
+	for i := range ov.NumField() {
+		if !ov.Field(i).IsZero() {
+			bv.Field(i).Set(ov.Field(i))
+		}
+	}
+	return b
 }
 
 // TargetExpect are bounds on one target over the run.
@@ -321,6 +399,9 @@ type TargetExpect struct {
 	Flaps     *NumberBound  `yaml:"flaps,omitempty"`
 	BadServed *NumberBound  `yaml:"bad_served,omitempty"`
 	Attempts  *NumberBound  `yaml:"attempts,omitempty"`
+	// UnnecessaryFallback bounds the time the target spent out of traffic
+	// with no fault of its own (see TargetScore.UnnecessaryFallback).
+	UnnecessaryFallback *DurationBound `yaml:"unnecessary_fallback,omitempty"`
 }
 
 // AlertExpect expects an alert rule to fire (within Within of the first

@@ -2,10 +2,10 @@ package scenarios
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,6 +14,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+
+	"cmp"
 
 	"github.com/brownout-dev/brownout/yamlfile"
 )
@@ -71,6 +75,14 @@ traffic: [{route: chat, rate: 5/s}]
 		{"unknown alert rule", "expect: {alerts: [{name: nope}]}\n", `no alert rule named "nope"`},
 		{"unknown route", "", ""},
 		{"bad prompts file", "", ""},
+		{"repeat needs every", "timeline: [{name: a, at: 10s, for: 5s, count: 3, target: openai/gpt-4o, fault: {kind: reset}}]\n", "timeline.0.every: required with count"},
+		{"repeat longer than every", "timeline: [{name: a, at: 10s, for: 30s, every: 20s, target: openai/gpt-4o, fault: {kind: reset}}]\n", "timeline.0.for: a repeating step needs a for shorter than its every"},
+		{"repeat overlaps another step", "timeline: [{name: a, at: 10s, for: 5s, every: 20s, target: openai/gpt-4o, fault: {kind: reset}}, {name: b, at: 52s, for: 2s, target: openai/gpt-4o, fault: {kind: reset}}]\n", `overlaps step "a"`},
+		{"hash in a name", "timeline: [{name: a#1, at: 10s, for: 5s, target: openai/gpt-4o, fault: {kind: reset}}]\n", "kept for the names of repeats"},
+		{"relative on the wrong kind", "timeline: [{name: a, at: 10s, for: 5s, target: openai/gpt-4o, fault: {kind: reset}, relative: {ttft: 3}}]\n", "timeline.0.relative.ttft: needs a ttft fault"},
+		{"relative token rate", "timeline: [{name: a, at: 10s, for: 5s, target: openai, fault: {kind: token_rate}, relative: {token_rate: 0.5}}]\n", ""},
+		{"step target pair", "timeline: [{name: a, at: 10s, for: 5s, target: openai/gpt-4o, fault: {kind: reset}}]\nexpect: {steps: {a: {targets: {anthropic/claude-sonnet-4: {ttd: {max: 1s}}}}}}\n", `expect.steps.a.targets.anthropic/claude-sonnet-4: step "a" does not fault`},
+		{"slo latency needs a bound", "slo: {ttft: {}}\n", "slo.ttft: set max"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -313,5 +325,41 @@ func TestGatewayFileLoadedAsTheGatewayLoadsIt(t *testing.T) {
 	_, err := Load(filepath.Join(dir, "s.yaml"))
 	if err == nil || !strings.Contains(err.Error(), "gw.yaml:10:1: evals: unknown field") {
 		t.Fatalf("err = %v, want the gateway's unknown-field error at gw.yaml:10:1", err)
+	}
+}
+
+// TestRepeatsAndRelativeKnobs: every/count write a step out as NAME,
+// NAME#2...; relative knobs scale each faulted model's own base.
+func TestRepeatsAndRelativeKnobs(t *testing.T) {
+	src := `version: 1
+name: t
+duration: 10m
+providers: {file: ../../examples/gamedays/env/providers.yaml}
+gateway: {config: ../../examples/gamedays/env/gateway.yaml}
+traffic: [{route: chat, rate: 5/s}]
+timeline:
+  - {name: flap, at: 1m, every: 2m, count: 3, for: 30s, target: openai/gpt-4o, fault: {kind: http_error, status: 503}}
+  - {name: tail, at: 8m, every: 1m, for: 10s, target: anthropic/claude-sonnet-4, fault: {kind: ttft}, relative: {ttft: 10}}
+  - {name: slow, at: 30s, for: 20s, target: openai, fault: {kind: token_rate}, relative: {token_rate: 0.5}}
+`
+	s, err := Parse("testdata/case.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range s.Timeline {
+		got = append(got, fmt.Sprintf("%s@%s", st.Name, st.At))
+	}
+	want := []string{"flap@1m0s", "flap#2@3m0s", "flap#3@5m0s", "tail@8m0s", "tail#2@9m0s", "slow@30s"}
+	if d := gocmp.Diff(want, got); d != "" {
+		t.Errorf("timeline (-want +got):\n%s", d)
+	}
+	tail := s.Timeline[3].faultFor("anthropic:claude-sonnet-4")
+	if tail.Delay == nil || tail.Delay.Fixed.D() != 4500*time.Millisecond || tail.Mode != "set" {
+		t.Errorf("tail ttft = %+v mode %q, want set to 10 × 450ms", tail.Delay, tail.Mode)
+	}
+	slow := s.Timeline[5]
+	if r := slow.faultFor("openai:gpt-4o").Rate; r != 45 {
+		t.Errorf("token rate %v, want half of the model's own 90", r)
 	}
 }

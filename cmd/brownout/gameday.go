@@ -20,7 +20,9 @@ type GamedayRunOptions struct {
 	Mode    string
 	Seed    uint64
 	SeedSet bool
-	Out     string
+	// Seeds, when above 0, plays a seed sweep (sim only).
+	Seeds int
+	Out   string
 	// Context is the run's context; nil means one canceled by SIGINT/SIGTERM.
 	Context context.Context
 }
@@ -51,6 +53,11 @@ func NewCmdGamedayRun(f *Factory, runF func(*GamedayRunOptions) error) *cobra.Co
 DIR/result.json, DIR/events.jsonl and the reports: report.html,
 report.md and junit.xml.
 
+With --seeds N (sim only) it plays N seeds (the scenario's and the N-1
+after it) in parallel on every core and prints each score's median, p90
+and worst and each expectation's pass rate; --out DIR then holds
+DIR/sweep.json.
+
 Exit status: 0 when every expectation holds, 1 when any fails (or the run was
 aborted by a stop condition), 2 for input errors.`,
 		Args: cobra.ExactArgs(1),
@@ -59,6 +66,9 @@ aborted by a stop condition), 2 for input errors.`,
 			opts.SeedSet = cmd.Flags().Changed("seed")
 			if opts.Mode != string(scenarios.ModeSim) && opts.Mode != string(scenarios.ModeLive) {
 				return usageError(fmt.Errorf("--mode: %q is not sim or live", opts.Mode))
+			}
+			if opts.Seeds != 0 && (opts.Seeds < 1 || opts.Mode != string(scenarios.ModeSim)) {
+				return usageError(fmt.Errorf("--seeds: a sweep needs at least 1 seed and --mode sim"))
 			}
 			if opts.Context == nil {
 				ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
@@ -74,6 +84,7 @@ aborted by a stop condition), 2 for input errors.`,
 	cmd.Flags().StringVar(&opts.Mode, "mode", "sim", "sim (virtual time, deterministic) or live (real HTTP on loopback)")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "directory for result.json and events.jsonl")
+	cmd.Flags().IntVar(&opts.Seeds, "seeds", 0, "play a seed sweep of N seeds (sim) and report each score's distribution")
 	return cmd
 }
 
@@ -86,6 +97,9 @@ func gamedayRun(opts *GamedayRunOptions) error {
 		if err := checkOutDir(opts.Out); err != nil {
 			return usageError(err)
 		}
+	}
+	if opts.Seeds > 0 {
+		return gamedaySweep(opts, s)
 	}
 	ro := scenarios.Options{Mode: scenarios.Mode(opts.Mode), Progress: opts.IO.ErrOut}
 	if opts.SeedSet {
@@ -112,6 +126,32 @@ func gamedayRun(opts *GamedayRunOptions) error {
 		fmt.Fprintf(opts.IO.Out, "\nwrote %s: result.json, events.jsonl, %s, %s, %s\n", opts.Out, reports.HTMLFile, reports.MarkdownFile, reports.JUnitFile)
 	}
 	if !res.Pass {
+		return failedError()
+	}
+	return nil
+}
+
+func gamedaySweep(opts *GamedayRunOptions, s *scenarios.Scenario) error {
+	if opts.SeedSet {
+		s.Seed = opts.Seed
+	}
+	sw, err := scenarios.RunSweep(opts.Context, s, opts.Seeds)
+	if err != nil {
+		if errors.Is(err, scenarios.ErrInvalid) {
+			return usageError(err)
+		}
+		return err
+	}
+	if err := reports.WriteSweep(opts.IO.Out, sw, reports.ColorEnabled(opts.IO.Out)); err != nil {
+		return err
+	}
+	if opts.Out != "" {
+		if err := sw.WriteDir(opts.Out); err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.IO.Out, "\nwrote %s: sweep.json\n", opts.Out)
+	}
+	if !sw.Pass {
 		return failedError()
 	}
 	return nil

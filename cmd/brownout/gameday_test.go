@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/brownout-dev/brownout/scenarios"
 )
 
 func TestGamedayRun(t *testing.T) {
@@ -23,13 +25,31 @@ func TestGamedayRun(t *testing.T) {
 		Pass   bool   `json:"pass"`
 	}
 	require.NoError(t, json.Unmarshal(b, &res))
-	require.Equal(t, 1, res.Schema)
+	require.Equal(t, scenarios.SchemaVersion, res.Schema)
 	require.True(t, res.Pass)
 	for _, f := range []string{"events.jsonl", "report.html", "report.md", "junit.xml"} {
 		fi, err := os.Stat(filepath.Join(dir, f))
 		require.NoError(t, err, f)
 		require.Positive(t, fi.Size(), f)
 	}
+}
+
+func TestGamedaySeedSweep(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "gameday", "run", "../../scenarios/testdata/short.yaml", "--seeds", "3", "--out", dir)
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "short — sim, 3 seeds (7…9)")
+	require.Contains(t, out, "3/3 passed")
+	var sw scenarios.Sweep
+	b, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &sw))
+	require.Equal(t, []uint64{7, 8, 9}, sw.Seeds)
+
+	code, _, _ = runCLI(t, "gameday", "run", "../../scenarios/testdata/short.yaml", "--seeds", "3", "--mode", "live")
+	require.Equal(t, exitUsageErr, code, "a sweep is simulated")
+	code, _, errOut = runCLI(t, "report", "diff", filepath.Join(dir, "sweep.json"), filepath.Join(dir, "sweep.json"))
+	require.Equal(t, exitOK, code, errOut)
 }
 
 func TestGamedayExitCodes(t *testing.T) {

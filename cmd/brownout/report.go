@@ -16,7 +16,9 @@ type ReportDiffOptions struct {
 	IO               IOStreams
 	Old, New         string
 	FailOnRegression bool
-	Tolerances       reports.Tolerances
+	// Force compares runs of different scenarios or modes.
+	Force      bool
+	Tolerances reports.Tolerances
 }
 
 // ReportTrendOptions are the inputs of `brownout report trend`.
@@ -45,8 +47,12 @@ func NewCmdReportDiff(f *Factory, runF func(*ReportDiffOptions) error) *cobra.Co
 	opts := &ReportDiffOptions{IO: f.IO, Tolerances: reports.DefaultTolerances}
 	cmd := &cobra.Command{
 		Use:   "diff OLD.json NEW.json",
-		Short: "Compare two game-day results score by score and flag regressions",
-		Args:  cobra.ExactArgs(2),
+		Short: "Compare two game-day results (or two seed sweeps) score by score and flag regressions",
+		Long: `Compare two result.json files score by score, or two sweep.json files
+(gameday run --seeds N) by the median, p90 and worst of each score and the
+pass rate of each expectation. Runs of different scenarios or modes (sim vs
+live) are refused unless --force.`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Old, opts.New = args[0], args[1]
 			if runF != nil {
@@ -56,6 +62,7 @@ func NewCmdReportDiff(f *Factory, runF func(*ReportDiffOptions) error) *cobra.Co
 		},
 	}
 	cmd.Flags().BoolVar(&opts.FailOnRegression, "fail-on-regression", false, "exit 1 when a score regressed beyond its tolerance")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "compare runs of different scenarios or modes")
 	cmd.Flags().DurationVar(&opts.Tolerances.Duration, "tolerance-time", opts.Tolerances.Duration, "allowed worsening of TTD, TTM and TTR")
 	cmd.Flags().Float64Var(&opts.Tolerances.Availability, "tolerance-availability", opts.Tolerances.Availability, "allowed drop of a success rate (fraction)")
 	cmd.Flags().Float64Var(&opts.Tolerances.Ratio, "tolerance-ratio", opts.Tolerances.Ratio, "allowed relative worsening of amplification, cost and latency (fraction)")
@@ -78,16 +85,52 @@ func readResult(path string) (*scenarios.Result, error) {
 	return &r, nil
 }
 
+// readSweep reads path as a seed sweep; ok is false when it is a single
+// run's result.
+func readSweep(path string) (*scenarios.Sweep, bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false, usageError(err)
+	}
+	var sw scenarios.Sweep
+	if err := json.Unmarshal(data, &sw); err != nil {
+		return nil, false, usageError(fmt.Errorf("%s: %w", path, err))
+	}
+	return &sw, len(sw.Seeds) > 0, nil
+}
+
 func reportDiffRun(opts *ReportDiffOptions) error {
-	old, err := readResult(opts.Old)
+	oldSw, oldIsSweep, err := readSweep(opts.Old)
 	if err != nil {
 		return err
 	}
-	cur, err := readResult(opts.New)
+	newSw, newIsSweep, err := readSweep(opts.New)
 	if err != nil {
 		return err
 	}
-	d := reports.Diff(old, cur, opts.Tolerances)
+	var d *reports.RunDiff
+	switch {
+	case oldIsSweep != newIsSweep:
+		return usageError(fmt.Errorf("compare a sweep with a sweep and a run with a run (%s and %s)", opts.Old, opts.New))
+	case oldIsSweep:
+		if err := reports.Comparable(oldSw.Scenario, oldSw.Mode, newSw.Scenario, newSw.Mode); err != nil && !opts.Force {
+			return usageError(err)
+		}
+		d = reports.DiffSweeps(oldSw, newSw, opts.Tolerances)
+	default:
+		old, err := readResult(opts.Old)
+		if err != nil {
+			return err
+		}
+		cur, err := readResult(opts.New)
+		if err != nil {
+			return err
+		}
+		if err := reports.Comparable(old.Scenario, old.Mode, cur.Scenario, cur.Mode); err != nil && !opts.Force {
+			return usageError(err)
+		}
+		d = reports.Diff(old, cur, opts.Tolerances)
+	}
 	if err := reports.WriteDiff(opts.IO.Out, d, reports.ColorEnabled(opts.IO.Out)); err != nil {
 		return err
 	}
