@@ -50,6 +50,12 @@ type Route struct {
 	// to targets with FallbackCandidate set. Default false: any target may
 	// take a failed-over request.
 	StrictFallbacks bool `yaml:"strict_fallbacks"`
+	// Replay lets a target without prefill (or one that rejects the
+	// prefill) complete an answer part of which already reached the client:
+	// it is sent the original request, and only what follows an exact
+	// repetition of what was sent is forwarded (Decision.Replay). Default
+	// false: after a partial answer only targets with prefill are tried.
+	Replay bool `yaml:"replay"`
 	// Targets are the upstream models, at most 64. Required.
 	Targets []Target `yaml:"targets"`
 }
