@@ -152,11 +152,11 @@ type Attempt struct {
 	partial    bool
 	// noPrefill are the targets that rejected a prefill: they replay.
 	noPrefill uint64
-	bytesSent  bool
-	failed     bool // some attempt failed (StrictFallbacks)
-	cacheDone  bool
-	hasFail    bool  // an attempt failed: lastError is its error
-	last       Class // class of the last attempt
+	bytesSent bool
+	failed    bool // some attempt failed (StrictFallbacks)
+	cacheDone bool
+	hasFail   bool  // an attempt failed: lastError is its error
+	last      Class // class of the last attempt
 	// The last failed attempt: the provider's error (copied when it came
 	// with one, else built by lastError on first use) or what builds it.
 	lastErr        *llm.Error
