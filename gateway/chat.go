@@ -14,6 +14,7 @@ import (
 
 	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/sse"
@@ -62,6 +63,8 @@ type exchange struct {
 	usage      llm.Usage
 	structured bool
 	midErr     *llm.Error // the failure that interrupted the stream
+	sentTokens int        // output deltas that reached the client
+	servedBy   string     // the target whose output the client received last
 	respID     string
 	model      string // the model that served
 
@@ -290,7 +293,7 @@ func (x *exchange) begin(hint string) *policy.Attempt {
 //go:noinline
 func (x *exchange) attempt(ctx context.Context, att *policy.Attempt, d *policy.Decision) bool {
 	key := d.Target.Key()
-	if x.committed && (!d.Prefill || x.toolDeltas) {
+	if x.committed && !d.Replay && (!d.Prefill || x.toolDeltas) {
 		// The answer cannot be continued on this target: end the stream
 		// with the failure that interrupted it.
 		x.endCut(att)
@@ -369,6 +372,9 @@ func (x *exchange) done(att *policy.Attempt, d *policy.Decision, cacheable bool)
 	}
 	put := cacheable && d.Tier != policy.TierCached && x.resp != nil
 	if x.req.Stream && x.committed {
+		if x.servedBy != "" {
+			x.w.Header()[HeaderTarget] = []string{x.servedBy} // the trailer
+		}
 		_ = x.enc.Close()
 		_ = x.rc.Flush()
 		if put {
@@ -466,6 +472,9 @@ func (x *exchange) commitStream() {
 	h["Content-Type"] = []string{"text/event-stream"}
 	h["Cache-Control"] = []string{"no-cache"}
 	h["X-Accel-Buffering"] = []string{"no"}
+	// The target that produced the end of the answer, once known: another
+	// one when a fall-back continued it.
+	h["Trailer"] = []string{HeaderTarget}
 	x.w.WriteHeader(http.StatusOK)
 	x.enc = x.in.NewStreamEncoder(x.w)
 }
@@ -622,6 +631,12 @@ func (x *exchange) prepare(ctx context.Context, d *policy.Decision, stream bool)
 		msgs := make([]llm.Message, len(req.Messages), len(req.Messages)+1)
 		copy(msgs, req.Messages)
 		req.Messages = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart(x.partial.String())}})
+		if req.MaxTokens > 0 {
+			// The continuation budget: what the client asked for, less
+			// what it already received. (A replay regenerates the whole
+			// answer, so it keeps the whole budget.)
+			req.MaxTokens = max(1, req.MaxTokens-x.sentTokens)
+		}
 	}
 	hr, err := u.newRequest(ctx, req, x.id)
 	if err != nil {
@@ -747,6 +762,11 @@ func (x *exchange) sendStream(parent context.Context, d *policy.Decision) policy
 // It is apart from sendStream so that the calls sendStream makes before the
 // answer (encoding, sending) run on a shallow stack (see run).
 //
+// When part of the answer already reached the client (a continuation, d
+// sets Prefill or Replay), every output of the attempt goes through a
+// lifecycle.Continuation first: only what it lets through is forwarded,
+// and a divergence ends the attempt as invalid_output.
+//
 //go:noinline
 func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *upstream, body io.Reader, w *watch) policy.Outcome {
 	continuing := x.committed // a continuation of a partial answer
@@ -757,14 +777,19 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 	defer lf.now()
 	dec := u.codec.NewStreamDecoder(lf)
 	var (
-		tokens   int
-		usage    *llm.Usage
-		finish   llm.FinishReason
-		upID     string
-		upModel  string
-		outcome  policy.Outcome
-		finished bool
+		tokens    int
+		usage     *llm.Usage
+		finish    llm.FinishReason
+		upID      string
+		upModel   string
+		outcome   policy.Outcome
+		finished  bool
+		malformed int
+		cont      *continuation
 	)
+	if continuing {
+		cont = x.newContinuation(d)
+	}
 	flush := func() { lf.pending = true }
 	emit := func(ev llm.StreamEvent) bool {
 		if err := x.enc.Encode(ev); err != nil {
@@ -796,9 +821,13 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 	for {
 		ev, err := dec.Next()
 		if err != nil {
+			var ee *sse.EventError
 			switch {
 			case err == io.EOF || (finished && errors.Is(context.Cause(ctx), errFinishedNoEnd)):
 				outcome = policy.Outcome{Class: policy.OK, Status: 200}
+				if cont != nil && !cont.check(x, d, upModel, emit, cont.v.End) {
+					outcome = cont.diverged()
+				}
 			case parent.Err() != nil:
 				outcome = policy.Outcome{Class: policy.ClientCanceled, Status: 200}
 			case errors.Is(err, io.ErrUnexpectedEOF):
@@ -806,16 +835,20 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 				if outcome.Class == policy.Reset {
 					outcome.Class = policy.CutMidStream
 				}
-			default:
-				var ee *sse.EventError
-				if errors.As(err, &ee) || context.Cause(ctx) == nil {
-					outcome = policy.Outcome{Class: policy.MalformedStream, Status: 200}
-					if !errors.As(err, &ee) {
-						outcome.Class = policy.CutMidStream
-					}
-				} else {
-					outcome = transportOutcome(parent, ctx, err, tokens > 0)
+			case errors.As(err, &ee):
+				// An event that does not parse in a stream that goes on:
+				// skipped and counted, up to the limit.
+				malformed++
+				if malformed <= x.rt.cfg.Policy.MalformedLimit() {
+					x.s.emit(events.Event{Time: time.Now(), Kind: events.StreamMalformed, RequestID: x.id, Route: x.req.Model,
+						Target: x.lastTarget, Attempt: d.Try, Stream: true, Value: float64(malformed), Reason: "event " + strconv.Itoa(ee.Index) + " skipped"})
+					continue
 				}
+				outcome = policy.Outcome{Class: policy.MalformedStream, Status: 200}
+			case context.Cause(ctx) == nil:
+				outcome = policy.Outcome{Class: policy.CutMidStream, Status: 200}
+			default:
+				outcome = transportOutcome(parent, ctx, err, tokens > 0)
 			}
 			break
 		}
@@ -827,7 +860,15 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 			now := time.Now()
 			w.token(now)
 			tokens++
+			if cont != nil {
+				if !cont.forward(x, d, upModel, emit, &ev) {
+					outcome = cont.diverged()
+				}
+				break
+			}
 			begin()
+			x.sentTokens++
+			x.servedBy = x.lastTarget
 			if ev.Type == llm.EventTextDelta {
 				x.partial.WriteString(ev.Text)
 			} else if ev.ToolCall != nil {
@@ -838,6 +879,10 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 				outcome = policy.Outcome{Class: policy.ClientCanceled, Status: 200}
 			}
 		case llm.EventFinish:
+			if cont != nil && !cont.check(x, d, upModel, emit, cont.v.End) {
+				outcome = cont.diverged()
+				break
+			}
 			finish = ev.FinishReason
 			finished = true
 			begin()
@@ -847,13 +892,18 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 			}
 		case llm.EventUsage:
 			if ev.Usage != nil {
-				u := *ev.Usage
-				usage = &u
+				billed := *ev.Usage
+				usage = &billed
 				if x.wantUsage() && x.committed {
+					u := billed
 					if continuing {
 						// The client is owed the usage of the answer it got:
-						// the continuation's, plus the output already sent.
-						u.OutputTokens += x.sentBefore()
+						// the output it received, and its own prompt (a
+						// prefill bills what was sent as input too).
+						u.OutputTokens = x.sentTokens
+						if d.Prefill {
+							u.InputTokens = max(0, u.InputTokens-cont.before)
+						}
 					}
 					emit(llm.StreamEvent{Type: llm.EventUsage, Usage: &u})
 				}
@@ -893,6 +943,9 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 				emit(llm.StreamEvent{Type: llm.EventFinish, FinishReason: finish})
 			}
 		}
+		if x.servedBy == "" || cont != nil {
+			x.servedBy = x.lastTarget
+		}
 		x.finish = finish
 		x.usage = outcome.Usage
 		if x.rt.cacheable[x.req.Model] && !continuing {
@@ -903,11 +956,129 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 	}
 	if x.committed {
 		outcome.Partial = true
-		if x.midErr == nil {
+		if x.midErr == nil || (cont != nil && cont.err != nil) {
 			x.midErr = midStreamError(outcome)
 		}
 	}
 	return outcome
+}
+
+// continuation is a streamed attempt that continues a partial answer: the
+// lifecycle's verifier and what the gateway reports of it.
+type continuation struct {
+	v         *lifecycle.Continuation
+	from      string // the target whose output the client received last
+	before    int    // output deltas the client had before it
+	announced bool
+	err       error
+}
+
+// newContinuation starts verifying the attempt d's output against the
+// partial answer.
+//
+//go:noinline
+func (x *exchange) newContinuation(d *policy.Decision) *continuation {
+	mode := lifecycle.Prefill
+	if d.Replay {
+		mode = lifecycle.Replay
+	}
+	c := &continuation{from: x.servedBy, before: x.sentTokens}
+	var err error
+	c.v, err = lifecycle.NewContinuation(mode, x.partial.String(), x.tools)
+	if err != nil {
+		c.err = err
+	}
+	return c
+}
+
+// forward passes one output delta of the attempt through the verifier and
+// sends the client what it lets through; false when it diverged.
+func (c *continuation) forward(x *exchange, d *policy.Decision, model string, emit func(llm.StreamEvent) bool, ev *llm.StreamEvent) bool {
+	if ev.Type == llm.EventTextDelta {
+		return c.check(x, d, model, emit, func() (string, error) { return c.v.Text(ev.Text) })
+	}
+	if ev.ToolCall == nil {
+		return true
+	}
+	var tc *llm.ToolCallDelta
+	ok := c.check(x, d, model, emit, func() (text string, err error) {
+		text, tc, err = c.v.ToolCall(*ev.ToolCall)
+		return text, err
+	})
+	if ok && tc != nil {
+		x.toolDeltas = true
+		x.tools = accumulateTool(x.tools, tc)
+		x.sentTokens++
+		emit(llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: tc})
+	}
+	return ok
+}
+
+// check runs one step of the verifier (step returns the text to forward),
+// announces the continuation once it is judged and forwards the text.
+func (c *continuation) check(x *exchange, d *policy.Decision, model string, emit func(llm.StreamEvent) bool, step func() (string, error)) bool {
+	if c.err != nil {
+		c.announce(x, d, model)
+		return false
+	}
+	text, err := step()
+	if err != nil {
+		c.err = err
+	}
+	c.announce(x, d, model)
+	if err != nil {
+		return false
+	}
+	if text != "" {
+		x.partial.WriteString(text)
+		x.sentTokens++
+		x.servedBy = x.lastTarget
+		emit(llm.StreamEvent{Type: llm.EventTextDelta, Text: text})
+	}
+	return true
+}
+
+// announce emits the stream.continuation event once the verifier has
+// judged the output; a good one renames the stream's model to the one
+// that produces the rest (a wire format that names it once keeps it).
+func (c *continuation) announce(x *exchange, d *policy.Decision, model string) {
+	how := lifecycle.Failed
+	if c.err == nil {
+		how = c.v.Completion()
+	}
+	if c.announced || how == "" {
+		return
+	}
+	c.announced = true
+	var reason string
+	switch {
+	case c.err != nil:
+		reason = c.err.Error()
+	case c.v.Restarted():
+		reason = "restart: " + strconv.Itoa(c.v.Skipped()) + " bytes of overlap skipped"
+	case how == lifecycle.Replayed:
+		reason = "replay: " + strconv.Itoa(c.v.Skipped()) + " bytes matched"
+	default:
+		reason = "prefill"
+	}
+	to := x.lastTarget
+	x.s.emit(events.Event{Time: time.Now(), Kind: events.StreamContinuation, RequestID: x.id, Route: x.req.Model,
+		Target: to, Attempt: d.Try, Stream: true, From: c.from, To: to, Outcome: how, Reason: reason})
+	if c.err == nil {
+		if model == "" {
+			model = d.Target.Model
+		}
+		x.model = model
+		_ = x.enc.Encode(llm.StreamEvent{Type: llm.EventStart, ID: x.respID, Model: model})
+	}
+}
+
+// diverged is the outcome of an attempt whose output did not continue the
+// partial answer; the stream's in-band error says so.
+func (c *continuation) diverged() policy.Outcome {
+	return policy.Outcome{Class: policy.InvalidOutput, Status: 200,
+		Err: &llm.Error{Status: 502, Type: llm.ErrServer, Code: "continuation_diverged",
+			Message: "the answer above is incomplete: its stream was cut and the fall-back's answer did not continue it (" + c.err.Error() + ")"}}
 }
 
 // lazyFlush reads an upstream body and flushes what was written to the
@@ -930,10 +1101,6 @@ func (l *lazyFlush) now() {
 		l.flush()
 	}
 }
-
-// sentBefore estimates the output tokens of the partial answer that reached
-// the client before a continuation (4 bytes a token).
-func (x *exchange) sentBefore() int { return x.partial.Len()/4 + 1 }
 
 // midStreamError is the in-band error for a stream cut by outcome o.
 func midStreamError(o policy.Outcome) *llm.Error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/llm"
 )
 
@@ -36,9 +37,9 @@ func (m Mode) String() string {
 // How a partial answer was completed: the Outcome of a stream.continuation
 // event.
 const (
-	Continued = "continued" // a prefill continuation, any repeated overlap skipped
-	Replayed  = "replayed"  // a replay that matched what was sent
-	Failed    = "failed"    // the fall-back diverged: the stream ends with an in-band error
+	Continued = events.OutcomeContinued // a prefill continuation, any repeated overlap skipped
+	Replayed  = events.OutcomeReplayed  // a replay that matched what was sent
+	Failed    = events.OutcomeFailed    // the fall-back diverged: the stream ends with an in-band error
 )
 
 // restartSignal is how many bytes of the committed text (leading whitespace

@@ -200,6 +200,26 @@ type Settings struct {
 	Breaker Breaker `yaml:"breaker"`
 	// Health configures passive health (outlier detection).
 	Health Health `yaml:"health"`
+	// MaxMalformedEvents is how many unparseable events one streamed
+	// attempt may skip (each a stream.malformed event) before it fails as
+	// malformed_stream. Default 0 stands for 3; a negative value tolerates
+	// none.
+	MaxMalformedEvents int `yaml:"max_malformed_events"`
+}
+
+// DefaultMaxMalformedEvents is MaxMalformedEvents' default.
+const DefaultMaxMalformedEvents = 3
+
+// MalformedLimit returns how many unparseable events a streamed attempt may
+// skip, defaults applied.
+func (s *Settings) MalformedLimit() int {
+	switch {
+	case s.MaxMalformedEvents < 0:
+		return 0
+	case s.MaxMalformedEvents == 0:
+		return DefaultMaxMalformedEvents
+	}
+	return s.MaxMalformedEvents
 }
 
 // Budget exhaustion behaviours.
