@@ -732,6 +732,11 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	plan := p.Plan(m.t(start), req, r.id)
 	r.plan, r.planProv, r.resp, r.haveOb = plan, p, nil, false
 	r.filler = plan.Filler != "" && plan.Response.Content == plan.Filler && len(plan.Response.ToolCalls) == 0 && st.refusalFree
+	if req.Stream && plan.MalformedAt >= 0 && m.malformedOK() {
+		// As the gateway: an unparseable event in a stream that goes on is
+		// skipped (policy.max_malformed_events; a plan has at most one).
+		plan.MalformedAt = -1
+	}
 	end, o := observePlan(plan, d, m.t(start), req.Stream)
 	if o.Class == policy.OK && !req.Stream && req.ResponseFormat != nil {
 		// A non-streamed structured answer is validated before the client
@@ -1225,4 +1230,11 @@ func (m *sim) journalOf() func() []JournalEntry {
 		}
 		return out
 	}
+}
+
+// malformedOK reports whether a streamed attempt skips an unparseable event
+// (policy.max_malformed_events), as the gateway does.
+func (m *sim) malformedOK() bool {
+	s := m.eng.Settings()
+	return s.MalformedLimit() > 0
 }
