@@ -53,18 +53,20 @@ type exchange struct {
 
 	promptTokens int
 
+	// lc drives the request: the attempt loop, stream commit and in-band
+	// error decisions (package lifecycle).
+	lc lifecycle.Request
+
 	// Stream state.
-	committed  bool
+	committed  bool // the response headers were written
 	enc        llm.StreamEncoder
 	partial    strings.Builder // answer text that reached the client
-	toolDeltas bool            // tool-call deltas reached the client
 	tools      []llm.ToolCall  // tool calls assembled from the deltas
 	finish     llm.FinishReason
 	usage      llm.Usage
 	structured bool
-	midErr     *llm.Error // the failure that interrupted the stream
-	sentTokens int        // output deltas that reached the client
-	servedBy   string     // the target whose output the client received last
+	sentTokens int    // output deltas that reached the client
+	servedBy   string // the target whose output the client received last
 	respID     string
 	model      string // the model that served
 
@@ -205,7 +207,7 @@ func (x *exchange) run(ctx context.Context, hint string) {
 	if x.serveExact(cacheable) {
 		return
 	}
-	att := x.begin(hint)
+	x.begin(hint)
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -213,12 +215,10 @@ func (x *exchange) run(ctx context.Context, hint string) {
 		}
 	}()
 	for {
-		d := att.Next(time.Now())
+		d := x.lc.Next(time.Now())
 		switch d.Kind {
 		case policy.Send:
-			if !x.attempt(ctx, att, &d) {
-				return
-			}
+			x.attempt(ctx, &d.Decision)
 		case policy.Wait:
 			wait := time.Until(d.Until)
 			if wait > 0 {
@@ -230,20 +230,20 @@ func (x *exchange) run(ctx context.Context, hint string) {
 				select {
 				case <-timer.C:
 				case <-ctx.Done():
-					att.Cancel(time.Now()) // request.end: failed, client_canceled
+					x.lc.Cancel(time.Now()) // request.end: failed, client_canceled
 					return
 				}
 			}
 		case policy.ServeCached:
-			x.observeCached(att)
+			x.observeCached()
 		case policy.Fail:
 			x.fail(&d)
 			return
 		case policy.Done:
-			x.done(att, &d, cacheable)
+			x.done(&d.Decision, cacheable)
 			return
 		default:
-			x.unknown(&d)
+			x.unknown(&d.Decision)
 			return
 		}
 	}
@@ -276,29 +276,22 @@ func (x *exchange) serveExact(cacheable bool) bool {
 // begin starts the request's attempt in the decision core.
 //
 //go:noinline
-func (x *exchange) begin(hint string) *policy.Attempt {
+func (x *exchange) begin(hint string) {
 	x.structured = x.req.ResponseFormat != nil && x.req.ResponseFormat.Type != llm.ResponseText && x.req.ResponseFormat.Type != ""
 	if rc := x.rt.routeCfg(x.req.Model); rc != nil && rc.Structured {
 		x.structured = true
 	}
-	return x.rt.engine.Begin(time.Now(), policy.Request{
+	x.lc.Begin(x.rt.engine, time.Now(), policy.Request{
 		ID: x.id, Route: x.req.Model, PromptTokens: x.promptTokens,
 		Stream: x.req.Stream, Structured: x.structured, Tools: len(x.req.Tools) > 0, Hint: hint,
 	})
 }
 
-// attempt carries out a Send decision and reports its outcome; false when
-// the request ended (a cut stream that cannot continue on this target).
+// attempt carries out a Send decision and reports its outcome.
 //
 //go:noinline
-func (x *exchange) attempt(ctx context.Context, att *policy.Attempt, d *policy.Decision) bool {
+func (x *exchange) attempt(ctx context.Context, d *policy.Decision) {
 	key := d.Target.Key()
-	if x.committed && !d.Replay && (!d.Prefill || x.toolDeltas) {
-		// The answer cannot be continued on this target: end the stream
-		// with the failure that interrupted it.
-		x.endCut(att)
-		return false
-	}
 	if x.lastTarget != "" && x.lastTarget != key {
 		x.s.m.fallbacks.WithLabelValues(x.req.Model, x.lastTarget, key).Inc()
 	}
@@ -310,7 +303,7 @@ func (x *exchange) attempt(ctx context.Context, att *policy.Attempt, d *policy.D
 		o = x.sendOnce(ctx, d)
 	}
 	now := time.Now()
-	att.Observe(now, o)
+	x.lc.Observe(now, o)
 	switch {
 	case o.Class == policy.OK:
 		x.detect(now, d.Target, x.resp)
@@ -321,38 +314,28 @@ func (x *exchange) attempt(ctx context.Context, att *policy.Attempt, d *policy.D
 		x.detect(now, d.Target, x.rejected)
 		x.rejected = nil
 	}
-	return true
-}
-
-// endCut ends a committed stream that no target can continue.
-//
-//go:noinline
-func (x *exchange) endCut(att *policy.Attempt) {
-	x.streamError(x.midErr)
-	x.s.emit(events.Event{Time: time.Now(), Kind: events.RequestEnd, RequestID: x.id, Route: x.req.Model,
-		Outcome: events.OutcomeFailed, Status: x.midErr.Status, Attempt: att.Attempts(), Duration: time.Since(x.start), Stream: true})
 }
 
 // observeCached carries out a ServeCached decision.
 //
 //go:noinline
-func (x *exchange) observeCached(att *policy.Attempt) {
+func (x *exchange) observeCached() {
 	if x.serveCachedLookup() {
-		att.Observe(time.Now(), policy.Outcome{Class: policy.OK})
+		x.lc.Observe(time.Now(), policy.Outcome{Class: policy.OK})
 	} else {
-		att.Observe(time.Now(), policy.Outcome{Class: policy.CacheMiss})
+		x.lc.Observe(time.Now(), policy.Outcome{Class: policy.CacheMiss})
 	}
 }
 
 // fail carries out a Fail decision.
 //
 //go:noinline
-func (x *exchange) fail(d *policy.Decision) {
-	if x.committed {
+func (x *exchange) fail(d *lifecycle.Step) {
+	if d.InBand != nil {
 		// Never a clean end after a truncated answer; and never let a
 		// fall-back's own error (it may reject the prefill) mask the
 		// failure that cut the stream.
-		x.streamError(x.midErr)
+		x.streamError(d.InBand)
 		return
 	}
 	writeLLMError(x.w, x.in, d.Err)
@@ -361,7 +344,7 @@ func (x *exchange) fail(d *policy.Decision) {
 // done carries out a Done decision: the answer is complete.
 //
 //go:noinline
-func (x *exchange) done(att *policy.Attempt, d *policy.Decision, cacheable bool) {
+func (x *exchange) done(d *policy.Decision, cacheable bool) {
 	target := ""
 	if d.Target != nil {
 		target = d.Target.Key()
@@ -385,7 +368,7 @@ func (x *exchange) done(att *policy.Attempt, d *policy.Decision, cacheable bool)
 	if put {
 		x.s.cache.put(time.Now(), x.req.Model, target, x.hash, x.resp)
 	}
-	x.writeAnswer(target, att.Attempts(), d.Tier)
+	x.writeAnswer(target, x.lc.Attempts(), d.Tier)
 }
 
 // unknown answers a decision this shell does not know.
@@ -498,50 +481,56 @@ func (e *watchdogError) Error() string { return "watchdog: " + string(e.class) }
 // but not its end marker within the grace period.
 var errFinishedNoEnd = errors.New("finished without end marker")
 
-// watch runs a policy.Watchdog on real time: one timer per attempt, reset
-// only when it fires early.
+// watch runs a lifecycle.Watchdog on real time: one timer per attempt, set
+// to the watchdog's next deadline — moved earlier when a token brings one
+// ahead (the idle gap and the rate floor count from the first token on),
+// and on to the next when it rings early.
 type watch struct {
-	mu       sync.Mutex
-	wd       *policy.Watchdog
-	timer    *time.Timer
-	cancel   context.CancelCauseFunc
-	finished bool
-	grace    time.Duration
+	mu     sync.Mutex
+	wd     lifecycle.Watchdog
+	timer  *time.Timer
+	cancel context.CancelCauseFunc
 }
 
 func newWatch(start time.Time, t policy.Timeouts, cancel context.CancelCauseFunc) *watch {
-	w := &watch{wd: policy.NewWatchdog(start, t), cancel: cancel, grace: min(t.Idle.D(), finishGraceLimit)}
-	if w.grace <= 0 {
-		w.grace = finishGraceLimit
-	}
+	w := &watch{cancel: cancel}
 	w.mu.Lock()
-	if d := w.wd.Deadline(); !d.IsZero() {
+	if d := w.wd.Start(start, t); !d.IsZero() {
 		w.timer = time.AfterFunc(time.Until(d), w.fire)
 	}
 	w.mu.Unlock()
 	return w
 }
 
+// arm sets the timer to d. The caller holds mu.
+func (w *watch) arm(d time.Time) {
+	if w.timer == nil {
+		w.timer = time.AfterFunc(time.Until(d), w.fire)
+		return
+	}
+	w.timer.Reset(time.Until(d))
+}
+
 func (w *watch) fire() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	now := time.Now()
-	if w.finished {
-		w.cancel(errFinishedNoEnd)
-		return
-	}
-	if c, ok := w.wd.Check(now); ok {
+	switch v, c, next := w.wd.Fire(time.Now()); v {
+	case lifecycle.Expired:
 		w.cancel(&watchdogError{c})
-		return
-	}
-	if d := w.wd.Deadline(); !d.IsZero() {
-		w.timer.Reset(d.Sub(now))
+	case lifecycle.Finished:
+		w.cancel(errFinishedNoEnd)
+	default:
+		if !next.IsZero() {
+			w.arm(next)
+		}
 	}
 }
 
 func (w *watch) token(now time.Time) {
 	w.mu.Lock()
-	w.wd.Token(now, 1)
+	if d, ok := w.wd.Token(now, 1); ok {
+		w.arm(d)
+	}
 	w.mu.Unlock()
 }
 
@@ -554,12 +543,7 @@ func (w *watch) ttft() time.Duration {
 // finish arms the short grace for the end marker after a finish reason.
 func (w *watch) finish() {
 	w.mu.Lock()
-	w.finished = true
-	if w.timer != nil {
-		w.timer.Reset(w.grace)
-	} else {
-		w.timer = time.AfterFunc(w.grace, w.fire)
-	}
+	w.arm(w.wd.Finish(time.Now()))
 	w.mu.Unlock()
 }
 
@@ -585,32 +569,30 @@ func attemptCtx(ctx context.Context, d *policy.Decision, now time.Time) (context
 	return ctx, cancelCause, cancel
 }
 
-// transportOutcome classifies an error from sending a request or reading
-// its answer.
-func transportOutcome(parent, ctx context.Context, err error, gotTokens bool) policy.Outcome {
+// transportEnd tells how an attempt ended from an error sending its
+// request or reading its answer: the client left, a deadline or the
+// watchdog fired (class), the connection was never made, or it broke.
+func transportEnd(parent, ctx context.Context, err error) (lifecycle.End, policy.Class) {
 	if parent.Err() != nil {
-		return policy.Outcome{Class: policy.ClientCanceled, BytesSent: true}
+		return lifecycle.ClientGone, ""
 	}
 	var we *watchdogError
 	if errors.As(context.Cause(ctx), &we) {
-		return policy.Outcome{Class: we.class, BytesSent: true, Status: statusIf(gotTokens)}
+		return lifecycle.TimedOut, we.class
 	}
 	var cte *connectTimeoutError
 	var oe *net.OpError
 	if errors.As(err, &cte) || (errors.As(err, &oe) && oe.Op == "dial") {
-		return policy.Outcome{Class: policy.ConnectError}
+		return lifecycle.Refused, ""
 	}
-	if gotTokens {
-		return policy.Outcome{Class: policy.CutMidStream, Status: 200, BytesSent: true}
-	}
-	return policy.Outcome{Class: policy.Reset, BytesSent: true}
+	return lifecycle.Broken, ""
 }
 
-func statusIf(ok bool) int {
-	if ok {
-		return 200
-	}
-	return 0
+// transportOutcome classifies an error from sending a request.
+func transportOutcome(parent, ctx context.Context, err error) policy.Outcome {
+	var o lifecycle.Observation
+	o.End, o.Timeout = transportEnd(parent, ctx, err)
+	return lifecycle.Classify(&o)
 }
 
 // prepare builds the upstream request of a Send decision. A request the
@@ -650,12 +632,12 @@ func (x *exchange) prepare(ctx context.Context, d *policy.Decision, stream bool)
 	return hr, u, nil
 }
 
-// errorOutcome reads a non-2xx answer.
-func errorOutcome(u *upstream, resp *http.Response) policy.Outcome {
+// errorOutcome reads a non-2xx answer that came ttft after the attempt
+// began.
+func errorOutcome(u *upstream, resp *http.Response, ttft time.Duration) policy.Outcome {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	e := u.codec.DecodeError(resp.StatusCode, resp.Header, body)
-	return policy.Outcome{Class: policy.Classify(resp.StatusCode, e.Type), Status: resp.StatusCode, Err: e,
-		RetryAfter: e.RetryAfter, BytesSent: true}
+	return lifecycle.Classify(&lifecycle.Observation{Status: resp.StatusCode, Err: e, TTFT: ttft})
 }
 
 // sendOnce makes one non-streamed attempt.
@@ -672,47 +654,47 @@ func (x *exchange) sendOnce(parent context.Context, d *policy.Decision) policy.O
 	defer w.stop()
 	resp, err := u.client.Do(hr)
 	if err != nil {
-		return transportOutcome(parent, ctx, err, false)
+		return transportOutcome(parent, ctx, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		o := errorOutcome(u, resp)
-		o.TTFT = time.Since(start)
-		return o
+		return errorOutcome(u, resp, time.Since(start))
 	}
 	// The first-token deadline runs until the first byte of the body: some
 	// servers send a 200 header at once and the answer much later.
 	fb := &firstByte{r: resp.Body, w: w}
 	body, err := io.ReadAll(io.LimitReader(fb, maxResponseBody))
-	ttft := fb.at.Sub(start)
+	obs := lifecycle.Observation{Status: resp.StatusCode, TTFT: fb.at.Sub(start), PromptTokens: x.promptTokens}
 	if err != nil {
-		o := transportOutcome(parent, ctx, err, false)
-		o.Status = resp.StatusCode
-		return o
+		obs.End, obs.Timeout = transportEnd(parent, ctx, err)
+		obs.TTFT = 0
+		if obs.End == lifecycle.Broken {
+			obs.End = lifecycle.Cut // the body broke off after its headers
+		}
+		return lifecycle.Classify(&obs)
 	}
 	r, err := u.codec.DecodeResponse(body)
 	if err != nil {
-		return policy.Outcome{Class: policy.MalformedStream, Status: resp.StatusCode, TTFT: ttft, BytesSent: true,
-			Usage: llm.Usage{InputTokens: x.promptTokens}}
+		obs.End = lifecycle.Malformed
+		return lifecycle.Classify(&obs)
 	}
 	if r.Model == "" {
 		r.Model = d.Target.Model
 	}
+	obs.Usage, obs.HaveUsage = r.Usage, true
 	if x.structured && len(r.ToolCalls) == 0 && !json.Valid([]byte(r.Content)) {
 		// A structured answer that does not parse is not served: another
 		// target may produce a valid one.
 		x.rejected = r
-		return policy.Outcome{Class: policy.InvalidOutput, Status: resp.StatusCode, TTFT: ttft,
-			OutputTokens: r.Usage.OutputTokens, Usage: r.Usage, BytesSent: true,
-			Err: &llm.Error{Status: 502, Type: llm.ErrServer, Code: "invalid_output", Message: "the upstream answer is not valid JSON"}}
+		obs.Invalid = true
+		return lifecycle.Classify(&obs)
 	}
 	x.resp = r
 	x.raw = nil
 	if u.codec.Format() == x.in.Format() {
 		x.raw = body
 	}
-	return policy.Outcome{Class: policy.OK, Status: resp.StatusCode, TTFT: ttft, OutputTokens: r.Usage.OutputTokens,
-		Usage: r.Usage, BytesSent: true}
+	return lifecycle.Classify(&obs)
 }
 
 // firstByte notes when the first byte of a body arrives.
@@ -747,15 +729,13 @@ func (x *exchange) sendStream(parent context.Context, d *policy.Decision) policy
 	defer w.stop()
 	resp, err := u.client.Do(hr)
 	if err != nil {
-		return transportOutcome(parent, ctx, err, false)
+		return transportOutcome(parent, ctx, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		o := errorOutcome(u, resp)
-		o.TTFT = time.Since(start)
-		return o
+		return errorOutcome(u, resp, time.Since(start))
 	}
-	return x.relay(parent, ctx, d, u, resp.Body, w)
+	return x.relay(parent, ctx, d, u, resp, w)
 }
 
 // relay forwards the events of an attempt's answer (body) to the client.
@@ -765,15 +745,15 @@ func (x *exchange) sendStream(parent context.Context, d *policy.Decision) policy
 // When part of the answer already reached the client (a continuation, d
 // sets Prefill or Replay), every output of the attempt goes through a
 // lifecycle.Continuation first: only what it lets through is forwarded,
-// and a divergence ends the attempt as invalid_output.
+// and a divergence ends the attempt (Observation.Diverged).
 //
 //go:noinline
-func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *upstream, body io.Reader, w *watch) policy.Outcome {
+func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *upstream, resp *http.Response, w *watch) policy.Outcome {
 	continuing := x.committed // a continuation of a partial answer
 	// Events are flushed to the client before the attempt waits for more
 	// upstream input, not one by one: events that arrived together leave
 	// in one write, and nothing that arrived waits on the network.
-	lf := &lazyFlush{r: body, flush: func() { _ = x.rc.Flush() }}
+	lf := &lazyFlush{r: resp.Body, flush: func() { _ = x.rc.Flush() }}
 	defer lf.now()
 	dec := u.codec.NewStreamDecoder(lf)
 	var (
@@ -782,7 +762,8 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 		finish    llm.FinishReason
 		upID      string
 		upModel   string
-		outcome   policy.Outcome
+		obs       = lifecycle.Observation{Status: resp.StatusCode}
+		ended     bool // obs.End is known
 		finished  bool
 		malformed int
 		cont      *continuation
@@ -824,16 +805,16 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 			var ee *sse.EventError
 			switch {
 			case err == io.EOF || (finished && errors.Is(context.Cause(ctx), errFinishedNoEnd)):
-				outcome = policy.Outcome{Class: policy.OK, Status: 200}
+				obs.End = lifecycle.Answered
 				if cont != nil && !cont.check(x, d, upModel, emit, cont.v.End) {
-					outcome = cont.diverged()
+					obs.Diverged = true
 				}
 			case parent.Err() != nil:
-				outcome = policy.Outcome{Class: policy.ClientCanceled, Status: 200}
+				obs.End = lifecycle.ClientGone
 			case errors.Is(err, io.ErrUnexpectedEOF):
-				outcome = transportOutcome(parent, ctx, err, true)
-				if outcome.Class == policy.Reset {
-					outcome.Class = policy.CutMidStream
+				obs.End, obs.Timeout = transportEnd(parent, ctx, err)
+				if obs.End == lifecycle.Broken {
+					obs.End = lifecycle.Cut
 				}
 			case errors.As(err, &ee):
 				// An event that does not parse in a stream that goes on:
@@ -844,11 +825,11 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 						Target: x.lastTarget, Attempt: d.Try, Stream: true, Value: float64(malformed), Reason: "event " + strconv.Itoa(ee.Index) + " skipped"})
 					continue
 				}
-				outcome = policy.Outcome{Class: policy.MalformedStream, Status: 200}
+				obs.End = lifecycle.Malformed
 			case context.Cause(ctx) == nil:
-				outcome = policy.Outcome{Class: policy.CutMidStream, Status: 200}
+				obs.End = lifecycle.Cut
 			default:
-				outcome = transportOutcome(parent, ctx, err, tokens > 0)
+				obs.End, obs.Timeout = transportEnd(parent, ctx, err)
 			}
 			break
 		}
@@ -862,33 +843,34 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 			tokens++
 			if cont != nil {
 				if !cont.forward(x, d, upModel, emit, &ev) {
-					outcome = cont.diverged()
+					obs.End, obs.Diverged, ended = lifecycle.Answered, true, true
 				}
 				break
 			}
 			begin()
+			x.lc.Commit(ev.Type == llm.EventToolCallDelta)
 			x.sentTokens++
 			x.servedBy = x.lastTarget
 			if ev.Type == llm.EventTextDelta {
 				x.partial.WriteString(ev.Text)
 			} else if ev.ToolCall != nil {
-				x.toolDeltas = true
 				x.tools = accumulateTool(x.tools, ev.ToolCall)
 			}
 			if !emit(ev) {
-				outcome = policy.Outcome{Class: policy.ClientCanceled, Status: 200}
+				obs.End, ended = lifecycle.ClientGone, true
 			}
 		case llm.EventFinish:
 			if cont != nil && !cont.check(x, d, upModel, emit, cont.v.End) {
-				outcome = cont.diverged()
+				obs.End, obs.Diverged, ended = lifecycle.Answered, true, true
 				break
 			}
 			finish = ev.FinishReason
 			finished = true
 			begin()
+			x.lc.Commit(false)
 			w.finish()
 			if !emit(ev) {
-				outcome = policy.Outcome{Class: policy.ClientCanceled, Status: 200}
+				obs.End, ended = lifecycle.ClientGone, true
 			}
 		case llm.EventUsage:
 			if ev.Usage != nil {
@@ -910,31 +892,19 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 			}
 			continue
 		case llm.EventError:
-			e := ev.Err
-			if e == nil {
-				e = &llm.Error{Status: 500, Type: llm.ErrServer, Message: "in-band stream error"}
-			}
-			status := e.Status
-			if status == 0 {
-				status = llm.StatusFor(e.Type)
-			}
-			outcome = policy.Outcome{Class: policy.Classify(status, e.Type), Status: status, Err: e, RetryAfter: e.RetryAfter, BytesSent: true}
+			obs.End, obs.Err, ended = lifecycle.ErrorEvent, ev.Err, true
 		}
-		if outcome.Class != "" {
+		if ended {
 			break
 		}
 	}
-	outcome.BytesSent = true
-	outcome.TTFT = w.ttft()
-	outcome.OutputTokens = tokens
+	obs.TTFT = w.ttft()
+	obs.Tokens = tokens
+	obs.PromptTokens = x.promptTokens
 	if usage != nil {
-		outcome.Usage = *usage
-		if usage.OutputTokens > 0 {
-			outcome.OutputTokens = usage.OutputTokens
-		}
-	} else {
-		outcome.Usage = llm.Usage{InputTokens: x.promptTokens, OutputTokens: tokens}
+		obs.Usage, obs.HaveUsage = *usage, true
 	}
+	outcome := lifecycle.Classify(&obs)
 	if outcome.Class == policy.OK {
 		if !x.committed {
 			// A clean, empty answer: still an answer.
@@ -953,12 +923,6 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 				FinishReason: finish, Usage: outcome.Usage}
 		}
 		return outcome
-	}
-	if x.committed {
-		outcome.Partial = true
-		if x.midErr == nil || (cont != nil && cont.err != nil) {
-			x.midErr = midStreamError(outcome)
-		}
 	}
 	return outcome
 }
@@ -1006,7 +970,7 @@ func (c *continuation) forward(x *exchange, d *policy.Decision, model string, em
 		return text, err
 	})
 	if ok && tc != nil {
-		x.toolDeltas = true
+		x.lc.Commit(true)
 		x.tools = accumulateTool(x.tools, tc)
 		x.sentTokens++
 		emit(llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: tc})
@@ -1073,14 +1037,6 @@ func (c *continuation) announce(x *exchange, d *policy.Decision, model string) {
 	}
 }
 
-// diverged is the outcome of an attempt whose output did not continue the
-// partial answer; the stream's in-band error says so.
-func (c *continuation) diverged() policy.Outcome {
-	return policy.Outcome{Class: policy.InvalidOutput, Status: 200,
-		Err: &llm.Error{Status: 502, Type: llm.ErrServer, Code: "continuation_diverged",
-			Message: "the answer above is incomplete: its stream was cut and the fall-back's answer did not continue it (" + c.err.Error() + ")"}}
-}
-
 // lazyFlush reads an upstream body and flushes what was written to the
 // client (pending) before each read, the one place a stream can wait.
 type lazyFlush struct {
@@ -1100,24 +1056,6 @@ func (l *lazyFlush) now() {
 		l.pending = false
 		l.flush()
 	}
-}
-
-// midStreamError is the in-band error for a stream cut by outcome o.
-func midStreamError(o policy.Outcome) *llm.Error {
-	if o.Err != nil {
-		return o.Err
-	}
-	e := &llm.Error{Status: 502, Type: llm.ErrServer, Code: string(o.Class)}
-	switch o.Class {
-	case policy.Stall, policy.TokenRateFloor, policy.TimeoutTotal, policy.TimeoutTTFT:
-		e.Status, e.Type = 504, llm.ErrTimeout
-		e.Message = "the upstream stream timed out mid-answer (" + string(o.Class) + "); the answer above is incomplete"
-	case policy.MalformedStream:
-		e.Message = "the upstream sent a malformed event mid-answer; the answer above is incomplete"
-	default:
-		e.Message = "the upstream stream was cut mid-answer (" + string(o.Class) + "); the answer above is incomplete"
-	}
-	return e
 }
 
 func accumulateTool(tcs []llm.ToolCall, d *llm.ToolCallDelta) []llm.ToolCall {

@@ -392,7 +392,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 		}
 		var targets []string
 		switch st.Kind() {
-		case "fault":
+		case StepFault:
 			if st.Target == "" {
 				add(p+".target", "required: \"provider/model\" or \"provider\"")
 				break
@@ -413,7 +413,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 			if st.Fault.Provider != "" || st.Fault.Model != "" {
 				add(p+".fault", "the step's target picks the provider and model; remove provider/model from the fault")
 			}
-		case "kill":
+		case StepKill:
 			if st.Target != "" {
 				add(p+".target", "kill names its provider; remove target")
 			}
@@ -422,7 +422,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 				add(p+".kill", "unknown provider %q (known: %s)", st.Kill, strings.Join(sortedKeys(env.models), ", "))
 			}
 			targets = ts
-		case "reload":
+		case StepReload:
 			if env.blackBox {
 				add(p+".reload", "cannot reload a black-box gateway")
 			} else if st.Reload.Config == "" {
@@ -434,7 +434,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 			} else if err != nil {
 				add(p+".reload.config", "%v", err)
 			}
-		case "sink_down":
+		case StepSinkDown:
 			if !sinks[st.SinkDown] {
 				add(p+".sink_down", "unknown alert sink %q", st.SinkDown)
 			}

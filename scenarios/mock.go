@@ -44,12 +44,8 @@ func (a *mockModel) Plan(now time.Time, req *llm.Request, id string) *faults.Pla
 	return a.m.Plan(now, req, mockprovider.Meta{RequestID: id, Stream: req.Stream})
 }
 
-func (a *mockModel) AddFault(now time.Time, f faults.Spec) string {
-	id, err := a.m.AddFault(now, f)
-	if err != nil {
-		return ""
-	}
-	return id
+func (a *mockModel) AddFault(now time.Time, f faults.Spec) (string, error) {
+	return a.m.AddFault(now, f)
 }
 
 func (a *mockModel) RemoveFault(id string) { a.m.RemoveFault(id) }
