@@ -1014,16 +1014,9 @@ func (c *continuation) announce(x *exchange, d *policy.Decision, model string) {
 		return
 	}
 	c.announced = true
-	var reason string
-	switch {
-	case c.err != nil:
+	reason := c.v.Reason()
+	if c.err != nil {
 		reason = c.err.Error()
-	case c.v.Restarted():
-		reason = "restart: " + strconv.Itoa(c.v.Skipped()) + " bytes of overlap skipped"
-	case how == lifecycle.Replayed:
-		reason = "replay: " + strconv.Itoa(c.v.Skipped()) + " bytes matched"
-	default:
-		reason = "prefill"
 	}
 	to := x.lastTarget
 	x.s.emit(events.Event{Time: time.Now(), Kind: events.StreamContinuation, RequestID: x.id, Route: x.req.Model,

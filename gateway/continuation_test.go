@@ -274,7 +274,7 @@ func TestContinuationDiverges(t *testing.T) {
 
 	require.Equal(t, "The cat sat on", s.text, "nothing of the diverging answer reaches the client")
 	require.False(t, s.done, "never a clean end")
-	require.Contains(t, s.errBody, "continuation_diverged")
+	require.Contains(t, s.errBody, "cut_mid_stream", "the in-band error is the failure that cut the stream")
 	conts := only(g.log.Events(), events.StreamContinuation)
 	require.Len(t, conts, 1)
 	assert.Equal(t, events.OutcomeFailed, conts[0].Outcome)

@@ -188,6 +188,10 @@ type simReq struct {
 	haveOb  bool
 	tgt     *simTarget // the target of the attempt in flight
 	partial string     // answer text that already reached the client
+	// servedBy is the target whose output the client received last; cont
+	// is the continuation the attempt in flight makes, if any.
+	servedBy string
+	cont     simCont
 	// filler: the answer is a window of its provider's filler corpus, which
 	// contains no refusal phrase (the scan is skipped).
 	filler bool
@@ -752,6 +756,10 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 		r.ob, r.haveOb = evals.Observe(&plan.Response, true, m.refusals), true
 		obs.Invalid = !r.ob.JSONValid
 	}
+	r.cont = simCont{}
+	if req.Stream && r.partial != "" && (d.Prefill || d.Replay) && len(plan.Response.ToolCalls) == 0 {
+		end = r.cont.verify(r.partial, d, plan, &obs, m.t(start), end)
+	}
 	o := lifecycle.Classify(&obs)
 	if o.Class == policy.OK || o.Class == policy.InvalidOutput {
 		r.resp = &plan.Response
@@ -779,11 +787,21 @@ func (m *sim) messages(i, k int) []llm.Message {
 func (m *sim) observe(r *simReq) {
 	now := m.nowT
 	o := r.pending
+	if c := &r.cont; c.on && c.how != "" {
+		m.Emit(events.Event{Time: now, Kind: events.StreamContinuation, RequestID: r.id, Route: r.req.Model, Target: r.tgt.key,
+			Attempt: c.try, Stream: true, From: r.servedBy, To: r.tgt.key, Outcome: c.how, Reason: c.reason})
+	}
+	if r.req.Stream && o.OutputTokens > 0 && (!r.cont.on || r.cont.fwd != "") {
+		r.servedBy = r.tgt.key
+	}
 	if r.req.Stream && o.OutputTokens > 0 && o.Class != policy.OK {
 		// Tokens reached the client: the stream is committed, and the
 		// answer so far is what a continuation must extend.
 		r.lc.Commit(false)
-		if r.plan != nil {
+		switch {
+		case r.cont.on:
+			r.partial += r.cont.fwd
+		case r.plan != nil:
 			r.partial += strings.Join(r.plan.Chunks[:min(o.OutputTokens, len(r.plan.Chunks))], "")
 		}
 	}
@@ -1104,4 +1122,40 @@ func (m *sim) journalOf() func() []JournalEntry {
 func (m *sim) malformedOK() bool {
 	s := m.eng.Settings()
 	return s.MalformedLimit() > 0
+}
+
+// simCont is an attempt that continues a partial answer, checked as the
+// gateway checks it (lifecycle.Continuation).
+type simCont struct {
+	on          bool
+	fwd         string // what of the output reached the client
+	how, reason string // the stream.continuation event's Outcome and Reason
+	try         int
+}
+
+// verify runs the planned output through the verifier: only what it lets
+// through reaches the client, and a divergence ends the attempt at the
+// chunk that showed it. It returns when the attempt ends.
+func (c *simCont) verify(sent string, d *policy.Decision, plan *faults.Plan, obs *lifecycle.Observation, start, end time.Time) time.Time {
+	mode := lifecycle.Prefill
+	if d.Replay {
+		mode = lifecycle.Replay
+	}
+	v, err := lifecycle.NewContinuation(mode, sent, nil)
+	if err != nil {
+		return end
+	}
+	n := min(obs.Tokens, len(plan.Chunks))
+	fwd, at := lifecycle.Verify(v, plan.Chunks[:n], obs.End == lifecycle.Answered && obs.Status == 200)
+	*c = simCont{on: true, fwd: fwd, how: v.Completion(), reason: v.Reason(), try: d.Try}
+	if at < 0 {
+		return end
+	}
+	obs.End, obs.Diverged, obs.Tokens, obs.HaveUsage = lifecycle.Answered, true, at+1, false
+	if at < len(plan.TokenTimes) {
+		if t := start.Add(plan.TokenTimes[at]); t.Before(end) {
+			end = t
+		}
+	}
+	return end
 }

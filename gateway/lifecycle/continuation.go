@@ -174,6 +174,23 @@ func (c *Continuation) Restarted() bool { return c.restart }
 // with what was sent (leading whitespace included).
 func (c *Continuation) Skipped() int { return c.skipped }
 
+// Reason says how the output was judged, for the stream.continuation
+// event: the restart's skipped overlap, the replay's match, or where it
+// diverged; "" while undecided.
+func (c *Continuation) Reason() string {
+	switch {
+	case c.err != nil:
+		return c.err.Error()
+	case !c.decided:
+		return ""
+	case c.restart:
+		return fmt.Sprintf("restart: %d bytes of overlap skipped", c.skipped)
+	case c.mode == Replay:
+		return fmt.Sprintf("replay: %d bytes matched", c.skipped)
+	}
+	return "prefill"
+}
+
 // Err returns the divergence, nil if none (yet).
 func (c *Continuation) Err() error { return c.err }
 
@@ -365,4 +382,28 @@ func commonPrefix[T string | []byte](a T, b string) int {
 		}
 	}
 	return n
+}
+
+// Verify runs a whole planned output through c, as the gateway does delta
+// by delta (the simulator's use): chunks are the text deltas the attempt
+// delivered, in order; ended says the output finished after them. It
+// returns the text forwarded to the client and, when the output diverged,
+// the index of the chunk that showed it (-1 when it did not).
+func Verify(c *Continuation, chunks []string, ended bool) (forwarded string, diverged int) {
+	var b strings.Builder
+	for i, ch := range chunks {
+		s, err := c.Text(ch)
+		if err != nil {
+			return b.String(), i
+		}
+		b.WriteString(s)
+	}
+	if ended {
+		s, err := c.End()
+		if err != nil {
+			return b.String(), max(len(chunks)-1, 0)
+		}
+		b.WriteString(s)
+	}
+	return b.String(), -1
 }
