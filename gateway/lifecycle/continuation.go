@@ -117,6 +117,7 @@ type Continuation struct {
 
 	held    []byte // output not forwarded yet, while undecided
 	lead    int    // leading whitespace in held
+	matched int    // bytes after lead known to match sent
 	decided bool   // the text's fate is known: forward what comes
 	restart bool   // decided as a restart (overlap skipped)
 	skipped int    // bytes of output dropped as overlap
@@ -234,7 +235,10 @@ func (c *Continuation) judge(end bool) (string, error) {
 	if len(f) == 0 && c.lead <= maxLeadingSpace && !end {
 		return "", nil // whitespace so far
 	}
-	k := commonPrefix(f, p)
+	// While undecided, held output is a prefix of p up to c.matched: the
+	// comparison resumes there (each byte is compared once).
+	k := c.matched + commonPrefix(f[c.matched:], p[c.matched:])
+	c.matched = k
 	switch {
 	case k == len(p):
 		// The output repeats everything sent: skip the overlap.

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -296,4 +297,26 @@ func TestContinuationNeverSplices(t *testing.T) {
 			t.Fatalf("completion %q after success", c.Completion())
 		}
 	})
+}
+
+// BenchmarkContinuation: a restart of a 400-token answer cut after 200
+// tokens, delta by delta (the overlap is held, then skipped).
+func BenchmarkContinuation(b *testing.B) {
+	deltas := make([]string, 400)
+	for i := range deltas {
+		deltas[i] = fmt.Sprintf(" w%d", i)
+	}
+	sent := strings.Join(deltas[:200], "")
+	b.ReportAllocs()
+	for b.Loop() {
+		c, _ := NewContinuation(Prefill, sent, nil)
+		for _, d := range deltas {
+			if _, err := c.Text(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := c.End(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
