@@ -224,13 +224,13 @@ func TestMidStreamReplay(t *testing.T) {
 		},
 		{
 			name: "a rejected replay fails over", cfg: replayRoute(tgt(a, attempts(1)), tgt(b, prio(1), pre), tgt(c, prio(2))),
-			answer: byTarget(map[string]Outcome{a: cut, b: rejected}),
+			answer:  byTarget(map[string]Outcome{a: cut, b: rejected}),
 			want:    []string{a, b, b, c, "done"},
 			prefill: []bool{false, true, false, false}, replay: []bool{false, false, true, true},
 		},
 		{
 			name: "without Replay a rejected prefill fails over", cfg: oneRoute(tgt(a, attempts(1)), tgt(b, prio(1), pre), tgt(c, prio(2), pre)),
-			answer: byTarget(map[string]Outcome{a: cut, b: rejected}),
+			answer:  byTarget(map[string]Outcome{a: cut, b: rejected}),
 			want:    []string{a, b, c, "done"},
 			prefill: []bool{false, true, true}, replay: []bool{false, false, false},
 		},
