@@ -56,7 +56,9 @@ func (pl *Planner) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
 }
 
 // AddFault activates a fault from now on (Model.AddFault).
-func (pl *Planner) AddFault(now time.Time, f faults.Spec) (string, error) { return pl.m.AddFault(now, f) }
+func (pl *Planner) AddFault(now time.Time, f faults.Spec) (string, error) {
+	return pl.m.AddFault(now, f)
+}
 
 // RemoveFault deactivates a fault (Model.RemoveFault).
 func (pl *Planner) RemoveFault(id string) bool { return pl.m.RemoveFault(id) }

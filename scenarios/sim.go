@@ -175,7 +175,7 @@ type simReq struct {
 	// number of its attempt, and one whose attempt was cut short (the
 	// client left, the provider was killed) is void.
 	gen      int32
-	sentAt   int64 // when the attempt in flight was sent
+	sentAt   int64        // when the attempt in flight was sent
 	plan     *faults.Plan // &planv while an attempt is in flight, else nil
 	planProv provider
 	// planv is the memory of the request record's plans: each attempt is
