@@ -21,9 +21,14 @@
 // with an explicit in-band error event (an OpenAI error chunk, an Anthropic
 // `event: error`) — never with the end marker after a truncated answer, and
 // always with the failure that cut the stream rather than a fall-back's own
-// rejection. Each attempt runs under a policy.Watchdog on real time (first
-// token, idle gap, token-rate floor, total), and a connect timeout reaches
-// the dialer through the request context.
+// rejection. The request path between the decision core and the wire —
+// the attempt loop, the stream commit and its in-band error, the
+// classification of what the upstream did, cancel and reload — is package
+// lifecycle, which the game-day simulator drives too. Each attempt runs
+// under a lifecycle.Watchdog on real time (first token, idle gap,
+// token-rate floor, total), its one timer moved to the next deadline after
+// every token, and a connect timeout reaches the dialer through the
+// request context.
 //
 // Upstreams over TLS are reached with net/http's Transport (HTTP/2 when the
 // provider negotiates it, as real providers do); cleartext http:// upstreams
