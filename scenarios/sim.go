@@ -25,15 +25,15 @@ var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // provider is what the simulator needs of a mock provider's behaviour model.
 type provider interface {
-	Plan(now time.Time, req *llm.Request, requestID string) *faults.Plan
+	// PlanInto plans the attempt of request requestID into p, reusing its
+	// buffers (see mockprovider.Planner).
+	PlanInto(p *faults.Plan, now time.Time, req *llm.Request, requestID string)
 	AddFault(now time.Time, f faults.Spec) (string, error)
 	RemoveFault(id string)
 	Finish(now time.Time, p *faults.Plan)
 	// Abandon ends an attempt the gateway gave up on (a deadline or the
 	// watchdog fired, or the client left) after sent tokens.
 	Abandon(now time.Time, p *faults.Plan, sent int)
-	// Recycle gives back a finished plan nothing reads any more.
-	Recycle(p *faults.Plan)
 	// FillerCorpus is the text every planned filler answer is cut from.
 	FillerCorpus() string
 	// AppendJournal appends the journal to dst; JournalLen is its length.
@@ -175,9 +175,12 @@ type simReq struct {
 	// number of its attempt, and one whose attempt was cut short (the
 	// client left, the provider was killed) is void.
 	gen      int32
-	sentAt   int64 // when the attempt in flight was sent
-	plan     *faults.Plan
+	sentAt   int64        // when the attempt in flight was sent
+	plan     *faults.Plan // &planv while an attempt is in flight, else nil
 	planProv provider
+	// planv is the memory of the request record's plans: each attempt is
+	// planned into it, and a reused record keeps its buffers.
+	planv faults.Plan
 	// killed: the attempt in flight was cut by a kill of its provider.
 	killed bool
 	// resp is the complete answer when pending is OK (served) or
@@ -637,7 +640,9 @@ func (m *sim) release(r *simReq) {
 	}
 	r.timers--
 	if r.timers == 0 && m.isDone(r.n) {
+		times, starts := r.planv.TokenTimes, r.planv.ToolStart
 		*r = simReq{slot: r.slot}
+		r.planv.TokenTimes, r.planv.ToolStart = times, starts
 		m.free = append(m.free, r)
 	}
 }
@@ -741,7 +746,8 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 		m.schedule(start+int64(time.Millisecond), tObserve, r.gen, r)
 		return
 	}
-	plan := p.Plan(m.t(start), req, r.id)
+	plan := &r.planv
+	p.PlanInto(plan, m.t(start), req, r.id)
 	r.plan, r.planProv, r.resp, r.haveOb = plan, p, nil, false
 	r.filler = plan.Filler != "" && plan.Response.Content == plan.Filler && len(plan.Response.ToolCalls) == 0 && st.refusalFree
 	if req.Stream && plan.MalformedAt >= 0 && m.malformedOK() {
@@ -806,7 +812,6 @@ func (m *sim) observe(r *simReq) {
 		}
 	}
 	corrupted := r.plan != nil && r.plan.Corrupted
-	plan, prov := r.plan, r.planProv
 	if r.plan != nil {
 		switch {
 		case r.killed:
@@ -826,11 +831,9 @@ func (m *sim) observe(r *simReq) {
 		// rejected as invalid output (see the evals package).
 		m.complete(r, now, o.Class == policy.OK, corrupted)
 	}
-	if plan != nil {
-		// Nothing reads the plan any more (r.resp was its Response).
-		r.resp = nil
-		prov.Recycle(plan)
-	}
+	// Nothing reads the plan any more (r.resp was its Response): the next
+	// attempt may plan into its memory.
+	r.resp = nil
 	r.lc.Observe(now, o)
 	m.next(r)
 }
