@@ -58,4 +58,14 @@
 // deadline (the first token does when idle < first_token); Fire gives the
 // verdict and the next deadline. A stream is never watched only at
 // start+first_token.
+//
+// # Continuation
+//
+// When a Send carries Prefill or Replay, part of the answer already reached
+// the client. A Continuation checks the fall-back's output against it before
+// a byte is forwarded: a continuation is forwarded, a restart (its output
+// repeats what was sent) has the exact overlap skipped, a replay must repeat
+// what was sent and only its rest is forwarded, and anything else diverged:
+// set Observation.Diverged, and the stream ends in band. The gateway feeds
+// it delta by delta; the simulator runs a plan's chunks through Verify.
 package lifecycle
