@@ -73,8 +73,7 @@ func play(p *faults.Plan, d *policy.Decision, start time.Time, stream, quiet boo
 		}
 		return t, o
 	}
-	var w policy.Watchdog
-	w = *policy.NewWatchdog(start, d.Timeouts)
+	w := *policy.NewWatchdog(start, d.Timeouts)
 	// The stream stops early at the first of: the in-band error, the cut,
 	// the stall that closes (in the mock server's order, which checks
 	// them before each token and before the finish).
