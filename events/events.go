@@ -39,6 +39,15 @@ const (
 	// Reason the error) and the replica follows local state, or it is back
 	// and resynced (OK true).
 	StateDegraded Kind = "state.degraded"
+	// StreamContinuation: a fall-back completed, or failed to complete, an
+	// answer part of which had already reached the client. From is the
+	// target whose stream was cut, To and Target the fall-back; Outcome is
+	// OutcomeContinued, OutcomeReplayed or OutcomeFailed; Reason says how
+	// (a restart's skipped overlap, where a divergence began).
+	StreamContinuation Kind = "stream.continuation"
+	// StreamMalformed: an unparseable event of an upstream stream was
+	// skipped (Target, Attempt); Value counts them in the attempt so far.
+	StreamMalformed Kind = "stream.malformed"
 )
 
 // Request outcomes carried by RequestEnd.Outcome.
@@ -46,6 +55,13 @@ const (
 	OutcomeServed   = "served"   // served in full by the first tier
 	OutcomeDegraded = "degraded" // served by a lower tier (smaller model, stale cache)
 	OutcomeFailed   = "failed"   // the user got an error
+)
+
+// How a partial answer was completed, carried by StreamContinuation.Outcome
+// (with OutcomeFailed).
+const (
+	OutcomeContinued = "continued" // the fall-back continued it from a prefill (a restart's overlap skipped)
+	OutcomeReplayed  = "replayed"  // the fall-back replayed the request and matched what was sent
 )
 
 // Event is one entry of the event log. It is a flat value: the fields that

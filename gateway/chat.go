@@ -14,6 +14,7 @@ import (
 
 	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/inbound"
@@ -53,16 +54,20 @@ type exchange struct {
 
 	promptTokens int
 
+	// lc drives the request: the attempt loop, stream commit and in-band
+	// error decisions (package lifecycle).
+	lc lifecycle.Request
+
 	// Stream state.
-	committed  bool
+	committed  bool // the response headers were written
 	enc        llm.StreamEncoder
 	partial    strings.Builder // answer text that reached the client
-	toolDeltas bool            // tool-call deltas reached the client
 	tools      []llm.ToolCall  // tool calls assembled from the deltas
 	finish     llm.FinishReason
 	usage      llm.Usage
 	structured bool
-	midErr     *llm.Error // the failure that interrupted the stream
+	sentTokens int    // output deltas that reached the client
+	servedBy   string // the target whose output the client received last
 	respID     string
 	model      string // the model that served
 
@@ -215,7 +220,7 @@ func (x *exchange) run(ctx context.Context, hint string) {
 	if x.serveExact(cacheable) {
 		return
 	}
-	att := x.begin(hint)
+	x.begin(hint)
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -223,12 +228,10 @@ func (x *exchange) run(ctx context.Context, hint string) {
 		}
 	}()
 	for {
-		d := att.Next(time.Now())
+		d := x.lc.Next(time.Now())
 		switch d.Kind {
 		case policy.Send:
-			if !x.attempt(ctx, att, &d) {
-				return
-			}
+			x.attempt(ctx, &d.Decision)
 		case policy.Wait:
 			wait := time.Until(d.Until)
 			if wait > 0 {
@@ -240,23 +243,23 @@ func (x *exchange) run(ctx context.Context, hint string) {
 				select {
 				case <-timer.C:
 				case <-ctx.Done():
-					att.Cancel(time.Now()) // request.end: failed, client_canceled
+					x.lc.Cancel(time.Now()) // request.end: failed, client_canceled
 					x.cutByShutdown(ctx)
 					return
 				}
 			}
 		case policy.ServeCached:
-			x.observeCached(att)
+			x.observeCached()
 		case policy.Fail:
 			if !x.cutByShutdown(ctx) {
 				x.fail(&d)
 			}
 			return
 		case policy.Done:
-			x.done(att, &d, cacheable)
+			x.done(&d.Decision, cacheable)
 			return
 		default:
-			x.unknown(&d)
+			x.unknown(&d.Decision)
 			return
 		}
 	}
@@ -289,30 +292,23 @@ func (x *exchange) serveExact(cacheable bool) bool {
 // begin starts the request's attempt in the decision core.
 //
 //go:noinline
-func (x *exchange) begin(hint string) *policy.Attempt {
+func (x *exchange) begin(hint string) {
 	x.structured = x.req.ResponseFormat != nil && x.req.ResponseFormat.Type != llm.ResponseText && x.req.ResponseFormat.Type != ""
 	if rc := x.rt.routeCfg(x.req.Model); rc != nil && rc.Structured {
 		x.structured = true
 	}
-	return x.rt.engine.Begin(time.Now(), policy.Request{
+	x.lc.Begin(x.rt.engine, time.Now(), policy.Request{
 		ID: x.id, Route: x.req.Model, PromptTokens: x.promptTokens,
 		Stream: x.req.Stream, Structured: x.structured, Tools: len(x.req.Tools) > 0, Hint: hint,
 		Client: x.client,
 	})
 }
 
-// attempt carries out a Send decision and reports its outcome; false when
-// the request ended (a cut stream that cannot continue on this target).
+// attempt carries out a Send decision and reports its outcome.
 //
 //go:noinline
-func (x *exchange) attempt(ctx context.Context, att *policy.Attempt, d *policy.Decision) bool {
+func (x *exchange) attempt(ctx context.Context, d *policy.Decision) {
 	key := d.Target.Key()
-	if x.committed && (!d.Prefill || x.toolDeltas) {
-		// The answer cannot be continued on this target: end the stream
-		// with the failure that interrupted it.
-		x.endCut(att)
-		return false
-	}
 	if x.lastTarget != "" && x.lastTarget != key {
 		x.s.m.fallbacks.WithLabelValues(x.req.Model, x.lastTarget, key).Inc()
 	}
@@ -324,7 +320,7 @@ func (x *exchange) attempt(ctx context.Context, att *policy.Attempt, d *policy.D
 		o = x.sendOnce(ctx, d)
 	}
 	now := time.Now()
-	att.Observe(now, o)
+	x.lc.Observe(now, o)
 	switch {
 	case o.Class == policy.OK:
 		x.detect(now, d.Target, x.resp)
@@ -335,38 +331,28 @@ func (x *exchange) attempt(ctx context.Context, att *policy.Attempt, d *policy.D
 		x.detect(now, d.Target, x.rejected)
 		x.rejected = nil
 	}
-	return true
-}
-
-// endCut ends a committed stream that no target can continue.
-//
-//go:noinline
-func (x *exchange) endCut(att *policy.Attempt) {
-	x.streamError(x.midErr)
-	x.s.emit(events.Event{Time: time.Now(), Kind: events.RequestEnd, RequestID: x.id, Route: x.req.Model,
-		Outcome: events.OutcomeFailed, Status: x.midErr.Status, Attempt: att.Attempts(), Duration: time.Since(x.start), Stream: true})
 }
 
 // observeCached carries out a ServeCached decision.
 //
 //go:noinline
-func (x *exchange) observeCached(att *policy.Attempt) {
+func (x *exchange) observeCached() {
 	if x.serveCachedLookup() {
-		att.Observe(time.Now(), policy.Outcome{Class: policy.OK})
+		x.lc.Observe(time.Now(), policy.Outcome{Class: policy.OK})
 	} else {
-		att.Observe(time.Now(), policy.Outcome{Class: policy.CacheMiss})
+		x.lc.Observe(time.Now(), policy.Outcome{Class: policy.CacheMiss})
 	}
 }
 
 // fail carries out a Fail decision.
 //
 //go:noinline
-func (x *exchange) fail(d *policy.Decision) {
-	if x.committed {
+func (x *exchange) fail(d *lifecycle.Step) {
+	if d.InBand != nil {
 		// Never a clean end after a truncated answer; and never let a
 		// fall-back's own error (it may reject the prefill) mask the
 		// failure that cut the stream.
-		x.streamError(x.midErr)
+		x.streamError(d.InBand)
 		return
 	}
 	writeLLMError(x.w, x.in, d.Err)
@@ -393,7 +379,7 @@ func (x *exchange) cutByShutdown(ctx context.Context) bool {
 // done carries out a Done decision: the answer is complete.
 //
 //go:noinline
-func (x *exchange) done(att *policy.Attempt, d *policy.Decision, cacheable bool) {
+func (x *exchange) done(d *policy.Decision, cacheable bool) {
 	target := ""
 	if d.Target != nil {
 		target = d.Target.Key()
@@ -404,6 +390,9 @@ func (x *exchange) done(att *policy.Attempt, d *policy.Decision, cacheable bool)
 	}
 	put := cacheable && d.Tier != policy.TierCached && x.resp != nil
 	if x.req.Stream && x.committed {
+		if x.servedBy != "" {
+			x.w.Header()[HeaderTarget] = []string{x.servedBy} // the trailer
+		}
 		_ = x.enc.Close()
 		_ = x.rc.Flush()
 		if put {
@@ -414,7 +403,7 @@ func (x *exchange) done(att *policy.Attempt, d *policy.Decision, cacheable bool)
 	if put {
 		x.s.cache.put(time.Now(), x.req.Model, target, x.hash, x.resp)
 	}
-	x.writeAnswer(target, att.Attempts(), d.Tier)
+	x.writeAnswer(target, x.lc.Attempts(), d.Tier)
 }
 
 // unknown answers a decision this shell does not know.
@@ -504,6 +493,9 @@ func (x *exchange) commitStream() {
 	h["Content-Type"] = []string{"text/event-stream"}
 	h["Cache-Control"] = []string{"no-cache"}
 	h["X-Accel-Buffering"] = []string{"no"}
+	// The target that produced the end of the answer, once known: another
+	// one when a fall-back continued it.
+	h["Trailer"] = []string{HeaderTarget}
 	x.w.WriteHeader(http.StatusOK)
 	x.enc = x.in.NewStreamEncoder(x.w)
 }
@@ -527,50 +519,56 @@ func (e *watchdogError) Error() string { return "watchdog: " + string(e.class) }
 // but not its end marker within the grace period.
 var errFinishedNoEnd = errors.New("finished without end marker")
 
-// watch runs a policy.Watchdog on real time: one timer per attempt, reset
-// only when it fires early.
+// watch runs a lifecycle.Watchdog on real time: one timer per attempt, set
+// to the watchdog's next deadline — moved earlier when a token brings one
+// ahead (the idle gap and the rate floor count from the first token on),
+// and on to the next when it rings early.
 type watch struct {
-	mu       sync.Mutex
-	wd       *policy.Watchdog
-	timer    *time.Timer
-	cancel   context.CancelCauseFunc
-	finished bool
-	grace    time.Duration
+	mu     sync.Mutex
+	wd     lifecycle.Watchdog
+	timer  *time.Timer
+	cancel context.CancelCauseFunc
 }
 
 func newWatch(start time.Time, t policy.Timeouts, cancel context.CancelCauseFunc) *watch {
-	w := &watch{wd: policy.NewWatchdog(start, t), cancel: cancel, grace: min(t.Idle.D(), finishGraceLimit)}
-	if w.grace <= 0 {
-		w.grace = finishGraceLimit
-	}
+	w := &watch{cancel: cancel}
 	w.mu.Lock()
-	if d := w.wd.Deadline(); !d.IsZero() {
+	if d := w.wd.Start(start, t); !d.IsZero() {
 		w.timer = time.AfterFunc(time.Until(d), w.fire)
 	}
 	w.mu.Unlock()
 	return w
 }
 
+// arm sets the timer to d. The caller holds mu.
+func (w *watch) arm(d time.Time) {
+	if w.timer == nil {
+		w.timer = time.AfterFunc(time.Until(d), w.fire)
+		return
+	}
+	w.timer.Reset(time.Until(d))
+}
+
 func (w *watch) fire() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	now := time.Now()
-	if w.finished {
-		w.cancel(errFinishedNoEnd)
-		return
-	}
-	if c, ok := w.wd.Check(now); ok {
+	switch v, c, next := w.wd.Fire(time.Now()); v {
+	case lifecycle.Expired:
 		w.cancel(&watchdogError{c})
-		return
-	}
-	if d := w.wd.Deadline(); !d.IsZero() {
-		w.timer.Reset(d.Sub(now))
+	case lifecycle.Finished:
+		w.cancel(errFinishedNoEnd)
+	default:
+		if !next.IsZero() {
+			w.arm(next)
+		}
 	}
 }
 
 func (w *watch) token(now time.Time) {
 	w.mu.Lock()
-	w.wd.Token(now, 1)
+	if d, ok := w.wd.Token(now, 1); ok {
+		w.arm(d)
+	}
 	w.mu.Unlock()
 }
 
@@ -583,12 +581,7 @@ func (w *watch) ttft() time.Duration {
 // finish arms the short grace for the end marker after a finish reason.
 func (w *watch) finish() {
 	w.mu.Lock()
-	w.finished = true
-	if w.timer != nil {
-		w.timer.Reset(w.grace)
-	} else {
-		w.timer = time.AfterFunc(w.grace, w.fire)
-	}
+	w.arm(w.wd.Finish(time.Now()))
 	w.mu.Unlock()
 }
 
@@ -614,37 +607,39 @@ func attemptCtx(ctx context.Context, d *policy.Decision, now time.Time) (context
 	return ctx, cancelCause, cancel
 }
 
-// transportOutcome classifies an error from sending a request or reading
-// its answer.
-func transportOutcome(parent, ctx context.Context, err error, gotTokens bool) policy.Outcome {
+// transportEnd tells how an attempt ended from an error sending its
+// request or reading its answer: the client left, a deadline or the
+// watchdog fired (class), the connection was never made, or it broke.
+func transportEnd(parent, ctx context.Context, err error) (lifecycle.End, policy.Class) {
 	if parent.Err() != nil {
-		return policy.Outcome{Class: policy.ClientCanceled, BytesSent: true}
+		return lifecycle.ClientGone, ""
 	}
 	var we *watchdogError
 	if errors.As(context.Cause(ctx), &we) {
-		return policy.Outcome{Class: we.class, BytesSent: true, Status: statusIf(gotTokens)}
+		return lifecycle.TimedOut, we.class
 	}
 	var cte *connectTimeoutError
 	var oe *net.OpError
 	if errors.As(err, &cte) || (errors.As(err, &oe) && oe.Op == "dial") {
-		return policy.Outcome{Class: policy.ConnectError}
+		return lifecycle.Refused, ""
 	}
 	var pe *protocolError
 	if errors.As(err, &pe) {
-		return policy.Outcome{Class: policy.ProtocolError, Status: pe.status, BytesSent: true,
-			Err: &llm.Error{Status: 502, Type: llm.ErrServer, Code: string(policy.ProtocolError), Message: pe.Error()}}
+		return lifecycle.Protocol, ""
 	}
-	if gotTokens {
-		return policy.Outcome{Class: policy.CutMidStream, Status: 200, BytesSent: true}
-	}
-	return policy.Outcome{Class: policy.Reset, BytesSent: true}
+	return lifecycle.Broken, ""
 }
 
-func statusIf(ok bool) int {
-	if ok {
-		return 200
+// transportOutcome classifies an error from sending a request.
+func transportOutcome(parent, ctx context.Context, err error) policy.Outcome {
+	var o lifecycle.Observation
+	o.End, o.Timeout = transportEnd(parent, ctx, err)
+	var pe *protocolError
+	if o.End == lifecycle.Protocol && errors.As(err, &pe) {
+		o.Status = pe.status
+		o.Err = &llm.Error{Status: 502, Type: llm.ErrServer, Code: string(policy.ProtocolError), Message: pe.Error()}
 	}
-	return 0
+	return lifecycle.Classify(&o)
 }
 
 // prepare builds the upstream request of a Send decision. A request the
@@ -665,6 +660,12 @@ func (x *exchange) prepare(ctx context.Context, d *policy.Decision, stream bool)
 		msgs := make([]llm.Message, len(req.Messages), len(req.Messages)+1)
 		copy(msgs, req.Messages)
 		req.Messages = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart(x.partial.String())}})
+		if req.MaxTokens > 0 {
+			// The continuation budget: what the client asked for, less
+			// what it already received. (A replay regenerates the whole
+			// answer, so it keeps the whole budget.)
+			req.MaxTokens = max(1, req.MaxTokens-x.sentTokens)
+		}
 	}
 	hr, err := u.newRequest(ctx, req, x.id)
 	if err != nil {
@@ -679,12 +680,12 @@ func (x *exchange) prepare(ctx context.Context, d *policy.Decision, stream bool)
 	return hr, u, nil
 }
 
-// errorOutcome reads a non-2xx answer.
-func errorOutcome(u *upstream, resp *http.Response) policy.Outcome {
+// errorOutcome reads a non-2xx answer that came ttft after the attempt
+// began.
+func errorOutcome(u *upstream, resp *http.Response, ttft time.Duration) policy.Outcome {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	e := u.codec.DecodeError(resp.StatusCode, resp.Header, body)
-	return policy.Outcome{Class: policy.Classify(resp.StatusCode, e.Type), Status: resp.StatusCode, Err: e,
-		RetryAfter: e.RetryAfter, BytesSent: true}
+	return lifecycle.Classify(&lifecycle.Observation{Status: resp.StatusCode, Err: e, TTFT: ttft})
 }
 
 // sendOnce makes one non-streamed attempt.
@@ -701,47 +702,47 @@ func (x *exchange) sendOnce(parent context.Context, d *policy.Decision) policy.O
 	defer w.stop()
 	resp, err := u.do(hr)
 	if err != nil {
-		return transportOutcome(parent, ctx, err, false)
+		return transportOutcome(parent, ctx, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		o := errorOutcome(u, resp)
-		o.TTFT = time.Since(start)
-		return o
+		return errorOutcome(u, resp, time.Since(start))
 	}
 	// The first-token deadline runs until the first byte of the body: some
 	// servers send a 200 header at once and the answer much later.
 	fb := &firstByte{r: resp.Body, w: w}
 	body, err := io.ReadAll(io.LimitReader(fb, maxResponseBody))
-	ttft := fb.at.Sub(start)
+	obs := lifecycle.Observation{Status: resp.StatusCode, TTFT: fb.at.Sub(start), PromptTokens: x.promptTokens}
 	if err != nil {
-		o := transportOutcome(parent, ctx, err, false)
-		o.Status = resp.StatusCode
-		return o
+		obs.End, obs.Timeout = transportEnd(parent, ctx, err)
+		obs.TTFT = 0
+		if obs.End == lifecycle.Broken {
+			obs.End = lifecycle.Cut // the body broke off after its headers
+		}
+		return lifecycle.Classify(&obs)
 	}
 	r, err := u.codec.DecodeResponse(body)
 	if err != nil {
-		return policy.Outcome{Class: policy.MalformedStream, Status: resp.StatusCode, TTFT: ttft, BytesSent: true,
-			Usage: llm.Usage{InputTokens: x.promptTokens}}
+		obs.End = lifecycle.Malformed
+		return lifecycle.Classify(&obs)
 	}
 	if r.Model == "" {
 		r.Model = d.Target.Model
 	}
+	obs.Usage, obs.HaveUsage = r.Usage, true
 	if x.structured && len(r.ToolCalls) == 0 && !json.Valid([]byte(r.Content)) {
 		// A structured answer that does not parse is not served: another
 		// target may produce a valid one.
 		x.rejected = r
-		return policy.Outcome{Class: policy.InvalidOutput, Status: resp.StatusCode, TTFT: ttft,
-			OutputTokens: r.Usage.OutputTokens, Usage: r.Usage, BytesSent: true,
-			Err: &llm.Error{Status: 502, Type: llm.ErrServer, Code: "invalid_output", Message: "the upstream answer is not valid JSON"}}
+		obs.Invalid = true
+		return lifecycle.Classify(&obs)
 	}
 	x.resp = r
 	x.raw = nil
 	if u.codec.Format() == x.in.Format() {
 		x.raw = body
 	}
-	return policy.Outcome{Class: policy.OK, Status: resp.StatusCode, TTFT: ttft, OutputTokens: r.Usage.OutputTokens,
-		Usage: r.Usage, BytesSent: true}
+	return lifecycle.Classify(&obs)
 }
 
 // firstByte notes when the first byte of a body arrives.
@@ -776,15 +777,13 @@ func (x *exchange) sendStream(parent context.Context, d *policy.Decision) policy
 	defer w.stop()
 	resp, err := u.do(hr)
 	if err != nil {
-		return transportOutcome(parent, ctx, err, false)
+		return transportOutcome(parent, ctx, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		o := errorOutcome(u, resp)
-		o.TTFT = time.Since(start)
-		return o
+		return errorOutcome(u, resp, time.Since(start))
 	}
-	o := x.relay(parent, ctx, d, u, resp.Body, w)
+	o := x.relay(parent, ctx, d, u, resp, w)
 	if o.Class == policy.OK {
 		drainEnd(resp.Body, cancelCause)
 	}
@@ -814,24 +813,36 @@ func drainEnd(body io.Reader, cancel context.CancelCauseFunc) {
 // It is apart from sendStream so that the calls sendStream makes before the
 // answer (encoding, sending) run on a shallow stack (see run).
 //
+// When part of the answer already reached the client (a continuation, d
+// sets Prefill or Replay), every output of the attempt goes through a
+// lifecycle.Continuation first: only what it lets through is forwarded,
+// and a divergence ends the attempt (Observation.Diverged).
+//
 //go:noinline
-func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *upstream, body io.Reader, w *watch) policy.Outcome {
+func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *upstream, resp *http.Response, w *watch) policy.Outcome {
 	continuing := x.committed // a continuation of a partial answer
 	// Events are flushed to the client before the attempt waits for more
 	// upstream input, not one by one: events that arrived together leave
 	// in one write, and nothing that arrived waits on the network.
-	lf := &lazyFlush{r: body, flush: func() { _ = x.rc.Flush() }}
+	lf := &lazyFlush{r: resp.Body, flush: func() { _ = x.rc.Flush() }}
 	defer lf.now()
 	dec := u.codec.NewStreamDecoder(lf)
 	var (
-		tokens   int
-		usage    *llm.Usage
-		finish   llm.FinishReason
-		upID     string
-		upStart  *llm.Usage // the usage the upstream's start reported
-		outcome  policy.Outcome
-		finished bool
+		tokens    int
+		usage     *llm.Usage
+		finish    llm.FinishReason
+		upID      string
+		upModel   string
+		upStart   *llm.Usage // the usage the upstream's start reported
+		obs       = lifecycle.Observation{Status: resp.StatusCode}
+		ended     bool // obs.End is known
+		finished  bool
+		malformed int
+		cont      *continuation
 	)
+	if continuing {
+		cont = x.newContinuation(d)
+	}
 	flush := func() { lf.pending = true }
 	emit := func(ev llm.StreamEvent) bool {
 		if err := x.enc.Encode(ev); err != nil {
@@ -869,26 +880,34 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 	for {
 		ev, err := dec.Next()
 		if err != nil {
+			var ee *sse.EventError
 			switch {
 			case err == io.EOF || (finished && errors.Is(context.Cause(ctx), errFinishedNoEnd)):
-				outcome = policy.Outcome{Class: policy.OK, Status: 200}
+				obs.End = lifecycle.Answered
+				if cont != nil && !cont.check(x, d, upModel, emit, cont.v.End) {
+					obs.Diverged = true
+				}
 			case parent.Err() != nil:
-				outcome = policy.Outcome{Class: policy.ClientCanceled, Status: 200}
+				obs.End = lifecycle.ClientGone
 			case errors.Is(err, io.ErrUnexpectedEOF):
-				outcome = transportOutcome(parent, ctx, err, true)
-				if outcome.Class == policy.Reset {
-					outcome.Class = policy.CutMidStream
+				obs.End, obs.Timeout = transportEnd(parent, ctx, err)
+				if obs.End == lifecycle.Broken {
+					obs.End = lifecycle.Cut
 				}
+			case errors.As(err, &ee):
+				// An event that does not parse in a stream that goes on:
+				// skipped and counted, up to the limit.
+				malformed++
+				if malformed <= x.rt.cfg.Policy.MalformedLimit() {
+					x.s.emit(events.Event{Time: time.Now(), Kind: events.StreamMalformed, RequestID: x.id, Route: x.req.Model,
+						Target: x.lastTarget, Attempt: d.Try, Stream: true, Value: float64(malformed), Reason: "event " + strconv.Itoa(ee.Index) + " skipped"})
+					continue
+				}
+				obs.End = lifecycle.Malformed
+			case context.Cause(ctx) == nil:
+				obs.End = lifecycle.Cut
 			default:
-				var ee *sse.EventError
-				if errors.As(err, &ee) || context.Cause(ctx) == nil {
-					outcome = policy.Outcome{Class: policy.MalformedStream, Status: 200}
-					if !errors.As(err, &ee) {
-						outcome.Class = policy.CutMidStream
-					}
-				} else {
-					outcome = transportOutcome(parent, ctx, err, tokens > 0)
-				}
+				obs.End, obs.Timeout = transportEnd(parent, ctx, err)
 			}
 			break
 		}
@@ -900,11 +919,19 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 			now := time.Now()
 			w.token(now)
 			tokens++
+			if cont != nil {
+				if !cont.forward(x, d, upModel, emit, &ev) {
+					obs.End, obs.Diverged, ended = lifecycle.Answered, true, true
+				}
+				break
+			}
 			begin()
+			x.lc.Commit(ev.Type == llm.EventToolCallDelta)
+			x.sentTokens++
+			x.servedBy = x.lastTarget
 			if ev.Type == llm.EventTextDelta {
 				x.partial.WriteString(ev.Text)
 			} else if ev.ToolCall != nil {
-				x.toolDeltas = true
 				if ev.ToolCall.ID != "" {
 					tc := *ev.ToolCall
 					tc.ID = inbound.ToolCallID(x.in.Format(), tc.ID)
@@ -913,56 +940,54 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 				x.tools = accumulateTool(x.tools, ev.ToolCall)
 			}
 			if !emit(ev) {
-				outcome = policy.Outcome{Class: policy.ClientCanceled, Status: 200}
+				obs.End, ended = lifecycle.ClientGone, true
 			}
 		case llm.EventFinish:
+			if cont != nil && !cont.check(x, d, upModel, emit, cont.v.End) {
+				obs.End, obs.Diverged, ended = lifecycle.Answered, true, true
+				break
+			}
 			finish = ev.FinishReason
 			finished = true
 			begin()
+			x.lc.Commit(false)
 			w.finish()
 			if !emit(ev) {
-				outcome = policy.Outcome{Class: policy.ClientCanceled, Status: 200}
+				obs.End, ended = lifecycle.ClientGone, true
 			}
 		case llm.EventUsage:
 			if ev.Usage != nil {
-				u := *ev.Usage
-				usage = &u
+				billed := *ev.Usage
+				usage = &billed
 				if x.wantUsage() && x.committed {
+					u := billed
 					if continuing {
 						// The client is owed the usage of the answer it got:
-						// the continuation's, plus the output already sent.
-						u.OutputTokens += x.sentBefore()
+						// the output it received, and its own prompt (a
+						// prefill bills what was sent as input too).
+						u.OutputTokens = x.sentTokens
+						if d.Prefill {
+							u.InputTokens = max(0, u.InputTokens-cont.before)
+						}
 					}
 					emit(llm.StreamEvent{Type: llm.EventUsage, Usage: &u})
 				}
 			}
 			continue
 		case llm.EventError:
-			e := ev.Err
-			if e == nil {
-				e = &llm.Error{Status: 500, Type: llm.ErrServer, Message: "in-band stream error"}
-			}
-			status := e.Status
-			if status == 0 {
-				status = llm.StatusFor(e.Type)
-			}
-			outcome = policy.Outcome{Class: policy.Classify(status, e.Type), Status: status, Err: e, RetryAfter: e.RetryAfter, BytesSent: true}
+			obs.End, obs.Err, ended = lifecycle.ErrorEvent, ev.Err, true
 		}
-		if outcome.Class != "" {
+		if ended {
 			break
 		}
 	}
-	outcome.BytesSent = true
-	outcome.TTFT = w.ttft()
-	outcome.OutputTokens = tokens
+	obs.TTFT = w.ttft()
+	obs.Tokens = tokens
+	obs.PromptTokens = x.promptTokens
 	if usage != nil {
-		outcome.Usage = *usage
-		if usage.OutputTokens > 0 {
-			outcome.OutputTokens = usage.OutputTokens
-		}
-	} else {
-		outcome.Usage = llm.Usage{InputTokens: x.promptTokens, OutputTokens: tokens}
+		obs.Usage, obs.HaveUsage = *usage, true
 	}
+	outcome := lifecycle.Classify(&obs)
 	if outcome.Class == policy.OK {
 		if !x.committed {
 			// A clean, empty answer: still an answer.
@@ -970,6 +995,9 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 			if finish != "" {
 				emit(llm.StreamEvent{Type: llm.EventFinish, FinishReason: finish})
 			}
+		}
+		if x.servedBy == "" || cont != nil {
+			x.servedBy = x.lastTarget
 		}
 		x.finish = finish
 		x.usage = outcome.Usage
@@ -979,13 +1007,110 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 		}
 		return outcome
 	}
-	if x.committed {
-		outcome.Partial = true
-		if x.midErr == nil {
-			x.midErr = midStreamError(outcome)
-		}
-	}
 	return outcome
+}
+
+// continuation is a streamed attempt that continues a partial answer: the
+// lifecycle's verifier and what the gateway reports of it.
+type continuation struct {
+	v         *lifecycle.Continuation
+	from      string // the target whose output the client received last
+	before    int    // output deltas the client had before it
+	announced bool
+	err       error
+}
+
+// newContinuation starts verifying the attempt d's output against the
+// partial answer.
+//
+//go:noinline
+func (x *exchange) newContinuation(d *policy.Decision) *continuation {
+	mode := lifecycle.Prefill
+	if d.Replay {
+		mode = lifecycle.Replay
+	}
+	c := &continuation{from: x.servedBy, before: x.sentTokens}
+	var err error
+	c.v, err = lifecycle.NewContinuation(mode, x.partial.String(), x.tools)
+	if err != nil {
+		c.err = err
+	}
+	return c
+}
+
+// forward passes one output delta of the attempt through the verifier and
+// sends the client what it lets through; false when it diverged.
+func (c *continuation) forward(x *exchange, d *policy.Decision, model string, emit func(llm.StreamEvent) bool, ev *llm.StreamEvent) bool {
+	if ev.Type == llm.EventTextDelta {
+		return c.check(x, d, model, emit, func() (string, error) { return c.v.Text(ev.Text) })
+	}
+	if ev.ToolCall == nil {
+		return true
+	}
+	var tc *llm.ToolCallDelta
+	ok := c.check(x, d, model, emit, func() (text string, err error) {
+		text, tc, err = c.v.ToolCall(*ev.ToolCall)
+		return text, err
+	})
+	if ok && tc != nil {
+		x.lc.Commit(true)
+		x.tools = accumulateTool(x.tools, tc)
+		x.sentTokens++
+		emit(llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: tc})
+	}
+	return ok
+}
+
+// check runs one step of the verifier (step returns the text to forward),
+// announces the continuation once it is judged and forwards the text.
+func (c *continuation) check(x *exchange, d *policy.Decision, model string, emit func(llm.StreamEvent) bool, step func() (string, error)) bool {
+	if c.err != nil {
+		c.announce(x, d, model)
+		return false
+	}
+	text, err := step()
+	if err != nil {
+		c.err = err
+	}
+	c.announce(x, d, model)
+	if err != nil {
+		return false
+	}
+	if text != "" {
+		x.partial.WriteString(text)
+		x.sentTokens++
+		x.servedBy = x.lastTarget
+		emit(llm.StreamEvent{Type: llm.EventTextDelta, Text: text})
+	}
+	return true
+}
+
+// announce emits the stream.continuation event once the verifier has
+// judged the output; a good one renames the stream's model to the one
+// that produces the rest (a wire format that names it once keeps it).
+func (c *continuation) announce(x *exchange, d *policy.Decision, model string) {
+	how := lifecycle.Failed
+	if c.err == nil {
+		how = c.v.Completion()
+	}
+	if c.announced || how == "" {
+		return
+	}
+	c.announced = true
+	reason := c.v.Reason()
+	if c.err != nil {
+		reason = c.err.Error()
+	}
+	to := x.lastTarget
+	x.s.emit(events.Event{Time: time.Now(), Kind: events.StreamContinuation, RequestID: x.id, Route: x.req.Model,
+		Target: to, Attempt: d.Try, Stream: true, From: c.from, To: to, Outcome: how, Reason: reason})
+	if c.err == nil {
+		if model == "" {
+			model = d.Target.Model
+		}
+		x.model = model
+		_ = x.enc.Encode(llm.StreamEvent{Type: llm.EventStart, ID: x.respID, Model: model})
+	}
 }
 
 // lazyFlush reads an upstream body and flushes what was written to the
@@ -1007,28 +1132,6 @@ func (l *lazyFlush) now() {
 		l.pending = false
 		l.flush()
 	}
-}
-
-// sentBefore estimates the output tokens of the partial answer that reached
-// the client before a continuation (4 bytes a token).
-func (x *exchange) sentBefore() int { return x.partial.Len()/4 + 1 }
-
-// midStreamError is the in-band error for a stream cut by outcome o.
-func midStreamError(o policy.Outcome) *llm.Error {
-	if o.Err != nil {
-		return o.Err
-	}
-	e := &llm.Error{Status: 502, Type: llm.ErrServer, Code: string(o.Class)}
-	switch o.Class {
-	case policy.Stall, policy.TokenRateFloor, policy.TimeoutTotal, policy.TimeoutTTFT:
-		e.Status, e.Type = 504, llm.ErrTimeout
-		e.Message = "the upstream stream timed out mid-answer (" + string(o.Class) + "); the answer above is incomplete"
-	case policy.MalformedStream:
-		e.Message = "the upstream sent a malformed event mid-answer; the answer above is incomplete"
-	default:
-		e.Message = "the upstream stream was cut mid-answer (" + string(o.Class) + "); the answer above is incomplete"
-	}
-	return e
 }
 
 func accumulateTool(tcs []llm.ToolCall, d *llm.ToolCallDelta) []llm.ToolCall {

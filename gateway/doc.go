@@ -17,13 +17,33 @@
 // is written before an attempt's first token, so a failure before it is
 // invisible to the client. When a stream fails after tokens reached the
 // client, the request continues on a target that accepts an assistant
-// prefill (the partial answer is sent as the prefix to continue), or ends
-// with an explicit in-band error event (an OpenAI error chunk, an Anthropic
-// `event: error`) — never with the end marker after a truncated answer, and
-// always with the failure that cut the stream rather than a fall-back's own
-// rejection. Each attempt runs under a policy.Watchdog on real time (first
-// token, idle gap, token-rate floor, total), and a connect timeout reaches
-// the dialer through the request context.
+// prefill (the partial answer is sent as the prefix to continue, with
+// max_tokens less what was delivered) or, on routes with replay, on one that
+// replays the original request; either way the fall-back's output goes
+// through a lifecycle.Continuation before a byte of it is forwarded: a
+// continuation is forwarded, a restart has its exact overlap skipped, a
+// replay is forwarded past an exact repetition of what was sent, and
+// anything else ends the stream. A stream that cannot be completed ends with
+// an explicit in-band error event (an OpenAI error chunk, an Anthropic
+// `event: error`) — never with the end marker after a truncated answer,
+// never with two answers spliced, and always with the failure that cut the
+// stream rather than a fall-back's own rejection. Each completion is a
+// stream.continuation event naming both targets and how (continued,
+// replayed, failed); the chunks that follow name the fall-back's model, and
+// the X-Brownout-Target trailer names the target that produced the end.
+// Usage sent to the client counts what it received; per-attempt usage keeps
+// what each upstream billed. An unparseable event in a stream that goes on
+// is skipped and counted (a stream.malformed event and
+// brownout_stream_malformed_events_total), up to
+// policy.max_malformed_events per attempt (default 3), past which the
+// attempt fails as malformed_stream. The request path between the decision
+// core and the wire — the attempt loop, the stream commit and its in-band
+// error, the continuation check, the classification of what the upstream
+// did, cancel and reload — is package lifecycle, which the game-day
+// simulator drives too. Each attempt runs under a lifecycle.Watchdog on real
+// time (first token, idle gap, token-rate floor, total), its one timer moved
+// to the next deadline after every token, and a connect timeout reaches the
+// dialer through the request context.
 //
 // Upstreams are reached with net/http's Transport (NewTransport): HTTP/2
 // when a TLS provider negotiates it, as real providers do, HTTP/2 in

@@ -46,7 +46,9 @@ func TestFaultClasses(t *testing.T) {
 		{"context length", `{kind: context_length, window: 1}`, both, want{200, "beta:claude-sonnet", false, "context_length"}},
 		{"stall mid-stream", `{kind: stall, after: 5, for: 6s}`, streamOnly, want{200, "alpha:gpt-4o", true, "stall"}},
 		{"cut mid-stream", `{kind: cut, after: 5}`, streamOnly, want{200, "alpha:gpt-4o", true, "cut_mid_stream"}},
-		{"malformed chunk", `{kind: malformed_chunk, at: 5}`, streamOnly, want{200, "alpha:gpt-4o", true, "malformed_stream"}},
+		// One malformed event in a stream that goes on is skipped
+		// (policy.max_malformed_events; TestMalformedEventSkipped).
+		{"malformed chunk", `{kind: malformed_chunk, at: 5}`, streamOnly, want{200, "alpha:gpt-4o", false, "ok"}},
 		{"slow tokens below the floor", `{kind: token_rate, rate: 4}`, streamOnly, want{200, "alpha:gpt-4o", true, "token_rate_floor"}},
 		{"missing [DONE]", `{kind: missing_done}`, streamOnly, want{200, "alpha:gpt-4o", false, "ok"}},
 		{"content filter on the prompt", `{kind: content_filter, stage: prompt}`, both, want{400, "", false, "content_filter"}},

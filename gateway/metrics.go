@@ -40,6 +40,8 @@ type metrics struct {
 	panics        prometheus.Counter
 	signals       *prometheus.CounterVec // target, detector
 	probes        *prometheus.CounterVec // target, result
+	malformed     *prometheus.CounterVec // target
+	continuations *prometheus.CounterVec // route, outcome
 	inbound       *prometheus.CounterVec // client, result
 	clientCost    *prometheus.CounterVec // client
 	clientTokens  *prometheus.CounterVec // client
@@ -113,7 +115,11 @@ func newMetrics(state stateFunc, busDropped func() uint64) *metrics {
 	f(m.inbound)
 	f(m.clientCost)
 	f(m.clientTokens)
-	for _, c := range []prometheus.Collector{m.requests, m.requestDur, m.attempts, m.fallbacks, m.ttft, m.attemptDur,
+	m.malformed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brownout_stream_malformed_events_total",
+		Help: "Unparseable upstream stream events skipped, by target (policy.max_malformed_events per attempt)."}, []string{"target"})
+	m.continuations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brownout_stream_continuations_total",
+		Help: "Partial answers a fall-back completed, by route and how: continued, replayed or failed."}, []string{"route", "outcome"})
+	for _, c := range []prometheus.Collector{m.malformed, m.continuations, m.requests, m.requestDur, m.attempts, m.fallbacks, m.ttft, m.attemptDur,
 		m.tokens, m.cost, m.healthChanges, m.breakerTrans, m.budgetExh, m.inFlight, m.alertsFired, m.deliveries,
 		m.reloads, m.cacheLookups, m.idemReplays, m.panics, m.signals, m.probes} {
 		f(c)
@@ -194,6 +200,10 @@ func (m *metrics) emit(ev *events.Event) {
 			result = "rejected"
 		}
 		m.reloads.WithLabelValues(result).Inc()
+	case events.StreamMalformed:
+		m.malformed.WithLabelValues(ev.Target).Inc()
+	case events.StreamContinuation:
+		m.continuations.WithLabelValues(ev.Route, ev.Outcome).Inc()
 	case events.DetectorSignal:
 		m.signals.WithLabelValues(ls.target(ev.Target), ev.Name).Inc()
 	case events.ProbeResult:

@@ -37,7 +37,7 @@ func TestConnectTimeout(t *testing.T) {
 	var cte *connectTimeoutError
 	require.ErrorAs(t, err, &cte)
 	assert.Equal(t, "post: connect timeout after 1ms", scrubURL(err).Error())
-	o := transportOutcome(context.Background(), ctx, err, false)
+	o := transportOutcome(context.Background(), ctx, err)
 	assert.Equal(t, "connect_error", string(o.Class))
 }
 

@@ -20,10 +20,10 @@ import (
 // "filler" is the typical game-day answer (examples/gamedays/env: lognormal
 // TTFT, 90 tokens/s with 20% jitter, 40 to 160 filler tokens, no fault);
 // "faults" is a longer answer (median 200 tokens) with a 429 and a stall
-// fault drawn for some requests. "filler-reuse" is "filler" with
-// ReuseTokenTimes. "filler-sim" is "filler" as the game-day simulator
-// plans it: a prompt cache, a 200-token prompt shared by the requests,
-// MemoizePrompts, ReuseTokenTimes, OneGoroutine and Recycle.
+// fault drawn for some requests. "filler-reuse" is "filler" planned by a
+// Planner into one reused plan. "filler-sim" is "filler" as the game-day
+// simulator plans it: a Planner, a prompt cache, a 200-token prompt shared
+// by the requests.
 func BenchmarkPlan(b *testing.B) {
 	filler := spec("openai", llm.FormatOpenAI, "gpt-4o")
 	filler.Models[0].TTFT = faults.Latency{Median: yamlfile.Duration(350 * time.Millisecond), P99: yamlfile.Duration(1200 * time.Millisecond)}
@@ -42,23 +42,25 @@ func BenchmarkPlan(b *testing.B) {
 		{"faults", withFaults, false, false}} {
 		b.Run(bc.name, func(b *testing.B) {
 			m := newModel(b, bc.spec)
-			if bc.reuse {
-				m.ReuseTokenTimes() // as the simulator does
+			pl, err := mockprovider.NewPlanner(bc.spec, nil)
+			if err != nil {
+				b.Fatal(err)
 			}
 			req := userReq("gpt-4o", "Explain retry budgets in two paragraphs.")
 			if bc.sim {
-				m.MemoizePrompts(1 << 14)
-				m.OneGoroutine()
 				req = userReq("gpt-4o", strings.Repeat("Explain retry budgets in two paragraphs. ", 20))
 			}
+			var reused mockprovider.Plan
 			now := t0
 			b.ReportAllocs()
 			cpu0 := cpuTime()
 			for b.Loop() {
-				p := m.Plan(now, req, mockprovider.Meta{RequestID: "r"})
-				m.Finish(now, p)
-				if bc.sim {
-					m.Recycle(p)
+				if bc.reuse {
+					pl.PlanInto(&reused, now, req, mockprovider.Meta{RequestID: "r"})
+					pl.Finish(now, &reused)
+				} else {
+					p := m.Plan(now, req, mockprovider.Meta{RequestID: "r"})
+					m.Finish(now, p)
 				}
 				now = now.Add(time.Millisecond)
 			}

@@ -24,7 +24,7 @@ func TestPromptCacheSweepMemoized(t *testing.T) {
 		t.Fatal(err)
 	}
 	memoized, _ := NewModel(spec, nil)
-	memoized.MemoizePrompts(100)
+	memoized.memo = newPromptMemo(100)
 	plain.cache.max, memoized.cache.max = 6, 6
 	pool := make([][]llm.Message, 12)
 	for k := range pool {

@@ -9,9 +9,8 @@
 // token and the time of every token, the content, finish reason and usage,
 // and the fault steps. Time is an argument and randomness comes from the
 // seeded source given to NewModel, so the same seed and the same requests
-// give the same plans. The simulator calls Plan and Finish directly on
-// virtual time (with MemoizePrompts and ReuseTokenTimes, which change no
-// plan); the HTTP servers execute plans on real time.
+// give the same plans. The HTTP servers execute a Model's plans on real
+// time; the simulator plans on virtual time with a Planner (below).
 //
 // Planning, in order: the model is looked up (404), an assistant prefill is
 // refused by models that do not accept it (400), the prompt plus max_tokens
@@ -130,8 +129,8 @@
 // # Many plans in one process
 //
 // A Model is safe for concurrent use. A caller that plans very many
-// requests from one goroutine, such as the game-day simulator, can make it
-// cheaper without changing a plan: MemoizePrompts, ReuseTokenTimes,
-// Recycle, and OneGoroutine, which turns the model's locking off (never on
-// a model behind a server).
+// requests from one goroutine, such as the game-day simulator, uses a
+// Planner: the same plans (a test holds the two to each other), without
+// locking, with the prompts it has seen remembered, planned into memory the
+// caller reuses (PlanInto).
 package mockprovider

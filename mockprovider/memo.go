@@ -76,20 +76,12 @@ type memoHash struct {
 // maxMemoHashes bounds memoEntry.hashes.
 const maxMemoHashes = 8
 
-// MemoizePrompts makes the model remember the token estimates and
-// prompt-cache hashes of up to max distinct message texts (0 forgets them
-// and turns it off). Plans are unchanged; planning a request whose messages
-// were seen before is cheaper. For callers that send the same prompts many
-// times, such as the game-day simulator; a server facing arbitrary prompts
-// should leave it off.
-func (m *Model) MemoizePrompts(max int) {
-	m.lock()
-	defer m.unlock()
-	if max <= 0 {
-		m.memo = nil
-		return
-	}
-	m.memo = &promptMemo{max: max, entries: map[string]*memoEntry{}, byMsg: map[*llm.Message]*memoEntry{}}
+// newPromptMemo remembers the token estimates and prompt-cache hashes of
+// up to max distinct message texts: a Planner's, which sees the same
+// prompts many times. Plans are unchanged; planning a request whose
+// messages were seen before is cheaper.
+func newPromptMemo(max int) *promptMemo {
+	return &promptMemo{max: max, entries: map[string]*memoEntry{}, byMsg: map[*llm.Message]*memoEntry{}}
 }
 
 // memoizable reports whether msg is one text part without tool calls.

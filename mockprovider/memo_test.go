@@ -13,15 +13,15 @@ import (
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
-// TestMemoizePromptsChangesNothing: with MemoizePrompts the same requests
+// TestMemoizePromptsChangesNothing: a Planner, which memoizes prompts, gives
+// for the same requests
 // give the same plans (prompt tokens, cached tokens, content, timing) and
 // the same journal as without, including past the memo's size, for
 // messages it does not memoize (tools, images, several parts) and for
 // prompts that recur under other models, and for rule matches. With
 // shared, requests share their messages as the simulator's do (the memo
 // finds them by address), some of which are changed in place, the models
-// are reset midway (the prompt cache forgets), and the memoized model is
-// used with OneGoroutine.
+// are reset midway (the prompt cache forgets).
 func TestMemoizePromptsChangesNothing(t *testing.T) {
 	for _, tc := range []struct {
 		memo   int
@@ -32,16 +32,16 @@ func TestMemoizePromptsChangesNothing(t *testing.T) {
 			s := realistic()
 			s.Models = append(s.Models, mockprovider.ModelSpec{Name: "gpt-4o-mini", OutputTokens: mockprovider.Length{Min: 5, Max: 30}})
 			s.PromptCache = &mockprovider.CacheSpec{TTL: yamlfile.Duration(time.Minute), MinTokens: 10}
-			plain, memoized := newModel(t, s), newModel(t, s)
-			memoized.MemoizePrompts(memo)
+			plain := newModel(t, s)
+			memoized, err := mockprovider.NewPlannerMemo(s, nil, memo)
+			if err != nil {
+				t.Fatal(err)
+			}
 			rnd := rand.New(rand.NewPCG(1, 2))
 			prompts := []string{strings.Repeat("incident gateway ", 40) + "one", strings.Repeat("incident gateway ", 40) + "two", "short", "naïve café ’quote’", "What is the capital of France?"}
 			pool := make([][]llm.Message, len(prompts))
 			for k, p := range prompts {
 				pool[k] = userReq("", p).Messages
-			}
-			if tc.shared {
-				memoized.OneGoroutine()
 			}
 			for i := range 300 {
 				now := t0.Add(time.Duration(i) * 700 * time.Millisecond)
@@ -72,7 +72,8 @@ func TestMemoizePromptsChangesNothing(t *testing.T) {
 				}
 				req.Stream = rnd.IntN(2) == 0
 				a := plain.Plan(now, req, mockprovider.Meta{RequestID: fmt.Sprint(i)})
-				b := memoized.Plan(now, req, mockprovider.Meta{RequestID: fmt.Sprint(i)})
+				b := new(mockprovider.Plan)
+				memoized.PlanInto(b, now, req, mockprovider.Meta{RequestID: fmt.Sprint(i)})
 				if !reflect.DeepEqual(a, b) {
 					t.Fatalf("request %d: plans differ:\n%+v\n%+v", i, a, b)
 				}

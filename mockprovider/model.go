@@ -3,7 +3,6 @@ package mockprovider
 import (
 	"fmt"
 	"iter"
-	"math/bits"
 	"math/rand/v2"
 	"path"
 	"regexp"
@@ -35,12 +34,14 @@ type Meta struct {
 
 // Model is the behaviour of one provider, without I/O: given a request, the
 // time and its seeded source it plans the answer. Time is always an
-// argument; the model never reads the clock. It is safe for concurrent use
-// (a mutex serializes planning, so the same seed and the same order of
-// requests give the same plans), unless OneGoroutine turned the locking off.
+// argument; the model never reads the clock. It is safe for concurrent use:
+// a mutex serializes planning, so the same seed and the same order of
+// requests give the same plans. (A Planner is the same behaviour for one
+// goroutine.)
 type Model struct {
 	mu sync.Mutex
-	// solo is set by OneGoroutine: the mutex is not used.
+	// solo: the model is a Planner's, used by one goroutine: the mutex is
+	// not used.
 	solo   bool
 	spec   ProviderSpec
 	rnd    *rand.Rand
@@ -59,7 +60,7 @@ type Model struct {
 	byModel   counts[string]
 	// headers is set while a fault selects on request headers.
 	headers atomic.Bool
-	// memo is set by MemoizePrompts.
+	// memo remembers the prompts a Planner sees (nil for a Model).
 	memo *promptMemo
 	// scratch is the fault environment of the plan being built.
 	scratch faults.Env
@@ -75,27 +76,9 @@ type Model struct {
 	ids   string
 	idLen int
 	idBuf []byte // scratch of fillIDs
-	// spare holds token-time buffers of finished plans for new ones, by
-	// size class (see ReuseTokenTimes); nil when off.
-	spare *timesPool
-	// plans holds plans given back with Recycle, for Plan to reuse.
-	plans []*Plan
 }
 
-// OneGoroutine promises that from now on the model is used by one goroutine
-// at a time, with the calls ordered by the caller (happens-before), so it
-// stops locking its mutex: planning costs two atomic operations less. For
-// callers that own the model, such as the game-day simulator, which plans
-// every attempt from its one event loop. A model behind a server (Start,
-// Handler, a proxy) is used by many goroutines at once and must keep its
-// locking: never call OneGoroutine on one. Plans are unchanged.
-func (m *Model) OneGoroutine() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.solo = true
-}
-
-// lock and unlock guard the model's state, unless OneGoroutine was called.
+// lock and unlock guard the model's state, unless it is a Planner's.
 func (m *Model) lock() {
 	if !m.solo {
 		m.mu.Lock()
@@ -106,89 +89,6 @@ func (m *Model) unlock() {
 	if !m.solo {
 		m.mu.Unlock()
 	}
-}
-
-// maxRecycled bounds the plans Recycle keeps.
-const maxRecycled = 1024
-
-// Recycle gives a finished plan back to the model, which may reuse its
-// memory for a later plan. The caller must have finished it (Finish,
-// FinishSent) and must not use it, nor anything it points to that the
-// plan owns (its Response, headers, tool starts), afterwards. For callers
-// that plan very many requests in one process, such as the game-day
-// simulator; servers leave plans to the garbage collector.
-func (m *Model) Recycle(p *Plan) {
-	m.lock()
-	defer m.unlock()
-	if len(m.plans) < maxRecycled {
-		m.plans = append(m.plans, p)
-	}
-}
-
-// newPlan returns a new plan, reusing a recycled one when there is one
-// (callers hold m.mu).
-func (m *Model) newPlan() *Plan {
-	n := len(m.plans)
-	if n == 0 {
-		return faults.NewPlan()
-	}
-	p := m.plans[n-1]
-	m.plans[n-1] = nil
-	m.plans = m.plans[:n-1]
-	starts := p.ToolStart[:0] // a plan's own; the rest may be shared
-	*p = *faults.NewPlan()
-	p.ToolStart = starts
-	return p
-}
-
-// ReuseTokenTimes makes Finish and FinishSent take back a plan's TokenTimes
-// (setting the field to nil) so later plans reuse the memory. The caller
-// promises not to read or keep a plan's TokenTimes once it has finished it
-// (the rest of the plan is untouched). For callers that plan very many
-// requests in one process, such as the game-day simulator: an answer's
-// token times are its largest allocation. Servers leave it off.
-func (m *Model) ReuseTokenTimes() {
-	m.lock()
-	defer m.unlock()
-	if m.spare == nil {
-		m.spare = &timesPool{}
-	}
-}
-
-// timesPool keeps spare token-time buffers: class k holds buffers of
-// capacity at least 1<<k, so any of them fits n <= 1<<k times.
-type timesPool struct {
-	class [timesClasses][][]time.Duration
-}
-
-const (
-	timesMinClass = 6  // 64 times: the smallest buffer handed out
-	timesClasses  = 15 // up to 16384 times; longer answers are not pooled
-	timesPerClass = 4096
-)
-
-// get returns n times (not zeroed: the caller writes them all).
-func (tp *timesPool) get(n int) []time.Duration {
-	k := max(bits.Len(uint(n-1)), timesMinClass) // 1<<k >= n
-	if k >= timesClasses {
-		return make([]time.Duration, n)
-	}
-	if c := tp.class[k]; len(c) > 0 {
-		t := c[len(c)-1]
-		c[len(c)-1] = nil
-		tp.class[k] = c[:len(c)-1]
-		return t[:n]
-	}
-	return make([]time.Duration, n, 1<<k)
-}
-
-// put keeps t for a later plan.
-func (tp *timesPool) put(t []time.Duration) {
-	k := bits.Len(uint(cap(t))) - 1 // 1<<k <= cap
-	if k < timesMinClass || k >= timesClasses || len(tp.class[k]) >= timesPerClass {
-		return
-	}
-	tp.class[k] = append(tp.class[k], t)
 }
 
 type modelState struct {
@@ -375,8 +275,27 @@ func (m *Model) lookup(name string) *modelState {
 func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 	m.lock()
 	defer m.unlock()
+	p := faults.NewPlan()
+	m.plan(p, now, req, meta, false)
+	return p
+}
+
+// plan fills p, a new plan, for req. With reuse, p's token times are
+// written into the buffer p.TokenTimes holds when it is large enough (a
+// Planner's plans keep theirs from one request to the next).
+func (m *Model) plan(p *Plan, now time.Time, req *llm.Request, meta Meta, reuse bool) {
+	keep := p.TokenTimes
+	p.TokenTimes = nil
+	times := func(n int) []time.Duration {
+		if !reuse {
+			return nil // SetTokenized and SetContent make them
+		}
+		if cap(keep) >= n {
+			return keep[:n] // timing writes them all
+		}
+		return make([]time.Duration, n, max(n, 2*cap(keep), 64))
+	}
 	m.seq++
-	p := m.newPlan()
 	p.Seq = m.seq
 	p.Stream = req.Stream || meta.Stream
 	prompt := m.promptTokens(req)
@@ -400,7 +319,9 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 		p.SetError(faults.ContextLengthError(m.spec.Format, ms.spec.ContextWindow, prompt+req.MaxTokens, ""))
 	}
 	if p.Terminal() {
-		return m.record(p, &entry, nil)
+		m.record(p, &entry, nil)
+		p.TokenTimes = keep[:0] // no tokens; the buffer stays for the next plan
+		return
 	}
 
 	// Length first: TPM admission counts prompt plus planned output.
@@ -419,7 +340,9 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 	if reason, wait := m.admit(now, ms, cost); reason != "" {
 		entry.Shed = reason
 		m.shed(p, reason, wait, now, ms)
-		return m.record(p, &entry, nil)
+		m.record(p, &entry, nil)
+		p.TokenTimes = keep[:0]
+		return
 	}
 	p.Headers = m.rateHeaders(now, ms, nil)
 
@@ -429,18 +352,16 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 		FinishReason: llm.FinishStop,
 	}
 	if chunks != nil {
-		if m.spare != nil {
-			p.TokenTimes = m.spare.get(len(chunks)) // timing writes them all
-		}
+		p.TokenTimes = times(len(chunks))
 		p.SetTokenized(text, chunks) // a window of the corpus, shared
 		p.Filler = text
 	} else {
 		p.Response.ToolCalls = calls
 		if len(calls) > 0 {
 			p.Response.FinishReason = llm.FinishToolCalls
-		} else if m.spare != nil {
+		} else if reuse {
 			if k := faults.CountTokens(text); k > 0 {
-				p.TokenTimes = m.spare.get(k) // SetContent keeps them, timing writes them all
+				p.TokenTimes = times(k) // SetContent keeps them
 			}
 		}
 		p.SetContent(text) // chunks, tool starts, output usage
@@ -465,7 +386,7 @@ func (m *Model) Plan(now time.Time, req *llm.Request, meta Meta) *Plan {
 		m.set.Apply(now, p, &m.scratch)
 		m.scratch = faults.Env{}
 	}
-	return m.record(p, &entry, ms)
+	m.record(p, &entry, ms)
 }
 
 // timing draws TTFT and the token times. The gaps' jitter comes from a
@@ -786,10 +707,6 @@ func (m *Model) FinishSent(now time.Time, p *Plan, o Outcome, sent int) {
 		return // finished already, or not planned by this model
 	}
 	m.release(admitted)
-	if m.spare != nil && p.TokenTimes != nil {
-		m.spare.put(p.TokenTimes)
-		p.TokenTimes = nil
-	}
 	if shed {
 		o = OutcomeShed
 	}

@@ -577,88 +577,62 @@ func TestStatsByKey(t *testing.T) {
 	}
 }
 
-// TestReuseTokenTimes: with ReuseTokenTimes the plans are the same as
-// without (faults that re-time tokens and structured answers included), a
-// finished plan gives its token times back (nil) and later plans reuse
-// them.
-func TestReuseTokenTimes(t *testing.T) {
-	s := realistic()
-	s.Faults = append(s.Faults,
-		faults.Spec{Kind: faults.KindTokenRate, Rate: 30, Jitter: 0.5, Selector: faults.Selector{Probability: pct(0.3)}},
-		faults.Spec{Kind: faults.KindRefusal, Selector: faults.Selector{Probability: pct(0.1)}})
-	s.Models[0].OutputTokens = mockprovider.Length{Min: 1, Max: 700}
-	plain, reusing := newModel(t, s), newModel(t, s)
-	reusing.ReuseTokenTimes()
-	reused := 0
-	given := map[*time.Duration]bool{} // the token times of finished plans
-	for i := range 400 {
-		now := t0.Add(time.Duration(i) * 50 * time.Millisecond)
-		req := userReq("gpt-4o", "anything")
-		req.Stream = i%2 == 0
-		if i%3 == 0 {
-			req.ResponseFormat = &llm.ResponseFormat{Type: llm.ResponseJSONSchema, Name: "answer",
-				Schema: []byte(`{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"}}}`)}
-		}
-		a := plain.Plan(now, req, mockprovider.Meta{})
-		b := reusing.Plan(now, req, mockprovider.Meta{})
-		if !reflect.DeepEqual(a, b) {
-			t.Fatalf("plan %d differs:\n%+v\n%+v", i, a, b)
-		}
-		if len(b.TokenTimes) > 0 {
-			if given[&b.TokenTimes[0]] {
-				reused++
-			}
-			given[&b.TokenTimes[0]] = true
-		}
-		plain.Finish(now, a)
-		reusing.Finish(now, b)
-		if b.TokenTimes != nil || a.TokenTimes == nil && len(a.Chunks) > 0 {
-			t.Fatalf("plan %d: after Finish, reusing has %d times, plain %d", i, len(b.TokenTimes), len(a.TokenTimes))
-		}
-	}
-	if reused < 300 {
-		t.Fatalf("%d of 400 plans reused a finished plan's token times", reused)
-	}
-}
-
-// TestRecycle: a model given its finished plans back (Recycle) plans the
-// same answers as one that is not (tool calls, headers, faults included),
-// and reuses the plans' memory.
-func TestRecycle(t *testing.T) {
+// TestPlannerMatchesModel: a Planner planning into one reused plan gives
+// the plans a Model gives for the same requests (faults that re-time
+// tokens, error answers, structured answers and tool calls included), and
+// reuses the plan's token times.
+func TestPlannerMatchesModel(t *testing.T) {
 	s := realistic()
 	s.Faults = append(s.Faults,
 		faults.Spec{Kind: faults.KindTokenRate, Rate: 30, Jitter: 0.5, Selector: faults.Selector{Probability: pct(0.3)}},
 		faults.Spec{Kind: faults.KindHTTPError, Status: 429, Selector: faults.Selector{Probability: pct(0.2)}},
 		faults.Spec{Kind: faults.KindRefusal, Selector: faults.Selector{Probability: pct(0.1)}})
-	plain, recycling := newModel(t, s), newModel(t, s)
-	recycling.ReuseTokenTimes()
-	plain.ReuseTokenTimes()
-	reused := 0
-	var prev *mockprovider.Plan
+	s.Models[0].OutputTokens = mockprovider.Length{Min: 1, Max: 700}
+	plain := newModel(t, s)
+	planner, err := mockprovider.NewPlanner(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b mockprovider.Plan
+	reused, timed := 0, 0
 	for i := range 400 {
 		now := t0.Add(time.Duration(i) * 50 * time.Millisecond)
 		req := userReq("gpt-4o", "anything")
 		req.Stream = i%2 == 0
-		if i%5 == 0 {
+		switch i % 5 {
+		case 0:
 			req.Tools = []llm.Tool{{Name: "lookup", Parameters: []byte(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)}}
 			req.ToolChoice = &llm.ToolChoice{Mode: llm.ToolChoiceRequired}
+		case 3:
+			req.ResponseFormat = &llm.ResponseFormat{Type: llm.ResponseJSONSchema, Name: "answer",
+				Schema: []byte(`{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"}}}`)}
+		}
+		var before *time.Duration
+		if cap(b.TokenTimes) > 0 {
+			before = &b.TokenTimes[:1][0]
 		}
 		a := plain.Plan(now, req, mockprovider.Meta{})
-		b := recycling.Plan(now, req, mockprovider.Meta{})
-		// A recycled plan keeps its tool-start slice, empty, not nil.
-		if diff := cmp.Diff(a, b, cmpopts.EquateEmpty()); diff != "" {
-			t.Fatalf("plan %d differs (-plain +recycled):\n%s", i, diff)
+		planner.PlanInto(&b, now, req, mockprovider.Meta{})
+		// A reused plan keeps its buffers, empty, not nil.
+		if diff := cmp.Diff(a, &b, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("plan %d differs (-model +planner):\n%s", i, diff)
 		}
-		if b == prev {
-			reused++
+		if len(b.TokenTimes) > 0 {
+			timed++
+			if &b.TokenTimes[0] == before {
+				reused++
+			}
 		}
 		plain.Finish(now, a)
-		recycling.Finish(now, b)
-		recycling.Recycle(b)
-		prev = b
+		planner.Finish(now, &b)
 	}
-	if reused < 300 {
-		t.Fatalf("%d of 400 plans reused the previous plan", reused)
+	// Tool-call answers, and faults that replace the content, make their
+	// own token times; the others reuse the buffer.
+	if reused < timed/3 {
+		t.Fatalf("%d of %d plans with tokens reused the buffer of the one before", reused, timed)
+	}
+	if !reflect.DeepEqual(plain.Journal(), planner.Journal()) {
+		t.Fatal("the journals differ")
 	}
 }
 

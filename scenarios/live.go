@@ -511,7 +511,7 @@ func (l *liveRun) stepStart(i int) {
 	st := &l.s.Timeline[i]
 	now := time.Now()
 	switch st.Kind() {
-	case "fault":
+	case StepFault:
 		targets, _ := l.s.expandTarget(st.Target)
 		for _, k := range targets {
 			prov, _, _ := strings.Cut(k, ":")
@@ -528,7 +528,7 @@ func (l *liveRun) stepStart(i int) {
 			l.mu.Unlock()
 			l.Emit(events.Event{Time: now, Kind: events.FaultStart, Name: st.Name, Target: k, Reason: string(st.Fault.Kind)})
 		}
-	case "kill":
+	case StepKill:
 		p := l.provs[st.Kill]
 		if p == nil {
 			return
@@ -545,7 +545,7 @@ func (l *liveRun) stepStart(i int) {
 		for _, k := range targets {
 			l.Emit(events.Event{Time: now, Kind: events.FaultStart, Name: st.Name, Target: k, Reason: "kill"})
 		}
-	case "reload":
+	case StepReload:
 		if l.srv == nil {
 			return
 		}
@@ -556,7 +556,7 @@ func (l *liveRun) stepStart(i int) {
 		if err != nil {
 			l.Emit(events.Event{Time: now, Kind: events.ConfigReload, Name: st.Name, OK: false, Reason: firstLine(err.Error())})
 		}
-	case "sink_down":
+	case StepSinkDown:
 		if k := l.sinks[st.SinkDown]; k != nil {
 			k.down.Store(true)
 		}
@@ -570,7 +570,7 @@ func (l *liveRun) stepEnd(i int, now time.Time) {
 	delete(l.faultIDs, i)
 	l.mu.Unlock()
 	switch st.Kind() {
-	case "fault":
+	case StepFault:
 		for _, f := range refs {
 			prov, _, _ := strings.Cut(f.target, ":")
 			if p := l.provs[prov]; p != nil {
@@ -578,7 +578,7 @@ func (l *liveRun) stepEnd(i int, now time.Time) {
 			}
 			l.Emit(events.Event{Time: now, Kind: events.FaultEnd, Name: st.Name, Target: f.target})
 		}
-	case "kill":
+	case StepKill:
 		if refs == nil {
 			return
 		}
@@ -591,7 +591,7 @@ func (l *liveRun) stepEnd(i int, now time.Time) {
 		for _, f := range refs {
 			l.Emit(events.Event{Time: now, Kind: events.FaultEnd, Name: st.Name, Target: f.target})
 		}
-	case "sink_down":
+	case StepSinkDown:
 		if k := l.sinks[st.SinkDown]; k != nil {
 			k.down.Store(false)
 		}

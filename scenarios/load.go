@@ -405,7 +405,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 		}
 		var targets []string
 		switch st.Kind() {
-		case "fault":
+		case StepFault:
 			if st.Target == "" {
 				add(p+".target", "required: \"provider/model\" or \"provider\"")
 			} else if ts, ok := s.expandTarget(st.Target); !ok {
@@ -424,7 +424,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 			if st.Fault.Provider != "" || st.Fault.Model != "" {
 				add(p+".fault", "the step's target picks the provider and model; remove provider/model from the fault")
 			}
-		case "kill":
+		case StepKill:
 			if st.Target != "" {
 				add(p+".target", "kill names its provider; remove target")
 			}
@@ -433,7 +433,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 				add(p+".kill", "unknown provider %q (known: %s)", st.Kill, strings.Join(sortedKeys(env.models), ", "))
 			}
 			targets = ts
-		case "reload":
+		case StepReload:
 			if env.blackBox {
 				add(p+".reload", "cannot reload a black-box gateway")
 			} else if st.Reload.Config == "" {
@@ -445,7 +445,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 			} else if err != nil {
 				add(p+".reload.config", "%v", err)
 			}
-		case "sink_down":
+		case StepSinkDown:
 			if !sinks[st.SinkDown] {
 				add(p+".sink_down", "unknown alert sink %q", st.SinkDown)
 			}
@@ -524,7 +524,7 @@ func (s *Scenario) stepTargets(name string) []string {
 			continue
 		}
 		t := st.Target
-		if st.Kind() == "kill" {
+		if st.Kind() == StepKill {
 			t = st.Kill
 		}
 		ks, _ := s.expandTarget(t)

@@ -13,43 +13,29 @@ import (
 // simJournalSize keeps every attempt of a long simulated run.
 const simJournalSize = 50_000_000
 
-// simPromptMemo bounds the message texts a simulated provider remembers.
-const simPromptMemo = 1 << 14
-
-// mockModel adapts mockprovider.Model to the simulator.
+// mockModel adapts a mockprovider.Planner to the simulator: its one event
+// loop is the planner's only user.
 type mockModel struct {
-	m *mockprovider.Model
+	m *mockprovider.Planner
 }
 
 func newMockProvider(spec mockprovider.ProviderSpec, rnd *rand.Rand) (provider, error) {
 	if spec.JournalSize == 0 {
 		spec.JournalSize = simJournalSize
 	}
-	m, err := mockprovider.NewModel(spec, rnd)
+	m, err := mockprovider.NewPlanner(spec, rnd)
 	if err != nil {
 		return nil, err
 	}
-	// The simulator draws prompts from a fixed set: remember their token
-	// counts and prompt-cache hashes (plans are unchanged).
-	m.MemoizePrompts(simPromptMemo)
-	// The simulator reads a plan's token times only before Finish or
-	// Abandon, so later plans may reuse them.
-	m.ReuseTokenTimes()
-	// The simulator's one event loop is the model's only user: no locking.
-	m.OneGoroutine()
 	return &mockModel{m: m}, nil
 }
 
-func (a *mockModel) Plan(now time.Time, req *llm.Request, id string) *faults.Plan {
-	return a.m.Plan(now, req, mockprovider.Meta{RequestID: id, Stream: req.Stream})
+func (a *mockModel) PlanInto(p *faults.Plan, now time.Time, req *llm.Request, id string) {
+	a.m.PlanInto(p, now, req, mockprovider.Meta{RequestID: id, Stream: req.Stream})
 }
 
-func (a *mockModel) AddFault(now time.Time, f faults.Spec) string {
-	id, err := a.m.AddFault(now, f)
-	if err != nil {
-		return ""
-	}
-	return id
+func (a *mockModel) AddFault(now time.Time, f faults.Spec) (string, error) {
+	return a.m.AddFault(now, f)
 }
 
 func (a *mockModel) RemoveFault(id string) { a.m.RemoveFault(id) }
@@ -91,8 +77,6 @@ func (a *mockModel) AppendJournalOf(dst []JournalEntry, ids map[string]bool) []J
 }
 
 func (a *mockModel) FillerCorpus() string { return a.m.FillerCorpus() }
-
-func (a *mockModel) Recycle(p *faults.Plan) { a.m.Recycle(p) }
 
 // JournalLen returns the number of journal entries.
 func (a *mockModel) JournalLen() int { return a.m.JournalLen() }

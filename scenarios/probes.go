@@ -127,7 +127,8 @@ func (m *sim) sendProbes() {
 				f.err = err
 				break
 			}
-			plan := p.Plan(now, req, "probe-"+strconv.Itoa(sp.n))
+			plan := new(faults.Plan)
+			p.PlanInto(plan, now, req, "probe-"+strconv.Itoa(sp.n))
 			f.plan, f.prov = plan, p
 			var d time.Duration
 			d, f.resp, f.err = probeAnswer(plan)

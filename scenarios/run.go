@@ -45,6 +45,9 @@ func runSim(ctx context.Context, s *Scenario, seed uint64) (*Result, error) {
 		return nil, err
 	}
 	m.run()
+	if m.err != nil {
+		return nil, m.err
+	}
 	in := m.input()
 	res := finish(s, m.score.score(in), in, ModeSim, seed, m.aborted)
 	res.journalOf = m.journalOf()

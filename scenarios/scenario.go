@@ -271,19 +271,49 @@ type Reload struct {
 	Config string `yaml:"config"`
 }
 
-// Kind returns what the step does: "fault", "kill", "reload" or "sink_down".
-func (s *Step) Kind() string {
+// StepKind is what a timeline step does. Both engines switch on it, and
+// each kind means the same in both (the differential test holds them to it).
+type StepKind uint8
+
+// Step kinds.
+const (
+	// StepFault injects Fault on Target's provider for For.
+	StepFault StepKind = iota + 1
+	// StepKill takes a provider's process away: streams in flight are cut
+	// and connections refused until it restarts after For.
+	StepKill
+	// StepReload reloads the gateway with another config file (an invalid
+	// one is rejected and the running one keeps serving).
+	StepReload
+	// StepSinkDown takes an alert sink down for For.
+	StepSinkDown
+)
+
+// StepKinds lists every step kind.
+var StepKinds = []StepKind{StepFault, StepKill, StepReload, StepSinkDown}
+
+var stepKindNames = [...]string{"", "fault", "kill", "reload", "sink_down"}
+
+func (k StepKind) String() string {
+	if int(k) < len(stepKindNames) {
+		return stepKindNames[k]
+	}
+	return "step_kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Kind returns what the step does; 0 when it sets none of its actions.
+func (s *Step) Kind() StepKind {
 	switch {
 	case s.Fault != nil:
-		return "fault"
+		return StepFault
 	case s.Kill != "":
-		return "kill"
+		return StepKill
 	case s.Reload != nil:
-		return "reload"
+		return StepReload
 	case s.SinkDown != "":
-		return "sink_down"
+		return StepSinkDown
 	}
-	return ""
+	return 0
 }
 
 // faultFor returns the step's fault narrowed to one faulted target

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/gateway/alerts"
+	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/llm"
 )
@@ -26,15 +25,15 @@ var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // provider is what the simulator needs of a mock provider's behaviour model.
 type provider interface {
-	Plan(now time.Time, req *llm.Request, requestID string) *faults.Plan
-	AddFault(now time.Time, f faults.Spec) string
+	// PlanInto plans the attempt of request requestID into p, reusing its
+	// buffers (see mockprovider.Planner).
+	PlanInto(p *faults.Plan, now time.Time, req *llm.Request, requestID string)
+	AddFault(now time.Time, f faults.Spec) (string, error)
 	RemoveFault(id string)
 	Finish(now time.Time, p *faults.Plan)
 	// Abandon ends an attempt the gateway gave up on (a deadline or the
 	// watchdog fired, or the client left) after sent tokens.
 	Abandon(now time.Time, p *faults.Plan, sent int)
-	// Recycle gives back a finished plan nothing reads any more.
-	Recycle(p *faults.Plan)
 	// FillerCorpus is the text every planned filler answer is cut from.
 	FillerCorpus() string
 	// AppendJournal appends the journal to dst; JournalLen is its length.
@@ -168,13 +167,22 @@ type simReq struct {
 	traffic  int
 	prompt   int
 	req      llm.Request
-	att      *policy.Attempt // &attv
-	attv     policy.Attempt
+	lc       lifecycle.Request
 	eng      *policy.Engine
 	deadline int64
 	pending  policy.Outcome // the outcome to observe at the tObserve timer
-	plan     *faults.Plan
+	// gen numbers the request's attempts: a tObserve timer carries the
+	// number of its attempt, and one whose attempt was cut short (the
+	// client left, the provider was killed) is void.
+	gen      int32
+	sentAt   int64        // when the attempt in flight was sent
+	plan     *faults.Plan // &planv while an attempt is in flight, else nil
 	planProv provider
+	// planv is the memory of the request record's plans: each attempt is
+	// planned into it, and a reused record keeps its buffers.
+	planv faults.Plan
+	// killed: the attempt in flight was cut by a kill of its provider.
+	killed bool
 	// resp is the complete answer when pending is OK (served) or
 	// InvalidOutput (rejected); ob is its observation when send already
 	// made it (haveOb).
@@ -183,11 +191,13 @@ type simReq struct {
 	haveOb  bool
 	tgt     *simTarget // the target of the attempt in flight
 	partial string     // answer text that already reached the client
+	// servedBy is the target whose output the client received last; cont
+	// is the continuation the attempt in flight makes, if any.
+	servedBy string
+	cont     simCont
 	// filler: the answer is a window of its provider's filler corpus, which
 	// contains no refusal phrase (the scan is skipped).
 	filler bool
-	// pendingConnect: an attempt to a dead provider is in flight.
-	pendingConnect bool
 	// timers counts the timers that refer to the request; a done request
 	// with none left is reused for a later arrival.
 	timers int32
@@ -227,6 +237,7 @@ type sim struct {
 	prompts      [][]string
 	msgs         [][][]llm.Message // per traffic and prompt, built on first use; see messages
 	aborted      string
+	err          error      // a step that could not be carried out; the run stops
 	stopWin      stopWindow // per-second user results for stop_when
 	structSchema *llm.ResponseFormat
 	end          int64
@@ -491,7 +502,9 @@ func (m *sim) run() {
 		case tNext:
 			m.next(r)
 		case tObserve:
-			m.observe(r)
+			if tm.idx == r.gen {
+				m.observe(r)
+			}
 		case tCancel:
 			if !m.isDone(tm.idx) {
 				m.cancel(r)
@@ -524,7 +537,7 @@ func (m *sim) run() {
 			}
 		}
 		m.release(r)
-		if m.aborted != "" && m.end == m.now {
+		if (m.aborted != "" || m.err != nil) && m.end == m.now {
 			break
 		}
 		if m.now <= m.end {
@@ -569,7 +582,7 @@ func (m *sim) scheduleArrival(i int, from int64) {
 			if r <= 0 {
 				// Skip ahead to the next rate change.
 				at += int64(time.Second)
-				if at > m.end {
+				if at >= m.end {
 					return
 				}
 				continue
@@ -578,14 +591,15 @@ func (m *sim) scheduleArrival(i int, from int64) {
 			break
 		}
 		at += int64(m.rnd.ExpFloat64() / lmax * float64(time.Second))
-		if at > m.end {
+		if at >= m.end {
 			return
 		}
 		if m.rnd.Float64()*lmax <= t.RateAt(time.Duration(at)) {
 			break
 		}
 	}
-	if at <= m.end {
+	if at < m.end {
+		// As the live engine: no request arrives at the end of the run.
 		// A traffic class has one arrival due at a time: it waits in its
 		// slot, not in the heap, ordered with the heap's timers as if it
 		// were in it.
@@ -626,7 +640,9 @@ func (m *sim) release(r *simReq) {
 	}
 	r.timers--
 	if r.timers == 0 && m.isDone(r.n) {
+		times, starts := r.planv.TokenTimes, r.planv.ToolStart
 		*r = simReq{slot: r.slot}
+		r.planv.TokenTimes, r.planv.ToolStart = times, starts
 		m.free = append(m.free, r)
 	}
 }
@@ -652,8 +668,7 @@ func (m *sim) arrive(i int) {
 		r.req.ResponseFormat = m.structSchema
 	}
 	r.eng = m.eng
-	r.att = &r.attv
-	m.eng.BeginInto(r.att, m.nowT, policy.Request{ID: r.id, Route: t.Route, PromptTokens: t.PromptTokens,
+	r.lc.Begin(m.eng, m.nowT, policy.Request{ID: r.id, Route: t.Route, PromptTokens: t.PromptTokens,
 		Stream: stream, Structured: structured})
 	m.scheduleCancel(r)
 	m.next(r)
@@ -664,10 +679,10 @@ func (m *sim) next(r *simReq) {
 		return
 	}
 	now := m.nowT
-	d := r.att.Next(now)
+	d := r.lc.Next(now)
 	switch d.Kind {
 	case policy.Send:
-		m.send(r, &d)
+		m.send(r, &d.Decision)
 	case policy.Wait:
 		// Never at the same instant: a Wait that is already due must not
 		// spin the simulation in place.
@@ -677,7 +692,7 @@ func (m *sim) next(r *simReq) {
 		if m.served[r.traffic][r.prompt] {
 			o = policy.Outcome{Class: policy.OK}
 		}
-		r.att.Observe(now, o)
+		r.lc.Observe(now, o)
 		if o.Class == policy.OK {
 			m.setDone(r)
 			m.userResult(true)
@@ -702,11 +717,13 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	p := st.prov
 	start := m.now
 	r.tgt = st
+	r.gen++
+	r.sentAt, r.killed = start, false
 	if p == nil || (len(m.killed) > 0 && m.killed[tgt.Provider]) {
-		r.pending = policy.Outcome{Class: policy.ConnectError}
+		// The process is gone: the connection is refused.
+		r.pending = lifecycle.Classify(&lifecycle.Observation{End: lifecycle.Refused})
 		r.plan, r.planProv, r.resp = nil, nil, nil
-		r.pendingConnect = true
-		m.schedule(start+int64(time.Millisecond), tObserve, 0, r)
+		m.schedule(start+int64(time.Millisecond), tObserve, r.gen, r)
 		return
 	}
 	// The attempt's request is built in a scratch value the sim owns: the
@@ -726,27 +743,36 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 		r.pending = policy.Outcome{Class: policy.BadRequestParam, Status: 400, Err: llm.BadRequest("", "%v", err)}
 		r.plan, r.planProv, r.resp = nil, nil, nil
 		m.req = llm.Request{}
-		m.schedule(start+int64(time.Millisecond), tObserve, 0, r)
+		m.schedule(start+int64(time.Millisecond), tObserve, r.gen, r)
 		return
 	}
-	plan := p.Plan(m.t(start), req, r.id)
+	plan := &r.planv
+	p.PlanInto(plan, m.t(start), req, r.id)
 	r.plan, r.planProv, r.resp, r.haveOb = plan, p, nil, false
 	r.filler = plan.Filler != "" && plan.Response.Content == plan.Filler && len(plan.Response.ToolCalls) == 0 && st.refusalFree
-	end, o := observePlan(plan, d, m.t(start), req.Stream)
-	if o.Class == policy.OK && !req.Stream && req.ResponseFormat != nil {
+	if req.Stream && plan.MalformedAt >= 0 && m.malformedOK() {
+		// As the gateway: an unparseable event in a stream that goes on is
+		// skipped (policy.max_malformed_events; a plan has at most one).
+		plan.MalformedAt = -1
+	}
+	end, obs := lifecycle.Play(plan, d, m.t(start), req.Stream)
+	if obs.End == lifecycle.Answered && obs.Status == 200 && !req.Stream && req.ResponseFormat != nil {
 		// A non-streamed structured answer is validated before the client
 		// sees it, so invalid JSON fails over.
 		r.ob, r.haveOb = evals.Observe(&plan.Response, true, m.refusals), true
-		if !r.ob.JSONValid {
-			o.Class = policy.InvalidOutput
-		}
+		obs.Invalid = !r.ob.JSONValid
 	}
+	r.cont = simCont{}
+	if req.Stream && r.partial != "" && (d.Prefill || d.Replay) && len(plan.Response.ToolCalls) == 0 {
+		end = r.cont.verify(r.partial, d, plan, &obs, m.t(start), end)
+	}
+	o := lifecycle.Classify(&obs)
 	if o.Class == policy.OK || o.Class == policy.InvalidOutput {
 		r.resp = &plan.Response
 	}
 	m.req = llm.Request{}
 	r.pending = o
-	m.schedule(int64(end.Sub(Epoch)), tObserve, 0, r)
+	m.schedule(int64(end.Sub(Epoch)), tObserve, r.gen, r)
 }
 
 // messages returns the conversation of prompt k of traffic i, built once:
@@ -764,197 +790,33 @@ func (m *sim) messages(i, k int) []llm.Message {
 	return msgs
 }
 
-// observePlan computes what the gateway observes of an attempt that follows
-// plan: when the attempt ends and its outcome, applying the same deadlines
-// and stream watchdog the live gateway applies.
-func observePlan(p *faults.Plan, d *policy.Decision, start time.Time, stream bool) (time.Time, policy.Outcome) {
-	ft := d.Deadlines.FirstToken
-	total := d.Deadlines.Total
-	at := func(off time.Duration) time.Time { return start.Add(off) }
-	before := func(x, deadline time.Time) bool { return deadline.IsZero() || !deadline.Before(x) }
-	switch {
-	case p.Reset:
-		t := at(p.HeaderDelay)
-		if !before(t, ft) {
-			return ft, policy.Outcome{Class: policy.TimeoutTTFT, BytesSent: true}
-		}
-		return t, policy.Outcome{Class: policy.Reset, BytesSent: true}
-	case p.HoldFor > 0:
-		t := at(p.HoldFor)
-		if !before(t, ft) {
-			return ft, policy.Outcome{Class: policy.TimeoutTTFT, BytesSent: true}
-		}
-		return t, policy.Outcome{Class: policy.Reset, BytesSent: true}
-	case p.Status < 200 || p.Status > 299:
-		t := at(p.HeaderDelay)
-		if !before(t, ft) {
-			return ft, policy.Outcome{Class: policy.TimeoutTTFT, BytesSent: true}
-		}
-		o := policy.Outcome{Status: p.Status, BytesSent: true, Err: p.Err}
-		et := llm.TypeForStatus(p.Status)
-		if p.Err != nil {
-			et = p.Err.Type
-			o.RetryAfter = p.Err.RetryAfter
-		}
-		if o.RetryAfter == 0 {
-			if v, ok := p.Headers["retry-after"]; ok {
-				if secs, err := strconv.ParseFloat(v, 64); err == nil {
-					o.RetryAfter = time.Duration(secs * float64(time.Second))
-				}
-			}
-		}
-		o.Class = policy.Classify(p.Status, et)
-		o.TTFT = p.HeaderDelay
-		return t, o
-	}
-	n := len(p.TokenTimes)
-	usage := p.Response.Usage
-	if !stream {
-		// The body arrives whole when generation ends.
-		t := at(max(p.End(), p.HeaderDelay))
-		if !before(t, ft) {
-			return ft, policy.Outcome{Class: policy.TimeoutTTFT, BytesSent: true}
-		}
-		if !before(t, total) {
-			return total, policy.Outcome{Class: policy.TimeoutTotal, BytesSent: true}
-		}
-		switch {
-		case p.CutAfter >= 0 && p.CutAfter < n:
-			return t, policy.Outcome{Class: policy.CutMidStream, Status: 200, BytesSent: true, TTFT: t.Sub(start)}
-		case p.MalformedAt >= 0:
-			return t, policy.Outcome{Class: policy.MalformedStream, Status: 200, BytesSent: true, TTFT: t.Sub(start)}
-		case p.StallAfter >= 0 && p.StallClose:
-			return t, policy.Outcome{Class: policy.CutMidStream, Status: 200, BytesSent: true, TTFT: t.Sub(start)}
-		}
-		return t, policy.Outcome{Class: policy.OK, Status: 200, BytesSent: true, TTFT: t.Sub(start), OutputTokens: usage.OutputTokens, Usage: usage}
-	}
-	w := policy.NewWatchdog(start, d.Timeouts)
-	limit := n
-	if p.CutAfter >= 0 && p.CutAfter < limit {
-		limit = p.CutAfter
-	}
-	if p.StallAfter >= 0 && p.StallClose && p.StallAfter < limit {
-		limit = p.StallAfter
-	}
-	partial := func(k int) policy.Outcome {
-		u := llm.Usage{InputTokens: usage.InputTokens, CachedInputTokens: usage.CachedInputTokens, OutputTokens: k}
-		return policy.Outcome{Status: 200, BytesSent: true, TTFT: w.TTFT(), OutputTokens: k, Usage: u, Partial: k > 0}
-	}
-	last := at(p.HeaderDelay)
-	k0 := 0
-	if fed, maxT, ok := quietTokens(p, limit, d.Timeouts); ok && quietPath {
-		// No timeout fires before any of the first fed tokens: the
-		// watchdog sees them as one batch (same state as token by token).
-		if fed > 0 {
-			w.Token(at(p.TokenTimes[0]), 1)
-			if fed > 1 {
-				w.Token(at(maxT), fed-1)
-			}
-			last = at(p.TokenTimes[fed-1])
-		}
-		k0 = fed
-	}
-	for k := k0; k < limit; k++ {
-		tk := at(p.TokenTimes[k])
-		if dl := w.Deadline(); !dl.IsZero() && dl.Before(tk) {
-			if c, fired := w.Check(dl); fired {
-				o := partial(k)
-				o.Class = c
-				return dl, o
-			}
-		}
-		if k == p.MalformedAt {
-			o := partial(k)
-			o.Class = policy.MalformedStream
-			return tk, o
-		}
-		w.Token(tk, 1)
-		last = tk
-	}
-	if limit < n || (p.StallAfter >= 0 && p.StallClose) {
-		// The connection closes with no finish: after the stall when the
-		// stall closes it, right after the last token for a cut.
-		closeAt := last
-		if p.StallAfter >= 0 && p.StallClose && p.StallAfter <= limit {
-			closeAt = last.Add(p.StallFor)
-		}
-		if dl := w.Deadline(); !dl.IsZero() && dl.Before(closeAt) {
-			if c, fired := w.Check(dl); fired {
-				o := partial(limit)
-				o.Class = c
-				return dl, o
-			}
-		}
-		o := partial(limit)
-		o.Class = policy.CutMidStream
-		return closeAt, o
-	}
-	if n == 0 {
-		t := at(max(p.TTFT, p.HeaderDelay))
-		if !before(t, ft) {
-			return ft, policy.Outcome{Class: policy.TimeoutTTFT, BytesSent: true}
-		}
-		return t, policy.Outcome{Class: policy.OK, Status: 200, BytesSent: true, TTFT: t.Sub(start), Usage: usage}
-	}
-	return last, policy.Outcome{Class: policy.OK, Status: 200, BytesSent: true, TTFT: w.TTFT(), OutputTokens: n, Usage: usage}
-}
-
-// quietPath enables quietTokens (tests compare with the token-by-token loop).
-var quietPath = true
-
-// quietTokens is the fast path of observePlan's stream loop: when no
-// watchdog deadline falls before any token up to the loop's first stop (the
-// malformed event or limit) it returns how many tokens the loop would feed
-// before that stop and the latest of their times. The token-rate floor is
-// left to the loop (ok false).
-func quietTokens(p *faults.Plan, limit int, t policy.Timeouts) (fed int, maxT time.Duration, ok bool) {
-	if t.TokenRateFloor > 0 {
-		return 0, 0, false
-	}
-	fed = limit
-	if p.MalformedAt >= 0 && p.MalformedAt < limit {
-		fed = p.MalformedAt
-	}
-	total, first, idle := t.Total.D(), t.FirstToken.D(), t.Idle.D()
-	if total <= 0 {
-		total = math.MaxInt64
-	}
-	if idle <= 0 {
-		idle = math.MaxInt64
-	}
-	// The loop checks the deadline before every token: the first against
-	// the first-token timeout, every one against the total and the idle
-	// timeout since the latest before it. (The token it stops at, the
-	// malformed one, the loop checks itself.)
-	if fed == 0 {
-		return 0, 0, true
-	}
-	tt := p.TokenTimes[:fed]
-	if tk := tt[0]; tk > total || (first > 0 && first < tk) {
-		return 0, 0, false
-	}
-	maxT = max(0, tt[0])
-	for _, tk := range tt[1:] {
-		if tk > total || tk-maxT > idle {
-			return 0, 0, false
-		}
-		maxT = max(maxT, tk)
-	}
-	return fed, maxT, true
-}
-
 func (m *sim) observe(r *simReq) {
 	now := m.nowT
 	o := r.pending
-	r.pendingConnect = false
-	if o.Partial && r.plan != nil && o.OutputTokens > 0 {
-		r.partial += strings.Join(r.plan.Chunks[:min(o.OutputTokens, len(r.plan.Chunks))], "")
+	if c := &r.cont; c.on && c.how != "" {
+		m.Emit(events.Event{Time: now, Kind: events.StreamContinuation, RequestID: r.id, Route: r.req.Model, Target: r.tgt.key,
+			Attempt: c.try, Stream: true, From: r.servedBy, To: r.tgt.key, Outcome: c.how, Reason: c.reason})
+	}
+	if r.req.Stream && o.OutputTokens > 0 && (!r.cont.on || r.cont.fwd != "") {
+		r.servedBy = r.tgt.key
+	}
+	if r.req.Stream && o.OutputTokens > 0 && o.Class != policy.OK {
+		// Tokens reached the client: the stream is committed, and the
+		// answer so far is what a continuation must extend.
+		r.lc.Commit(false)
+		switch {
+		case r.cont.on:
+			r.partial += r.cont.fwd
+		case r.plan != nil:
+			r.partial += strings.Join(r.plan.Chunks[:min(o.OutputTokens, len(r.plan.Chunks))], "")
+		}
 	}
 	corrupted := r.plan != nil && r.plan.Corrupted
-	plan, prov := r.plan, r.planProv
 	if r.plan != nil {
-		switch o.Class {
-		case policy.TimeoutTTFT, policy.TimeoutTotal, policy.Stall, policy.TokenRateFloor:
+		switch {
+		case r.killed:
+			r.planProv.Abandon(now, r.plan, o.OutputTokens)
+		case o.Class == policy.TimeoutTTFT, o.Class == policy.TimeoutTotal, o.Class == policy.Stall, o.Class == policy.TokenRateFloor:
 			r.planProv.Abandon(now, r.plan, o.OutputTokens)
 		default:
 			r.planProv.Finish(now, r.plan)
@@ -969,12 +831,10 @@ func (m *sim) observe(r *simReq) {
 		// rejected as invalid output (see the evals package).
 		m.complete(r, now, o.Class == policy.OK, corrupted)
 	}
-	if plan != nil {
-		// Nothing reads the plan any more (r.resp was its Response).
-		r.resp = nil
-		prov.Recycle(plan)
-	}
-	r.att.Observe(now, o)
+	// Nothing reads the plan any more (r.resp was its Response): the next
+	// attempt may plan into its memory.
+	r.resp = nil
+	r.lc.Observe(now, o)
 	m.next(r)
 }
 
@@ -1041,21 +901,47 @@ func (m *sim) cancel(r *simReq) {
 	}
 	m.setDone(r)
 	now := m.nowT
-	inAttempt := r.plan != nil || r.pendingConnect
 	if r.plan != nil {
 		r.planProv.Abandon(now, r.plan, 0)
 		r.plan = nil
 	}
-	if inAttempt {
-		// The core ends a request it sees canceled mid-attempt.
-		r.att.Observe(now, policy.Outcome{Class: policy.ClientCanceled, BytesSent: true})
-	} else {
-		// Canceled while backing off: nothing is outstanding, so the
-		// request ends here.
-		m.Emit(events.Event{Time: now, Kind: events.RequestEnd, RequestID: r.id, Route: r.req.Model,
-			Outcome: events.OutcomeFailed, Class: string(policy.ClientCanceled), Duration: time.Duration(m.now - (r.deadline - int64(m.s.Traffic[r.traffic].ClientTimeout)))})
-	}
+	// As the gateway: the request ends (request.end failed, 499), with an
+	// attempt.end client_canceled when one was outstanding; its pending
+	// outcome is void.
+	r.gen++
+	r.lc.Cancel(now)
 	m.userResult(false)
+}
+
+// killStreams cuts the attempts in flight on provider p, whose process
+// went away: an attempt whose answer had begun streaming ends cut with the
+// tokens sent so far, any other sees its connection broken.
+func (m *sim) killStreams(p provider) {
+	for _, r := range m.reqTab {
+		if r.plan == nil || r.planProv != p || m.isDone(r.n) {
+			continue
+		}
+		plan := r.plan
+		elapsed := time.Duration(m.now - r.sentAt)
+		obs := lifecycle.Observation{End: lifecycle.Broken}
+		if r.req.Stream && !plan.Terminal() && elapsed >= plan.HeaderDelay {
+			k := 0
+			for k < len(plan.TokenTimes) && plan.TokenTimes[k] <= elapsed {
+				k++
+			}
+			u := plan.Response.Usage
+			obs = lifecycle.Observation{End: lifecycle.Cut, Status: 200, Tokens: k, HaveUsage: true,
+				Usage: llm.Usage{InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens, OutputTokens: k}}
+			if k > 0 {
+				obs.TTFT = plan.TokenTimes[0]
+			}
+		}
+		r.pending = lifecycle.Classify(&obs)
+		r.resp = nil
+		r.killed = true
+		r.gen++
+		m.schedule(m.now, tObserve, r.gen, r)
+	}
 }
 
 func (m *sim) userResult(ok bool) {
@@ -1079,7 +965,7 @@ func (m *sim) stepStart(i int) {
 	st := &m.s.Timeline[i]
 	now := m.nowT
 	switch st.Kind() {
-	case "fault":
+	case StepFault:
 		targets, _ := m.s.expandTarget(st.Target)
 		for _, k := range targets {
 			prov, _, _ := strings.Cut(k, ":")
@@ -1087,37 +973,44 @@ func (m *sim) stepStart(i int) {
 			if p == nil {
 				continue
 			}
-			id := p.AddFault(now, st.faultFor(k))
+			id, err := p.AddFault(now, st.faultFor(k))
+			if err != nil {
+				// Never a fault.start for a fault that is not there: the
+				// run stops with the error.
+				m.err = fmt.Errorf("%w: step %s: fault on %s: %w", ErrInvalid, st.Name, k, err)
+				m.end = m.now
+				continue
+			}
 			m.faultIDs[i] = append(m.faultIDs[i], faultRef{prov: p, id: id, target: k})
 			m.Emit(events.Event{Time: now, Kind: events.FaultStart, Name: st.Name, Target: k, Reason: string(st.Fault.Kind)})
 		}
-	case "kill":
+	case StepKill:
 		m.killed[st.Kill] = true
+		if p := m.provs[st.Kill]; p != nil {
+			defer m.killStreams(p) // after fault.start, as the gateway sees it
+		}
 		targets, _ := m.s.expandTarget(st.Kill)
 		for _, k := range targets {
 			m.faultIDs[i] = append(m.faultIDs[i], faultRef{target: k})
 			m.Emit(events.Event{Time: now, Kind: events.FaultStart, Name: st.Name, Target: k, Reason: "kill"})
 		}
-	case "reload":
+	case StepReload:
 		cfg, _, err := loadGateway(m.s.rel(st.Reload.Config))
-		ok := err == nil
-		eng := m.eng
-		if ok && !reflect.DeepEqual(cfg, m.eng.Config()) {
-			// Like the gateway: unchanged routes and policy keep the core
-			// (breakers, health, budgets); a change starts a fresh one.
-			eng, err = policy.New(cfg, policy.Options{Rand: rand.New(rand.NewPCG(m.s.Seed, seedFor(m.s.Seed, "policy/"+st.Name))), Events: m})
-			ok = err == nil
+		eng, kept := m.eng, false
+		if err == nil {
+			// As the gateway: unchanged routes and policy keep the core;
+			// a change carries breaker and health state into a new one.
+			eng, kept, err = lifecycle.Reload(m.eng, cfg,
+				policy.Options{Rand: rand.New(rand.NewPCG(m.s.Seed, seedFor(m.s.Seed, "policy/"+st.Name))), Events: m})
 		}
-		reason := ""
 		if err != nil {
-			reason = firstLine(err.Error())
+			m.Emit(events.Event{Time: now, Kind: events.ConfigReload, Name: st.Name, OK: false, Reason: firstLine(err.Error())})
+			return
 		}
-		m.Emit(events.Event{Time: now, Kind: events.ConfigReload, Name: st.Name, OK: ok, Reason: reason})
-		if ok {
-			m.eng = eng
-			m.scheduleTick()
-		}
-	case "sink_down":
+		m.Emit(events.Event{Time: now, Kind: events.ConfigReload, Name: st.Name, OK: true, Reason: lifecycle.ReloadReason(kept)})
+		m.eng = eng
+		m.scheduleTick()
+	case StepSinkDown:
 		m.sinksDown[st.SinkDown] = true
 	}
 }
@@ -1133,13 +1026,13 @@ func (m *sim) stepEnd(i int) {
 	st := &m.s.Timeline[i]
 	now := m.nowT
 	switch st.Kind() {
-	case "fault", "kill":
+	case StepFault, StepKill:
 		refs := m.faultIDs[i]
 		if refs == nil {
 			return
 		}
 		delete(m.faultIDs, i)
-		if st.Kind() == "kill" {
+		if st.Kind() == StepKill {
 			m.killed[st.Kill] = false
 		}
 		for _, f := range refs {
@@ -1148,7 +1041,7 @@ func (m *sim) stepEnd(i int) {
 			}
 			m.Emit(events.Event{Time: now, Kind: events.FaultEnd, Name: st.Name, Target: f.target})
 		}
-	case "sink_down":
+	case StepSinkDown:
 		m.sinksDown[st.SinkDown] = false
 	}
 }
@@ -1225,4 +1118,47 @@ func (m *sim) journalOf() func() []JournalEntry {
 		}
 		return out
 	}
+}
+
+// malformedOK reports whether a streamed attempt skips an unparseable event
+// (policy.max_malformed_events), as the gateway does.
+func (m *sim) malformedOK() bool {
+	s := m.eng.Settings()
+	return s.MalformedLimit() > 0
+}
+
+// simCont is an attempt that continues a partial answer, checked as the
+// gateway checks it (lifecycle.Continuation).
+type simCont struct {
+	on          bool
+	fwd         string // what of the output reached the client
+	how, reason string // the stream.continuation event's Outcome and Reason
+	try         int
+}
+
+// verify runs the planned output through the verifier: only what it lets
+// through reaches the client, and a divergence ends the attempt at the
+// chunk that showed it. It returns when the attempt ends.
+func (c *simCont) verify(sent string, d *policy.Decision, plan *faults.Plan, obs *lifecycle.Observation, start, end time.Time) time.Time {
+	mode := lifecycle.Prefill
+	if d.Replay {
+		mode = lifecycle.Replay
+	}
+	v, err := lifecycle.NewContinuation(mode, sent, nil)
+	if err != nil {
+		return end
+	}
+	n := min(obs.Tokens, len(plan.Chunks))
+	fwd, at := lifecycle.Verify(v, plan.Chunks[:n], obs.End == lifecycle.Answered && obs.Status == 200)
+	*c = simCont{on: true, fwd: fwd, how: v.Completion(), reason: v.Reason(), try: d.Try}
+	if at < 0 {
+		return end
+	}
+	obs.End, obs.Diverged, obs.Tokens, obs.HaveUsage = lifecycle.Answered, true, at+1, false
+	if at < len(plan.TokenTimes) {
+		if t := start.Add(plan.TokenTimes[at]); t.Before(end) {
+			end = t
+		}
+	}
+	return end
 }

@@ -19,7 +19,7 @@ func (s *Scenario) Warnings() yamlfile.Errors {
 	var ws yamlfile.Errors
 	for i := range s.Timeline {
 		st := &s.Timeline[i]
-		if st.Kind() != "fault" && st.Kind() != "kill" || st.For <= 0 {
+		if st.Kind() != StepFault && st.Kind() != StepKill || st.For <= 0 {
 			continue
 		}
 		end := s.stepEnd(st)

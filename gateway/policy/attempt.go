@@ -84,6 +84,11 @@ type Decision struct {
 	// Prefill: part of the answer already reached the client; send it as an
 	// assistant prefill so the target continues it (Send).
 	Prefill bool
+	// Replay: part of the answer already reached the client and the target
+	// cannot take it as a prefill (Route.Replay): send the original request
+	// and forward only what follows an exact repetition of what was sent
+	// (Send).
+	Replay bool
 	// Until is when to call Next again (Wait).
 	Until time.Time
 	// Tier is the degradation tier of the target or of the cached answer.
@@ -148,11 +153,13 @@ type Attempt struct {
 	phase      phase
 	curTrial   bool
 	partial    bool
-	bytesSent  bool
-	failed     bool // some attempt failed (StrictFallbacks)
-	cacheDone  bool
-	hasFail    bool  // an attempt failed: lastError is its error
-	last       Class // class of the last attempt
+	// noPrefill are the targets that rejected a prefill: they replay.
+	noPrefill uint64
+	bytesSent bool
+	failed    bool // some attempt failed (StrictFallbacks)
+	cacheDone bool
+	hasFail   bool  // an attempt failed: lastError is its error
+	last      Class // class of the last attempt
 	// The last failed attempt: the provider's error (copied when it came
 	// with one, else built by lastError on first use) or what builds it.
 	lastErr        *llm.Error
@@ -167,6 +174,7 @@ type Attempt struct {
 type step struct {
 	kind    Kind
 	prefill bool       // Send
+	replay  bool       // Send
 	target  *Target    // Send, Wait, Done (nil: served from the cache)
 	err     *llm.Error // Fail
 	until   time.Time  // Wait
@@ -196,7 +204,7 @@ func (a *Attempt) decision(d *Decision) {
 	switch s.kind {
 	case Send:
 		now, to := a.curStart, &s.target.Timeouts
-		d.Target, d.Tier, d.Prefill = s.target, s.target.Tier, s.prefill
+		d.Target, d.Tier, d.Prefill, d.Replay = s.target, s.target.Tier, s.prefill, s.replay
 		d.Try = a.attempts // counts the sends: this one is the last
 		d.Deadlines = deadlines(now, to, a.end)
 		d.Timeouts = *to
@@ -386,7 +394,7 @@ func (r *route) unfit(req *Request) (m uint64) {
 // after a failure on a route with strict fall-backs.
 func (a *Attempt) ineligible() uint64 {
 	m := a.excluded | a.unfit
-	if a.partial {
+	if a.partial && !a.r.cfg.Replay {
 		m |= a.r.noPrefill
 	}
 	if a.failed && a.r.cfg.StrictFallbacks {
@@ -408,7 +416,7 @@ func (a *Attempt) eligible(i int) bool {
 	case a.req.Stream && !c.Streaming,
 		a.req.Tools && !c.Tools,
 		a.req.Structured && !c.StructuredOutput,
-		a.partial && !c.Prefill,
+		a.partial && !c.Prefill && !a.r.cfg.Replay,
 		a.req.PromptTokens > 0 && t.ContextWindow > 0 && a.req.PromptTokens > t.ContextWindow,
 		a.failed && a.r.cfg.StrictFallbacks && !t.FallbackCandidate:
 		return false
@@ -544,7 +552,8 @@ func (a *Attempt) send(now time.Time, i int) bool {
 	t := &a.r.targets[i]
 	a.phase = phaseSending
 	a.d.set(Send, t, nil)
-	a.d.prefill = a.partial
+	a.d.prefill = a.partial && t.Capabilities.Prefill && a.noPrefill&(1<<uint(i)) == 0
+	a.d.replay = a.partial && !a.d.prefill
 	var ev events.Event // see BeginInto
 	ev.Time, ev.Kind, ev.RequestID, ev.Route = now, events.AttemptStart, a.req.ID, a.req.Route
 	ev.Client = a.req.Client
@@ -676,8 +685,15 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 	}
 	governed := ci.byStatus || o.Class == Auth
 	retry := ci.retrySame && (!ci.byStatus || o.Status == 0 || contains(t.Retry.OnStatusCodes, o.Status))
-	if a.partial && !t.Capabilities.Prefill {
+	if a.partial && !t.Capabilities.Prefill && !a.r.cfg.Replay {
 		retry = false
+	}
+	if o.Class == BadRequestParam && a.d.prefill && a.r.cfg.Replay && a.attempts < a.e.set.MaxAttempts {
+		// The target rejected the prefill: replay the request on it.
+		a.noPrefill |= 1 << uint(i)
+		if a.send(now, i) {
+			return
+		}
 	}
 	if retry && int(a.curTries) < t.Retry.Attempts && a.attempts < a.e.set.MaxAttempts && o.RetryAfter <= t.Retry.RetryAfterCap.D() {
 		// One critical section of the route draws the backoff and takes

@@ -35,3 +35,16 @@ func (a *Attempt) Cancel(now time.Time) {
 	a.fail(now, &llm.Error{Status: 499, Type: llm.ErrInvalidRequest, Code: "client_canceled",
 		Message: "the client canceled the request"})
 }
+
+// End fails the request with err between attempts, because the caller can
+// take it no further: a stream whose answer already reached the client with
+// tool-call deltas, which no target can continue. It emits request.end
+// (failed, err's status, the last class) and Next returns Fail with err. It
+// does nothing while an attempt is outstanding (Observe it first) or once
+// the request ended.
+func (a *Attempt) End(now time.Time, err *llm.Error) {
+	if a.phase == phaseFinal || a.phase == phaseSending {
+		return
+	}
+	a.fail(now, err)
+}

@@ -50,6 +50,12 @@ type Route struct {
 	// to targets with FallbackCandidate set. Default false: any target may
 	// take a failed-over request.
 	StrictFallbacks bool `yaml:"strict_fallbacks"`
+	// Replay lets a target without prefill (or one that rejects the
+	// prefill) complete an answer part of which already reached the client:
+	// it is sent the original request, and only what follows an exact
+	// repetition of what was sent is forwarded (Decision.Replay). Default
+	// false: after a partial answer only targets with prefill are tried.
+	Replay bool `yaml:"replay"`
 	// Targets are the upstream models, at most 64. Required.
 	Targets []Target `yaml:"targets"`
 }
@@ -194,6 +200,26 @@ type Settings struct {
 	Breaker Breaker `yaml:"breaker"`
 	// Health configures passive health (outlier detection).
 	Health Health `yaml:"health"`
+	// MaxMalformedEvents is how many unparseable events one streamed
+	// attempt may skip (each a stream.malformed event) before it fails as
+	// malformed_stream. Default 0 stands for 3; a negative value tolerates
+	// none.
+	MaxMalformedEvents int `yaml:"max_malformed_events"`
+}
+
+// DefaultMaxMalformedEvents is MaxMalformedEvents' default.
+const DefaultMaxMalformedEvents = 3
+
+// MalformedLimit returns how many unparseable events a streamed attempt may
+// skip, defaults applied.
+func (s *Settings) MalformedLimit() int {
+	switch {
+	case s.MaxMalformedEvents < 0:
+		return 0
+	case s.MaxMalformedEvents == 0:
+		return DefaultMaxMalformedEvents
+	}
+	return s.MaxMalformedEvents
 }
 
 // Budget exhaustion behaviours.

@@ -37,7 +37,11 @@
 //     which returns the class of the timeout that fired. When d.Prefill is
 //     set, part of the answer already reached the client: send it as an
 //     assistant prefill so the target continues it, and forward only the
-//     continuation. Then call Observe exactly once with the Outcome: the
+//     continuation; when d.Replay is set (Route.Replay), send the original
+//     request and forward only what follows an exact repetition of what was
+//     sent (gateway/lifecycle.Continuation checks both; a prefill the
+//     target rejects with bad_request_param is replayed next, on the same
+//     target). Then call Observe exactly once with the Outcome: the
 //     Class (Classify maps an HTTP status, every one to an explicit class;
 //     the watchdog names timeouts; the stream reader names cut_mid_stream
 //     and malformed_stream; the transport names protocol_error for an

@@ -180,6 +180,76 @@ func TestMidStreamFailover(t *testing.T) {
 	})
 }
 
+// With Route.Replay, targets that cannot take the partial answer as a
+// prefill replay the original request instead: one without prefill, and
+// one whose prefill was rejected (tried again at once, as a replay).
+func TestMidStreamReplay(t *testing.T) {
+	const a, b, c = "a:m1", "b:m2", "c:m3"
+	pre := caps(Capabilities{Streaming: true, Prefill: true})
+	cut := Outcome{Class: CutMidStream, Status: 200, Partial: true, BytesSent: true}
+	rejected := Outcome{Class: BadRequestParam, Status: 400, BytesSent: true}
+	replayRoute := func(targets ...Target) Config {
+		cfg := oneRoute(targets...)
+		cfg.Routes[0].Replay = true
+		cfg.Policy.MaxAttempts = 5
+		return cfg
+	}
+	tests := []struct {
+		name    string
+		cfg     Config
+		answer  func(d Decision) Outcome
+		want    []string
+		prefill []bool
+		replay  []bool
+	}{
+		{
+			name: "a target without prefill replays", cfg: replayRoute(tgt(a, attempts(1)), tgt(b, prio(1))),
+			answer:  byTarget(map[string]Outcome{a: cut}),
+			want:    []string{a, b, "done"},
+			prefill: []bool{false, false}, replay: []bool{false, true},
+		},
+		{
+			name: "a rejected prefill is replayed on the same target", cfg: replayRoute(tgt(a, attempts(1)), tgt(b, prio(1), pre)),
+			answer: func(d Decision) Outcome {
+				switch {
+				case d.Target.Key() == a:
+					return cut
+				case d.Prefill:
+					return rejected
+				}
+				return Outcome{Class: OK, Status: 200}
+			},
+			want:    []string{a, b, b, "done"},
+			prefill: []bool{false, true, false}, replay: []bool{false, false, true},
+		},
+		{
+			name: "a rejected replay fails over", cfg: replayRoute(tgt(a, attempts(1)), tgt(b, prio(1), pre), tgt(c, prio(2))),
+			answer:  byTarget(map[string]Outcome{a: cut, b: rejected}),
+			want:    []string{a, b, b, c, "done"},
+			prefill: []bool{false, true, false, false}, replay: []bool{false, false, true, true},
+		},
+		{
+			name: "without Replay a rejected prefill fails over", cfg: oneRoute(tgt(a, attempts(1)), tgt(b, prio(1), pre), tgt(c, prio(2), pre)),
+			answer:  byTarget(map[string]Outcome{a: cut, b: rejected}),
+			want:    []string{a, b, c, "done"},
+			prefill: []bool{false, true, true}, replay: []bool{false, false, false},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEngine(t, tt.cfg, nil)
+			_, trail, _ := drive(e, t0, Request{Stream: true}, tt.answer)
+			require.Equal(t, tt.want, keys(trail))
+			var prefill, replay []bool
+			for _, d := range trail[:len(trail)-1] {
+				prefill, replay = append(prefill, d.Prefill), append(replay, d.Replay)
+			}
+			require.Equal(t, tt.prefill, prefill)
+			require.Equal(t, tt.replay, replay)
+		})
+	}
+}
+
 func TestTiers(t *testing.T) {
 	const a, b, s = "a:m1", "b:m1", "a:small"
 	route := Route{Name: "chat", Tiers: []string{"primary", "equivalent", "smaller", TierCached},

@@ -410,6 +410,9 @@ func (in *interp) request(args map[string]string, start int) []string {
 			if d.Prefill {
 				s += " prefill"
 			}
+			if d.Replay {
+				s += " replay"
+			}
 		case Wait:
 			s += fmt.Sprintf(" until=%s %s", in.rel(d.Until), d.Target.Key())
 		case Fail:

@@ -39,7 +39,9 @@ func (e *streamEncoder) start(id, model string) {
 }
 
 // Encode writes one event as a chunk. EventStart writes the first chunk (the
-// assistant role); an EventError writes OpenAI's in-band error object. The
+// assistant role); a later EventStart writes nothing and names its ID and
+// Model in the chunks that follow (another model continues the answer); an
+// EventError writes OpenAI's in-band error object. The
 // caller decides whether a usage event is wanted (stream_options).
 func (e *streamEncoder) Encode(ev llm.StreamEvent) error {
 	if e.errored {
@@ -54,6 +56,12 @@ func (e *streamEncoder) Encode(ev llm.StreamEvent) error {
 		return e.w.Data(body)
 	}
 	if ev.Type == llm.EventStart {
+		if e.started {
+			// Another model continues the answer: the chunks that follow
+			// name it.
+			e.start(ev.ID, ev.Model)
+			return nil
+		}
 		e.start(ev.ID, ev.Model)
 		e.buf = e.buf[:0]
 		return e.write(`{"role":"assistant","content":"","refusal":null}`, nil)

@@ -1,0 +1,63 @@
+package scenarios
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brownout-dev/brownout/faults"
+	"github.com/brownout-dev/brownout/gateway/lifecycle"
+	"github.com/brownout-dev/brownout/gateway/policy"
+	"github.com/brownout-dev/brownout/llm"
+)
+
+// The simulator checks a continuation's planned output as the gateway
+// checks a stream (lifecycle.Continuation): a restart's overlap is not
+// forwarded, a divergence ends the attempt at the chunk that showed it, a
+// replay must repeat what was sent.
+func TestSimContinuation(t *testing.T) {
+	const sent = "The cat sat on"
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	plan := func(chunks ...string) *faults.Plan {
+		p := &faults.Plan{Chunks: chunks}
+		for i := range chunks {
+			p.TokenTimes = append(p.TokenTimes, time.Duration(i+1)*100*time.Millisecond)
+		}
+		return p
+	}
+	tests := []struct {
+		name     string
+		d        policy.Decision
+		plan     *faults.Plan
+		fwd      string
+		how      string
+		diverged bool
+		end      time.Duration // when the attempt ends
+	}{
+		{name: "continued", d: policy.Decision{Prefill: true}, plan: plan(" the", " mat."), fwd: " the mat.", how: lifecycle.Continued, end: time.Second},
+		{name: "restart: overlap skipped", d: policy.Decision{Prefill: true}, plan: plan("The cat", " sat on", " the", " mat."), fwd: " the mat.", how: lifecycle.Continued, end: time.Second},
+		{name: "restart diverges", d: policy.Decision{Prefill: true}, plan: plan("The cat", " sat under", " it."), how: lifecycle.Failed, diverged: true, end: 200 * time.Millisecond},
+		{name: "replayed", d: policy.Decision{Replay: true}, plan: plan("The cat sat", " on the mat."), fwd: " the mat.", how: lifecycle.Replayed, end: time.Second},
+		{name: "replay diverges", d: policy.Decision{Replay: true}, plan: plan("A cat", " sat on the mat."), how: lifecycle.Failed, diverged: true, end: 100 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs := lifecycle.Observation{End: lifecycle.Answered, Status: 200, Tokens: len(tt.plan.Chunks), HaveUsage: true,
+				Usage: llm.Usage{OutputTokens: len(tt.plan.Chunks)}}
+			var c simCont
+			end := c.verify(sent, &tt.d, tt.plan, &obs, start, start.Add(time.Second))
+			require.True(t, c.on)
+			require.Equal(t, tt.how, c.how)
+			require.Equal(t, tt.fwd, c.fwd)
+			require.Equal(t, tt.diverged, obs.Diverged)
+			require.Equal(t, start.Add(tt.end), end)
+			o := lifecycle.Classify(&obs)
+			if tt.diverged {
+				require.Equal(t, policy.InvalidOutput, o.Class)
+			} else {
+				require.Equal(t, policy.OK, o.Class)
+			}
+		})
+	}
+}

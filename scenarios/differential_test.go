@@ -1,0 +1,191 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/faults"
+)
+
+// diffCase is one short scripted game day the differential test plays in
+// both engines. Requests arrive every 250ms (at 0.25s, 0.5s, 0.75s, and
+// 1s when the run lasts longer); a step from 0.4s to 0.9s meets the second
+// and third.
+type diffCase struct {
+	name string
+	// covers names what the case exercises: fault kinds, step kinds
+	// ("step:kill"), client cancels ("cancel:backoff") and "continuation".
+	covers []string
+	// traffic is the one traffic entry's extra fields (flow style), and
+	// duration the run's length (default 1s).
+	traffic  string
+	duration string
+	// timeline is the timeline's entries, flow style.
+	timeline []string
+	// route is the route traffic asks for (default chat).
+	route string
+}
+
+func faultStep(spec string) []string {
+	return []string{"{name: f, at: 400ms, for: 500ms, target: a/m, fault: " + spec + "}"}
+}
+
+var diffCases = []diffCase{
+	{name: "auth_failure", covers: []string{"auth_failure"}, timeline: faultStep("{kind: auth_failure}")},
+	{name: "reject_param", covers: []string{"reject_param"}, traffic: "temperature: 0.5", timeline: faultStep("{kind: reject_param, param: temperature}")},
+	{name: "context_length", covers: []string{"context_length"}, timeline: faultStep("{kind: context_length, window: 10}")},
+	{name: "http_error", covers: []string{"http_error"}, timeline: faultStep("{kind: http_error, status: 503}")},
+	{name: "http_error_in_band", covers: []string{"http_error", "continuation"}, timeline: faultStep("{kind: http_error, status: 529, after: 3}")},
+	{name: "reset", covers: []string{"reset"}, timeline: faultStep("{kind: reset}")},
+	{name: "no_response", covers: []string{"no_response"}, timeline: faultStep("{kind: no_response, for: 2s}")},
+	{name: "refusal", covers: []string{"refusal"}, timeline: faultStep("{kind: refusal}")},
+	{name: "content_filter", covers: []string{"content_filter"}, timeline: faultStep("{kind: content_filter, stage: prompt}")},
+	{name: "quality_drop", covers: []string{"quality_drop"}, timeline: faultStep("{kind: quality_drop}")},
+	{name: "malformed_json_content", covers: []string{"malformed_json_content"}, timeline: faultStep("{kind: malformed_json_content}")},
+	{name: "empty_tool_args", covers: []string{"empty_tool_args"}, timeline: faultStep("{kind: empty_tool_args}")},
+	{name: "truncate", covers: []string{"truncate"}, timeline: faultStep("{kind: truncate, at: 4}")},
+	{name: "token_rate", covers: []string{"token_rate", "continuation"}, timeline: faultStep("{kind: token_rate, rate: 1}")},
+	{name: "ttft", covers: []string{"ttft"}, timeline: faultStep("{kind: ttft, delay: 2s}")},
+	{name: "slow_headers", covers: []string{"slow_headers"}, timeline: faultStep("{kind: slow_headers, delay: 2s}")},
+	{name: "stall", covers: []string{"stall", "continuation"}, timeline: faultStep("{kind: stall, after: 3, for: 2s}")},
+	{name: "cut", covers: []string{"cut", "continuation"}, timeline: faultStep("{kind: cut, after: 3}")},
+	{name: "malformed_chunk", covers: []string{"malformed_chunk", "continuation"}, timeline: faultStep("{kind: malformed_chunk, at: 3}")},
+	{name: "missing_done", covers: []string{"missing_done"}, timeline: faultStep("{kind: missing_done}")},
+	// The route's primary (a/slow) streams for 0.7s: the kill cuts the
+	// first request mid-stream (it continues on b), refuses the next two,
+	// and the restarted a serves the last.
+	{name: "kill_restart", covers: []string{"step:kill", "continuation"}, duration: "1250ms", route: "slowchat",
+		timeline: []string{"{name: down, at: 450ms, for: 450ms, kill: a}"}},
+	{name: "reload_valid", covers: []string{"step:reload"}, timeline: []string{"{name: swap, at: 400ms, reload: {config: gateway-b-first.yaml}}"}},
+	{name: "reload_invalid", covers: []string{"step:reload"}, timeline: []string{"{name: bad, at: 400ms, reload: {config: ../gateway-bad.yaml}}"}},
+	{name: "sink_down", covers: []string{"step:sink_down"}, timeline: []string{"{name: quiet, at: 400ms, for: 500ms, sink_down: oncall}"}},
+	{name: "cancel_before_first_token", covers: []string{"cancel:first_token"}, traffic: "client_timeout: 300ms",
+		timeline: faultStep("{kind: ttft, delay: 2s}")},
+	{name: "cancel_mid_stream", covers: []string{"cancel:mid_stream"}, traffic: "client_timeout: 400ms",
+		timeline: faultStep("{kind: token_rate, rate: 5}")},
+	{name: "cancel_during_backoff", covers: []string{"cancel:backoff"}, traffic: "client_timeout: 500ms",
+		timeline: faultStep("{kind: http_error, status: 429, retry_after: 1s}")},
+}
+
+// scenario returns the case's game day.
+func (c *diffCase) scenario() (*Scenario, error) {
+	route := c.route
+	if route == "" {
+		route = "chat"
+	}
+	traffic := "route: " + route + ", rate: 4/s, arrival: uniform, stream: 100%, prompt_tokens: 20"
+	if c.traffic != "" {
+		traffic += ", " + c.traffic
+	}
+	dur := c.duration
+	if dur == "" {
+		dur = "1s"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "version: 1\nname: diff-%s\nseed: 7\nduration: %s\n", c.name, dur)
+	b.WriteString("providers: {file: providers.yaml}\ngateway: {config: gateway.yaml}\n")
+	fmt.Fprintf(&b, "traffic:\n  - {%s}\ntimeline:\n", traffic)
+	for _, st := range c.timeline {
+		fmt.Fprintf(&b, "  - %s\n", st)
+	}
+	b.WriteString("alerts: {sinks: [{name: oncall, kind: log}]}\n")
+	return Parse("testdata/diff/"+c.name+".yaml", []byte(b.String()))
+}
+
+// transcript is what the differential test compares of a run's log: per
+// request, the sequence of its events; and the sequence of the others.
+// Events keep their kind, target, class, outcome, tier and attempt count
+// (and the fault kind, step name or reload verdict of step events), not
+// their times, statuses or token counts.
+type transcript struct {
+	Requests map[string][]string
+	Steps    []string
+}
+
+func transcriptOf(log []events.Event) transcript {
+	tr := transcript{Requests: map[string][]string{}}
+	for i := range log {
+		e := &log[i]
+		var s string
+		switch e.Kind {
+		case events.RequestStart, events.RequestEnd, events.AttemptStart, events.AttemptEnd, events.TierServed,
+			events.BudgetExhausted:
+			s = fmt.Sprintf("%s target=%s class=%s outcome=%s tier=%s attempt=%d", e.Kind, e.Target, e.Class, e.Outcome, e.Tier, e.Attempt)
+			tr.Requests[e.RequestID] = append(tr.Requests[e.RequestID], s)
+		case events.FaultStart, events.FaultEnd:
+			tr.Steps = append(tr.Steps, fmt.Sprintf("%s %s target=%s reason=%s", e.Kind, e.Name, e.Target, e.Reason))
+		case events.ConfigReload:
+			tr.Steps = append(tr.Steps, fmt.Sprintf("%s ok=%v", e.Kind, e.OK))
+		case events.BreakerTransition, events.HealthChange:
+			tr.Steps = append(tr.Steps, fmt.Sprintf("%s target=%s", e.Kind, e.Target))
+		}
+	}
+	return tr
+}
+
+// TestDifferential plays each case in the simulator and live (in-process
+// mocks and gateway over loopback): the two transcripts must be equal.
+func TestDifferential(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live runs take about a second each")
+	}
+	for _, c := range diffCases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := c.scenario()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sim, err := Run(context.Background(), s, Options{Mode: ModeSim})
+			if err != nil {
+				t.Fatal(err)
+			}
+			live, err := Run(context.Background(), s, Options{Mode: ModeLive})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, got := transcriptOf(sim.Log()), transcriptOf(live.Log())
+			if len(want.Requests) == 0 {
+				t.Fatal("the simulation served no request")
+			}
+			for _, id := range slices.Sorted(maps.Keys(want.Requests)) {
+				t.Logf("%s: %s", id, strings.Join(want.Requests[id], " | "))
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("live differs from the simulation (-sim +live):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestDifferentialCoversEveryKind: every fault kind, every step kind, the
+// three client cancels and a mid-stream continuation have a differential
+// case.
+func TestDifferentialCoversEveryKind(t *testing.T) {
+	covered := map[string]bool{}
+	for _, c := range diffCases {
+		for _, k := range c.covers {
+			covered[k] = true
+		}
+	}
+	need := []string{"cancel:first_token", "cancel:mid_stream", "cancel:backoff", "continuation"}
+	for _, k := range faults.Kinds() {
+		need = append(need, string(k))
+	}
+	for _, k := range StepKinds {
+		if k != StepFault { // every fault case is a fault step
+			need = append(need, "step:"+k.String())
+		}
+	}
+	for _, k := range need {
+		if !covered[k] {
+			t.Errorf("no differential case covers %s", k)
+		}
+	}
+}
