@@ -96,6 +96,11 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, in llm.Codec)
 	if in.Format() == llm.FormatAnthropic {
 		w.Header()["Request-Id"] = []string{id} // the header Anthropic's SDKs read
 	}
+	pathModel, pathStream, err := routeFromPath(in, r.URL.Path)
+	if err != nil {
+		writeLLMError(w, in, asLLMError(err))
+		return
+	}
 	body, err := readBody(r)
 	if err != nil {
 		writeLLMError(w, in, &llm.Error{Status: 400, Type: llm.ErrInvalidRequest, Message: "reading the request body: " + err.Error()})
@@ -110,9 +115,11 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, in llm.Codec)
 		writeLLMError(w, in, le)
 		return
 	}
-	if err := routeFromPath(in, r.URL.Path, req); err != nil {
-		writeLLMError(w, in, asLLMError(err))
-		return
+	if pathModel != "" {
+		req.Model = pathModel
+	}
+	if pathStream {
+		req.Stream = true
 	}
 	if req.Model == "" {
 		writeLLMError(w, in, llm.BadRequest("model", "model is required: it names the gateway route"))
@@ -1104,13 +1111,9 @@ func (c *continuation) announce(x *exchange, d *policy.Decision, model string) {
 	to := x.lastTarget
 	x.s.emit(events.Event{Time: time.Now(), Kind: events.StreamContinuation, RequestID: x.id, Route: x.req.Model,
 		Target: to, Attempt: d.Try, Stream: true, From: c.from, To: to, Outcome: how, Reason: reason})
-	if c.err == nil {
-		if model == "" {
-			model = d.Target.Model
-		}
-		x.model = model
-		_ = x.enc.Encode(llm.StreamEvent{Type: llm.EventStart, ID: x.respID, Model: model})
-	}
+	// The stream keeps naming the model the client asked for (an inbound
+	// answer always does); the X-Brownout-Target trailer names the target
+	// that produced the end.
 }
 
 // lazyFlush reads an upstream body and flushes what was written to the

@@ -48,7 +48,7 @@ func TestSDKReadVerifiedContinuations(t *testing.T) {
 			require.Len(t, acc.Choices, 1)
 			require.Equal(t, want, acc.Choices[0].Message.Content)
 			require.Equal(t, "stop", acc.Choices[0].FinishReason)
-			require.Equal(t, "fallback-model", acc.Model, "the model that produced the end")
+			require.Equal(t, "chat", acc.Model, "the model the client asked for (the trailer names the target)")
 			require.EqualValues(t, 6, acc.Usage.CompletionTokens, "4 deltas from the primary, 2 forwarded from the fall-back")
 
 			ac := anthropicClient(g)

@@ -244,7 +244,7 @@ func TestContinuationRestartOverlap(t *testing.T) {
 	require.Equal(t, "The cat sat on the mat.", s.text, "the overlap is skipped, never repeated")
 	require.True(t, s.done, "a clean end")
 	require.Empty(t, s.errBody)
-	require.Equal(t, []string{"primary-model", "fallback-model"}, s.models, "chunks after the continuation name the model that produced them")
+	require.Equal(t, []string{"chat"}, s.models, "every chunk names the model the client asked for, before and after the continuation")
 	require.Equal(t, "p:primary-model", s.header.Get(gateway.HeaderTarget))
 	require.Equal(t, "f:fallback-model", s.trailer.Get(gateway.HeaderTarget), "the trailer names the target that produced the end")
 

@@ -35,25 +35,16 @@ func (s *Server) handleInbound(mux *http.ServeMux) {
 	}
 }
 
-// routeFromPath applies what the request's path says (Gemini names the
-// model and the stream mode there) to req, or returns the 404 of a path
-// that is not the format's endpoint.
-func routeFromPath(in llm.Codec, path string, req *llm.Request) error {
+// routeFromPath reads what the request's path says (Gemini names the
+// model and the stream mode there), or returns the 404 of a path that is
+// not the format's endpoint. It is checked before the body is decoded, so
+// an unknown endpoint is a 404 whatever the body.
+func routeFromPath(in llm.Codec, path string) (model string, stream bool, err error) {
 	f, err := codecs.Lookup(in.Format())
 	if err != nil {
-		return err
+		return "", false, err
 	}
-	model, stream, err := f.Route(path)
-	if err != nil {
-		return err
-	}
-	if model != "" {
-		req.Model = model
-	}
-	if stream {
-		req.Stream = true
-	}
-	return nil
+	return f.Route(path)
 }
 
 // asLLMError is err as an *llm.Error (a 400 when it is not one).

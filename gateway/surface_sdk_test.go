@@ -3,9 +3,11 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"testing"
 
 	osdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,9 +28,11 @@ func TestResponsesSDK(t *testing.T) {
 	healthyAndFailedOver(t, func(t *testing.T, g *gw, want string) {
 		c := openaiClient(g)
 
-		resp, err := c.Responses.New(ctx, responsesParams("hello"))
+		var raw *http.Response
+		resp, err := c.Responses.New(ctx, responsesParams("hello"), option.WithResponseInto(&raw))
 		require.NoError(t, err)
-		assert.Equal(t, want, resp.Model)
+		assert.Equal(t, "chat", resp.Model, "the model the client asked for")
+		assert.Contains(t, raw.Header.Get(gateway.HeaderTarget), want, "the target that served")
 		assert.Equal(t, responses.ResponseStatusCompleted, resp.Status)
 		assert.NotEmpty(t, resp.OutputText())
 		assert.Positive(t, resp.Usage.OutputTokens)

@@ -76,7 +76,7 @@ func TestLoadErrors(t *testing.T) {
 			`bad.yaml:13:13: providers.1.models: at least one model is required`,
 			`bad.yaml:15:16: providers.1.rules.0.regex: error parsing regexp`,
 		}},
-		{"testdata/specs/bad_percent.yaml", []string{`bad_percent.yaml:7:17: percentage "150%" must be between 0% and 100%`}},
+		{"testdata/specs/bad_percent.yaml", []string{`bad_percent.yaml:7:17: providers.0.models.0.jitter: 150% is not a percentage between 0% and 100%`}},
 		{"testdata/specs/unknown_field.yaml", []string{`unknown_field.yaml:7:9: tokens_per_sec: unknown field`}},
 	}
 	for _, tt := range tests {
