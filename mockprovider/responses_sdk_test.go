@@ -102,7 +102,7 @@ func TestResponsesFaults(t *testing.T) {
 		{faults.Spec{Kind: faults.KindTTFT, Delay: &faults.Latency{Fixed: yamlfile.Duration(time.Millisecond)}}, hi, "completed"},
 		{faults.Spec{Kind: faults.KindSlowHeaders, Delay: &faults.Latency{Fixed: yamlfile.Duration(time.Millisecond)}}, hi, "completed"},
 		{faults.Spec{Kind: faults.KindStall, After: &two, For: short}, hi, "completed"}, // a pause, then the rest,
-		{faults.Spec{Kind: faults.KindCut, After: &four}, hi, "transport"}, // the connection is aborted,
+		{faults.Spec{Kind: faults.KindCut, After: &four}, hi, "transport"},              // the connection is aborted,
 		{faults.Spec{Kind: faults.KindMalformedChunk, At: &two}, hi, "malformed"},
 		{faults.Spec{Kind: faults.KindMissingDone}, hi, "no terminal event"}, // response.completed is the end marker,
 	}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/llm"
-	"github.com/brownout-dev/brownout/llm/inbound"
 	"github.com/brownout-dev/brownout/llm/codecs"
+	"github.com/brownout-dev/brownout/llm/inbound"
 	"github.com/brownout-dev/brownout/llm/responses"
 )
 
