@@ -839,7 +839,6 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 		usage     *llm.Usage
 		finish    llm.FinishReason
 		upID      string
-		upModel   string
 		upStart   *llm.Usage // the usage the upstream's start reported
 		obs       = lifecycle.Observation{Status: resp.StatusCode}
 		ended     bool // obs.End is known
@@ -891,7 +890,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 			switch {
 			case err == io.EOF || (finished && errors.Is(context.Cause(ctx), errFinishedNoEnd)):
 				obs.End = lifecycle.Answered
-				if cont != nil && !cont.check(x, d, upModel, emit, cont.v.End) {
+				if cont != nil && !cont.check(x, d, emit, cont.v.End) {
 					obs.Diverged = true
 				}
 			case parent.Err() != nil:
@@ -927,7 +926,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 			w.token(now)
 			tokens++
 			if cont != nil {
-				if !cont.forward(x, d, upModel, emit, &ev) {
+				if !cont.forward(x, d, emit, &ev) {
 					obs.End, obs.Diverged, ended = lifecycle.Answered, true, true
 				}
 				break
@@ -950,7 +949,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 				obs.End, ended = lifecycle.ClientGone, true
 			}
 		case llm.EventFinish:
-			if cont != nil && !cont.check(x, d, upModel, emit, cont.v.End) {
+			if cont != nil && !cont.check(x, d, emit, cont.v.End) {
 				obs.End, obs.Diverged, ended = lifecycle.Answered, true, true
 				break
 			}
@@ -1015,105 +1014,6 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 		return outcome
 	}
 	return outcome
-}
-
-// continuation is a streamed attempt that continues a partial answer: the
-// lifecycle's verifier and what the gateway reports of it.
-type continuation struct {
-	v         *lifecycle.Continuation
-	from      string // the target whose output the client received last
-	before    int    // output deltas the client had before it
-	announced bool
-	err       error
-}
-
-// newContinuation starts verifying the attempt d's output against the
-// partial answer.
-//
-//go:noinline
-func (x *exchange) newContinuation(d *policy.Decision) *continuation {
-	mode := lifecycle.Prefill
-	if d.Replay {
-		mode = lifecycle.Replay
-	}
-	c := &continuation{from: x.servedBy, before: x.sentTokens}
-	var err error
-	c.v, err = lifecycle.NewContinuation(mode, x.partial.String(), x.tools)
-	if err != nil {
-		c.err = err
-	}
-	return c
-}
-
-// forward passes one output delta of the attempt through the verifier and
-// sends the client what it lets through; false when it diverged.
-func (c *continuation) forward(x *exchange, d *policy.Decision, model string, emit func(llm.StreamEvent) bool, ev *llm.StreamEvent) bool {
-	if ev.Type == llm.EventTextDelta {
-		return c.check(x, d, model, emit, func() (string, error) { return c.v.Text(ev.Text) })
-	}
-	if ev.ToolCall == nil {
-		return true
-	}
-	var tc *llm.ToolCallDelta
-	ok := c.check(x, d, model, emit, func() (text string, err error) {
-		text, tc, err = c.v.ToolCall(*ev.ToolCall)
-		return text, err
-	})
-	if ok && tc != nil {
-		x.lc.Commit(true)
-		x.tools = accumulateTool(x.tools, tc)
-		x.sentTokens++
-		emit(llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: tc})
-	}
-	return ok
-}
-
-// check runs one step of the verifier (step returns the text to forward),
-// announces the continuation once it is judged and forwards the text.
-func (c *continuation) check(x *exchange, d *policy.Decision, model string, emit func(llm.StreamEvent) bool, step func() (string, error)) bool {
-	if c.err != nil {
-		c.announce(x, d, model)
-		return false
-	}
-	text, err := step()
-	if err != nil {
-		c.err = err
-	}
-	c.announce(x, d, model)
-	if err != nil {
-		return false
-	}
-	if text != "" {
-		x.partial.WriteString(text)
-		x.sentTokens++
-		x.servedBy = x.lastTarget
-		emit(llm.StreamEvent{Type: llm.EventTextDelta, Text: text})
-	}
-	return true
-}
-
-// announce emits the stream.continuation event once the verifier has
-// judged the output; a good one renames the stream's model to the one
-// that produces the rest (a wire format that names it once keeps it).
-func (c *continuation) announce(x *exchange, d *policy.Decision, model string) {
-	how := lifecycle.Failed
-	if c.err == nil {
-		how = c.v.Completion()
-	}
-	if c.announced || how == "" {
-		return
-	}
-	c.announced = true
-	reason := c.v.Reason()
-	if c.err != nil {
-		reason = c.err.Error()
-	}
-	to := x.lastTarget
-	x.s.emit(events.Event{Time: time.Now(), Kind: events.StreamContinuation, RequestID: x.id, Route: x.req.Model,
-		Target: to, Attempt: d.Try, Stream: true, From: c.from, To: to, Outcome: how, Reason: reason})
-	// The stream keeps naming the model the client asked for (an inbound
-	// answer always does); the X-Brownout-Target trailer names the target
-	// that produced the end.
 }
 
 // lazyFlush reads an upstream body and flushes what was written to the
