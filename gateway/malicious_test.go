@@ -135,6 +135,21 @@ func goodUpstream(t *testing.T) *httptest.Server {
 
 // badGateway is a gateway whose route chat sends to bad first and, unless
 // alone, fails over to a good upstream.
+// failsOverOnProtocolError sends one request through a gateway whose
+// primary is the upstream at bad: the answer is the fallback's, after one
+// protocol_error attempt on bad, whose attempt.end it returns.
+func failsOverOnProtocolError(t *testing.T, bad string, stream bool) events.Event {
+	t.Helper()
+	g := badGateway(t, bad, false)
+	r := g.do(t, stream, nil)
+	require.Equal(t, 200, r.status, r.body)
+	assert.Equal(t, "fine", r.text)
+	ends := attemptEnds(g.log, "bad:gpt-4o")
+	require.Len(t, ends, 1)
+	assert.Equal(t, "protocol_error", ends[0].Class)
+	return ends[0]
+}
+
 func badGateway(t *testing.T, bad string, alone bool) *gw {
 	t.Helper()
 	text := `version: 1
@@ -241,13 +256,7 @@ func TestUpstreamGiantHeader(t *testing.T) {
 				}
 				return false
 			})
-			g := badGateway(t, up.url, false)
-			r := g.do(t, stream, nil)
-			require.Equal(t, 200, r.status, r.body)
-			assert.Equal(t, "fine", r.text)
-			ends := attemptEnds(g.log, "bad:gpt-4o")
-			require.Len(t, ends, 1)
-			assert.Equal(t, "protocol_error", ends[0].Class)
+			failsOverOnProtocolError(t, up.url, stream)
 			up.stop()
 			assert.Less(t, sent.Load(), int64(max/2), "bytes the upstream could push")
 		})
@@ -271,13 +280,7 @@ func TestUpstreamInformationalFlood(t *testing.T) {
 		}
 		return false
 	})
-	g := badGateway(t, up.url, false)
-	r := g.do(t, true, nil)
-	require.Equal(t, 200, r.status, r.body)
-	assert.Equal(t, "fine", r.text)
-	ends := attemptEnds(g.log, "bad:gpt-4o")
-	require.Len(t, ends, 1)
-	assert.Equal(t, "protocol_error", ends[0].Class)
+	failsOverOnProtocolError(t, up.url, true)
 	up.stop()
 	assert.Less(t, sent.Load(), int64(max/2), "103 answers the upstream could push")
 }
@@ -344,17 +347,11 @@ func TestUpstreamRedirect(t *testing.T) {
 	})
 	for _, stream := range both {
 		t.Run(strconv.FormatBool(stream), func(t *testing.T) {
-			g := badGateway(t, up.url, false)
-			r := g.do(t, stream, nil)
-			require.Equal(t, 200, r.status, r.body)
-			assert.Equal(t, "fine", r.text)
-			ends := attemptEnds(g.log, "bad:gpt-4o")
-			require.Len(t, ends, 1)
-			assert.Equal(t, "protocol_error", ends[0].Class)
-			assert.Equal(t, 302, ends[0].Status)
+			end := failsOverOnProtocolError(t, up.url, stream)
+			assert.Equal(t, 302, end.Status)
 
 			alone := badGateway(t, up.url, true)
-			r = alone.do(t, stream, nil)
+			r := alone.do(t, stream, nil)
 			assert.Equal(t, 503, r.status)
 			assert.Empty(t, r.header.Get("Location"))
 			assert.NotContains(t, r.body, "moved")
@@ -377,13 +374,7 @@ func TestUpstreamGarbage(t *testing.T) {
 				_, _ = io.WriteString(conn, c.answer)
 				return false
 			})
-			g := badGateway(t, up.url, false)
-			r := g.do(t, false, nil)
-			require.Equal(t, 200, r.status, r.body)
-			assert.Equal(t, "fine", r.text)
-			ends := attemptEnds(g.log, "bad:gpt-4o")
-			require.Len(t, ends, 1)
-			assert.Equal(t, "protocol_error", ends[0].Class)
+			failsOverOnProtocolError(t, up.url, false)
 		})
 	}
 }
