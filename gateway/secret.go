@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 
@@ -90,6 +91,17 @@ func expand(s string, lookup func(string) (string, bool)) (string, error) {
 		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
 	}
 	return out, nil
+}
+
+// Resolve expands the ${NAME} references of the text as written with lookup
+// (nil: os.LookupEnv). An unset variable is an error naming the variable,
+// never a value. LoadConfig resolves a config's secrets; Resolve serves
+// other files that hold secrets (a game day's request headers).
+func (s *Secret) Resolve(lookup func(string) (string, bool)) error {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	return s.resolve(lookup)
 }
 
 func (s *Secret) resolve(lookup func(string) (string, bool)) error {

@@ -48,6 +48,7 @@ type liveRun struct {
 	srv      *gateway.Server
 	gwURL    string
 	blackBox bool
+	headers  map[string]gateway.Secret // sent with every user request
 	hc       *http.Client
 	sinks    map[string]*sinkServer
 	faultIDs map[int][]faultRef
@@ -105,7 +106,7 @@ func startSink() (*sinkServer, error) {
 func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Result, error) {
 	l := &liveRun{s: s, opts: opts, provs: map[string]*mockprovider.Provider{}, specs: map[string]mockprovider.ProviderSpec{},
 		sinks: map[string]*sinkServer{}, faultIDs: map[int][]faultRef{}, targetCount: map[string]int{}, stop: make(chan struct{}),
-		blackBox: s.env.blackBox}
+		blackBox: s.env.blackBox, headers: s.Gateway.Headers}
 	l.structSchema = &llm.ResponseFormat{Type: llm.ResponseJSONSchema, Name: "answer", Strict: true,
 		Schema: []byte(`{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"}},"required":["answer","confidence"],"additionalProperties":false}`)}
 	tr := &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}
@@ -421,6 +422,9 @@ func (l *liveRun) do(ctx context.Context, format llm.Format, req *llm.Request, i
 	hr.Header.Set("Authorization", "Bearer game-day")
 	hr.Header.Set("x-api-key", "game-day")
 	hr.Header.Set("anthropic-version", client.AnthropicVersion)
+	for k, v := range l.headers {
+		hr.Header.Set(k, v.Value())
+	}
 	res, err := l.hc.Do(hr)
 	if err != nil {
 		return nil, "", "", err

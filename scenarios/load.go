@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -230,6 +231,13 @@ func (s *Scenario) validate() yamlfile.Errors {
 				add("gateway.primary", "unknown target %q (not served by any provider)", g.Primary)
 			}
 		}
+	}
+	for _, name := range sortedKeys(g.Headers) {
+		v := g.Headers[name]
+		if msg := checkHeader(name, &v); msg != "" {
+			add("gateway.headers."+name, "%s", msg)
+		}
+		g.Headers[name] = v
 	}
 	if g.Format != "" && g.Format != "openai" && g.Format != "anthropic" {
 		add("gateway.format", "must be openai or anthropic")
@@ -755,4 +763,26 @@ func typical(l faults.Latency) time.Duration {
 		}
 	}
 	return (l.Min.D() + l.Max.D()) / 2
+}
+
+// checkHeader checks a request header of the scenario and resolves its
+// value from the environment; it returns what is wrong ("" for nothing),
+// naming an unset variable but never a value.
+func checkHeader(name string, v *gateway.Secret) string {
+	if name == "" || strings.IndexFunc(name, func(r rune) bool {
+		return r <= ' ' || r >= 0x7f || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r)
+	}) >= 0 {
+		return "not a valid header name"
+	}
+	switch http.CanonicalHeaderKey(name) {
+	case "X-Request-Id", "Content-Type", "Content-Length", "Host":
+		return "the game day sets " + http.CanonicalHeaderKey(name) + " itself"
+	}
+	if err := v.Resolve(nil); err != nil {
+		return err.Error()
+	}
+	if strings.ContainsAny(v.Value(), "\r\n\x00") {
+		return "the value holds a line break or NUL"
+	}
+	return ""
 }

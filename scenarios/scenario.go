@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/brownout-dev/brownout/faults"
+	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/gateway/alerts"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/mockprovider"
@@ -107,6 +108,10 @@ type Gateway struct {
 	URL     string `yaml:"url,omitempty"`
 	Format  string `yaml:"format,omitempty"`
 	Primary string `yaml:"primary,omitempty"`
+	// Headers are sent with every user request (a routing config, a
+	// virtual key). Values may read the environment ("Bearer ${KEY}"); they
+	// are secrets: never written to results, events, reports or errors.
+	Headers map[string]gateway.Secret `yaml:"headers,omitempty"`
 }
 
 // Traffic is one open-loop load source.

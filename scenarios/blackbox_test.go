@@ -1,0 +1,120 @@
+package scenarios_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/brownout-dev/brownout/reports"
+	"github.com/brownout-dev/brownout/scenarios"
+)
+
+// naiveScenario is a short live game day against a black box at url whose
+// one mock provider listens on port: 429s on the primary for 5 seconds.
+func naiveScenario(port, url, extra string) string {
+	return `version: 1
+name: naive-black-box
+seed: 3
+duration: 12s
+providers:
+  inline:
+    - name: openai
+      format: openai
+      listen: 127.0.0.1:` + port + `
+      models:
+        - name: gpt-4o
+          ttft: {fixed: 40ms}
+          tokens_per_second: 500
+          output_tokens: {min: 20, max: 40}
+          price: {input_per_mtok: 2.5, output_per_mtok: 10, cached_input_per_mtok: 1.25}
+        - name: gpt-4o-mini
+          ttft: {fixed: 30ms}
+          tokens_per_second: 800
+          output_tokens: {min: 20, max: 40}
+          price: {input_per_mtok: 0.15, output_per_mtok: 0.6}
+gateway:
+  url: ` + url + `
+  primary: openai/gpt-4o
+  headers:
+    Authorization: "Bearer ${BROWNOUT_TEST_VIRTUAL_KEY}"
+    X-Route-Config: naive
+traffic:
+  - {route: chat, rate: 20/s, stream: 50%, prompt_tokens: 100}
+timeline:
+  - {name: primary-429, at: 4s, for: 5s, target: openai/gpt-4o, fault: {kind: http_error, status: 429}}
+` + extra
+}
+
+const virtualKey = "sk-vk-7f3a9c1e5b2d4f60"
+
+// TestBlackBoxNaiveGateway plays a game day against a gateway that is not
+// brownout's (the naive retrying proxy above) and checks what a black box
+// can be measured on.
+func TestBlackBoxNaiveGateway(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live run takes 12s of real time")
+	}
+	t.Setenv("BROWNOUT_TEST_VIRTUAL_KEY", virtualKey)
+	port := freePorts(t, 1)[0]
+	base := "http://127.0.0.1:" + port
+	g := startNaive(t, 2, naiveUpstream{base, "gpt-4o"}, naiveUpstream{base, "gpt-4o-mini"})
+	s, err := scenarios.Parse("naive.yaml", []byte(naiveScenario(port, g.url, "expect: {availability: {min: 95%}}\n")))
+	require.NoError(t, err)
+	res, err := scenarios.Run(context.Background(), s, scenarios.Options{Mode: scenarios.ModeLive})
+	require.NoError(t, err)
+	require.True(t, res.BlackBox)
+	out := t.TempDir()
+	require.NoError(t, res.WriteDir(out))
+	require.NoError(t, reports.WriteFiles(out, res))
+
+	t.Run("headers arrive", func(t *testing.T) {
+		assert.Equal(t, res.Overall.Availability.Requests, g.seen("Bearer "+virtualKey), "every request carries the scenario's header, its ${ENV} expanded")
+	})
+	t.Run("secret never written", func(t *testing.T) {
+		requireNoSecret(t, out, virtualKey)
+	})
+}
+
+// requireNoSecret fails when any file under dir holds secret.
+func requireNoSecret(t *testing.T, dir, secret string) {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		n++
+		if strings.Contains(string(b), secret) {
+			return errors.New(p + " holds the secret")
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Greater(t, n, 3, "the out dir holds the result, the log and the reports")
+}
+
+// TestHeaderErrors: a header whose variable is unset is an error naming
+// the variable at the header's position, and never a value.
+func TestHeaderErrors(t *testing.T) {
+	t.Setenv("BROWNOUT_TEST_SET", virtualKey)
+	src := naiveScenario("19999", "http://127.0.0.1:1", "")
+	src = strings.Replace(src, "${BROWNOUT_TEST_VIRTUAL_KEY}", "${BROWNOUT_TEST_UNSET_VAR}", 1)
+	src = strings.Replace(src, "X-Route-Config: naive", "X-Request-Id: ${BROWNOUT_TEST_SET}", 1)
+	_, err := scenarios.Parse("h.yaml", []byte(src))
+	require.ErrorIs(t, err, scenarios.ErrInvalid)
+	msg := err.Error()
+	assert.Contains(t, msg, "h.yaml:25:20: gateway.headers.Authorization: environment variable BROWNOUT_TEST_UNSET_VAR is not set")
+	assert.Contains(t, msg, "gateway.headers.X-Request-Id: the game day sets X-Request-Id itself")
+	assert.NotContains(t, msg, virtualKey)
+}
