@@ -80,6 +80,57 @@ func TestBlackBoxNaiveGateway(t *testing.T) {
 	t.Run("secret never written", func(t *testing.T) {
 		requireNoSecret(t, out, virtualKey)
 	})
+	t.Run("cost from the providers file's prices", func(t *testing.T) {
+		prices := map[string][2]float64{"openai:gpt-4o": {2.5, 10}, "openai:gpt-4o-mini": {0.15, 0.6}}
+		want := map[string]float64{}
+		for _, j := range res.Journal() {
+			if j.Outcome == "ok" || j.OutputTokens > 0 {
+				p := prices[j.Target]
+				want[j.Target] += (float64(j.InputTokens)*p[0] + float64(j.OutputTokens)*p[1]) / 1e6
+			}
+		}
+		require.True(t, res.Measured["cost_multiplier"].Measured)
+		require.Len(t, res.Overall.Cost.ByTarget, 2, "the primary and, during the 429s, the fallback")
+		for k, c := range want {
+			assert.InEpsilon(t, c, res.Overall.Cost.ByTarget[k], 1e-9, k)
+		}
+		assert.Greater(t, res.Overall.Cost.Counterfactual, res.Overall.Cost.Total, "the fallback is cheaper than the primary")
+	})
+}
+
+// TestUnmeasuredExpectation: an expectation on a score the game day
+// cannot measure is a scenario error at the expectation, never a pass.
+func TestUnmeasuredExpectation(t *testing.T) {
+	t.Setenv("BROWNOUT_TEST_VIRTUAL_KEY", virtualKey)
+	src := naiveScenario("19999", "http://127.0.0.1:1", `expect:
+  flaps: {max: 0}
+  cost_multiplier: {max: 3}
+  degraded: {max: 10%}
+  alerts:
+    - {name: fallback_rate_high}
+  steps:
+    primary-429:
+      detected_by: breaker
+  targets:
+    openai/gpt-4o: {flaps: {max: 1}}
+`)
+	src = strings.Replace(src, "  primary: openai/gpt-4o\n", "", 1)
+	src = strings.ReplaceAll(src, "price: {input_per_mtok: 2.5, output_per_mtok: 10, cached_input_per_mtok: 1.25}", "context_window: 100000")
+	src = strings.ReplaceAll(src, "price: {input_per_mtok: 0.15, output_per_mtok: 0.6}", "context_window: 100000")
+	_, err := scenarios.Parse("u.yaml", []byte(src))
+	require.ErrorIs(t, err, scenarios.ErrInvalid)
+	want := []string{
+		"u.yaml:31:10: expect.flaps: flaps cannot be measured in this game day: a black-box gateway reports no breaker, health, detector, probe or alert events",
+		"u.yaml:32:20: expect.cost_multiplier: cost_multiplier cannot be measured in this game day: no prices: neither the gateway config nor the providers file prices a target",
+		"u.yaml:33:13: expect.degraded: degraded cannot be measured in this game day: a black box does not say which target is its primary: set gateway.primary",
+		"u.yaml:35:7: expect.alerts.0: alerts cannot be measured",
+		"u.yaml:38:20: expect.steps.primary-429.detected_by: detected_by cannot be measured",
+		"u.yaml:40:28: expect.targets.openai/gpt-4o.flaps: flaps cannot be measured",
+	}
+	for _, w := range want {
+		assert.Contains(t, err.Error(), w)
+	}
+	assert.Len(t, strings.Split(err.Error(), "\n"), len(want), err.Error())
 }
 
 // requireNoSecret fails when any file under dir holds secret.

@@ -14,6 +14,14 @@ func (s *Scenario) judge(res *Result) []Verdict {
 	var out []Verdict
 	e := &s.Expect
 	v := func(name, step, target, want, got string, pass bool) {
+		key := name
+		if strings.HasPrefix(name, "alert ") {
+			key = "alerts"
+		}
+		if m, ok := res.Measured[key]; ok && !m.Measured && !(key == "detected_by" && want == "traffic_shift") {
+			// Never a pass on a figure that was not measured.
+			got, pass = "not measured: "+m.Why, false
+		}
 		out = append(out, Verdict{Name: name, Step: step, Target: target, Want: want, Got: got, Pass: pass})
 	}
 	o := &res.Overall

@@ -234,7 +234,7 @@ func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Resu
 	}
 	in := Input{Events: evs, Journal: journal, Evals: recs, Start: l.start, End: end,
 		SLO: s.SLO.slo(), Primary: s.env.primary,
-		Prices: s.env.prices, BlackBox: l.blackBox}
+		Prices: s.env.scorePrices(), BlackBox: l.blackBox}
 	if len(in.Primary) > 0 {
 		for _, v := range in.Primary {
 			in.PrimaryTarget = v

@@ -93,7 +93,9 @@ type environment struct {
 	blackBox    bool
 	primary     map[string]string // route -> primary target
 	alertEvery  time.Duration
-	prices      map[string]Price
+	prices      map[string]Price // the gateway config's, by routed target
+	// mockPrices are the providers file's: the cost of a black box.
+	mockPrices map[string]Price
 	// detectors is the gateway config's detectors section (defaults for
 	// inline routes).
 	detectors gateway.DetectorsConfig
@@ -140,7 +142,8 @@ func (s *Scenario) validate() yamlfile.Errors {
 		}
 	}
 
-	env := &environment{targets: map[string]bool{}, models: map[string][]string{}, primary: map[string]string{}, prices: map[string]Price{}}
+	env := &environment{targets: map[string]bool{}, models: map[string][]string{}, primary: map[string]string{}, prices: map[string]Price{},
+		mockPrices: map[string]Price{}}
 	s.env = env
 
 	// Providers.
@@ -160,6 +163,11 @@ func (s *Scenario) validate() yamlfile.Errors {
 			for _, m := range p.models {
 				env.targets[p.name+":"+m] = true
 				env.models[p.name] = append(env.models[p.name], m)
+			}
+			for _, m := range p.spec.Models {
+				if m.Price != (mockprovider.Price{}) {
+					env.mockPrices[p.name+":"+m.Name] = Price(m.Price)
+				}
 			}
 		}
 	}
@@ -519,7 +527,44 @@ func (s *Scenario) validate() yamlfile.Errors {
 			add("expect.targets."+name, "unknown target %q (known: %s)", name, strings.Join(s.knownTargets(), ", "))
 		}
 	}
+	s.checkMeasurable(add)
 	return es
+}
+
+// checkMeasurable reports every expectation on a score the scenario's
+// configuration cannot measure (a black box's flaps, cost without prices):
+// such an expectation could only pass on a figure nobody measured.
+func (s *Scenario) checkMeasurable(add func(path, format string, args ...any)) {
+	env, e := s.env, &s.Expect
+	primaryKnown := len(env.primary) > 0
+	um := unmeasurable(env.blackBox, primaryKnown, env.scorePrices())
+	check := func(path, name string, set bool) {
+		if why, ok := um[name]; ok && set {
+			add(path, "%s cannot be measured in this game day: %s", name, why)
+		}
+	}
+	check("expect.flaps", "flaps", e.Flaps != nil)
+	check("expect.degraded", "degraded", e.Degraded != nil)
+	check("expect.cost_multiplier", "cost_multiplier", e.CostMultiplier != nil)
+	for i := range e.Alerts {
+		check(fmt.Sprintf("expect.alerts.%d", i), "alerts", true)
+	}
+	bounds := func(p string, b *StepBounds) {
+		check(p+".flaps", "flaps", b.Flaps != nil)
+		check(p+".cost_multiplier", "cost_multiplier", b.CostMultiplier != nil)
+		check(p+".detected_by", "detected_by", b.DetectedBy != "" && b.DetectedBy != "traffic_shift")
+	}
+	for _, name := range sortedKeys(e.Steps) {
+		se := e.Steps[name]
+		bounds("expect.steps."+name, &se.StepBounds)
+		for _, k := range sortedKeys(se.Targets) {
+			tb := se.Targets[k]
+			bounds("expect.steps."+name+".targets."+k, &tb)
+		}
+	}
+	for _, name := range sortedKeys(e.Targets) {
+		check("expect.targets."+name+".flaps", "flaps", e.Targets[name].Flaps != nil)
+	}
 }
 
 // stepTargets returns the provider:model targets the named step faults or
@@ -785,4 +830,18 @@ func checkHeader(name string, v *gateway.Secret) string {
 		return "the value holds a line break or NUL"
 	}
 	return ""
+}
+
+// scorePrices are the prices scoring reads: the gateway config's, and the
+// providers file's for the targets the config does not price (every target
+// of a black box). Where both price a target, Warnings holds them to agree.
+func (env *environment) scorePrices() map[string]Price {
+	out := make(map[string]Price, len(env.prices)+len(env.mockPrices))
+	for k, p := range env.mockPrices {
+		out[k] = p
+	}
+	for k, p := range env.prices {
+		out[k] = p
+	}
+	return out
 }

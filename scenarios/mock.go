@@ -120,5 +120,6 @@ func (t *targetKeys) key(provider, model string) string {
 
 func journalEntry(j *mockprovider.JournalEntry, keys *targetKeys) JournalEntry {
 	return JournalEntry{Time: j.Time, RequestID: j.RequestID, Target: keys.key(j.Provider, j.Model),
-		Fault: j.Fault, Outcome: string(j.Outcome), OutputTokens: j.TokensSent, Corrupted: j.Corrupted}
+		Fault: j.Fault, Outcome: string(j.Outcome), OutputTokens: j.TokensSent, Corrupted: j.Corrupted,
+		InputTokens: j.PromptTokens, CachedTokens: j.CachedTokens}
 }

@@ -59,6 +59,14 @@ type Result struct {
 	Faults  []FaultScore  `json:"faults"`
 	Targets []TargetScore `json:"targets"`
 	Alerts  []AlertScore  `json:"alerts,omitempty"`
+	// Measured says, for every score an expectation can name (by the
+	// expectation's name: "cost_multiplier", "degraded", "flaps",
+	// "alerts"...), whether this run measured it. A black box hides its
+	// breakers and alerts; a run without prices has no cost. An expectation
+	// on a score that was not measured fails as "not measured", and one
+	// that cannot be measured in the scenario's configuration is a scenario
+	// error (gameday validate names it).
+	Measured map[string]Measure `json:"measured,omitempty"`
 	// Expectations holds one verdict per checked expectation, in file order.
 	Expectations []Verdict    `json:"expectations"`
 	Pass         bool         `json:"pass"` // every expectation holds (and the run was not aborted)
@@ -70,6 +78,12 @@ type Result struct {
 	journalOf func() []JournalEntry // makes journal when it is not kept
 	// Series is the run over time, for charts.
 	Series Series `json:"series"`
+}
+
+// Measure says whether a score was measured and, when not, why.
+type Measure struct {
+	Measured bool   `json:"measured"`
+	Why      string `json:"why,omitempty"`
 }
 
 // SLO is the user-visible objective the run is judged against. A request is

@@ -78,7 +78,7 @@ func (m *sim) input() Input {
 // scoreInput is the scorer's input known before a simulated run.
 func (s *Scenario) scoreInput() Input {
 	return Input{Start: Epoch, SLO: s.SLO.slo(),
-		Primary: s.env.primary, Prices: s.env.prices}
+		Primary: s.env.primary, Prices: s.env.scorePrices()}
 }
 
 // finish completes the result res of Score(in) and judges its

@@ -21,6 +21,10 @@ type JournalEntry struct {
 	Outcome      string    `json:"outcome"` // "ok" or an error class/status
 	OutputTokens int       `json:"output_tokens"`
 	Corrupted    bool      `json:"corrupted"` // looked like success, was not
+	// InputTokens (cached included) and CachedTokens are the prompt as the
+	// mock counted it: with the mock's prices, the cost of a black box.
+	InputTokens  int `json:"input_tokens,omitempty"`
+	CachedTokens int `json:"cached_tokens,omitempty"`
 }
 
 // EvalRecord is the eval verdict on one response a user received.
@@ -122,6 +126,7 @@ func (s *scorer) result() *Result {
 	res.Faults = s.faultScores()
 	res.Alerts = s.alerts()
 	res.Series = s.timeseries()
+	res.Measured = s.measured()
 	for _, t := range res.Targets {
 		res.Overall.Flaps += t.Flaps
 		res.Overall.BadServed += t.BadServed
@@ -165,6 +170,11 @@ type scorer struct {
 	routeHas []bool  // whether routeP is known
 
 	corrupted bool // the journal has a corrupted entry
+
+	// Black box: journal entries tied to a user request by its id, and
+	// the targets that billed tokens without a price.
+	linked   int
+	unpriced []string
 
 	// From sums: all requests, those started outside every fault window
 	// (the baseline) and inside one.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/mockprovider"
 )
 
 // Kinds counted without a map in the event summary.
@@ -202,6 +203,8 @@ func (r *logReader) event(e *events.Event) {
 		if a.cost == 0 {
 			if p, ok := r.price(tgt, e.Target); ok {
 				a.cost = p.Cost(a.in, a.cache, a.out)
+			} else if a.in+a.out > 0 && (len(s.unpriced) == 0 || s.unpriced[len(s.unpriced)-1] != e.Target) {
+				s.unpriced = append(s.unpriced, e.Target)
 			}
 		}
 		return
@@ -286,10 +289,23 @@ func (r *logReader) finish() map[string]int32 {
 	s.blackBox = in.BlackBox || (len(s.atts) == 0 && len(in.Journal) > 0)
 	if s.blackBox && len(s.atts) == 0 && len(in.Journal) > 0 {
 		// Attempts as the mocks saw them.
-		for _, j := range in.Journal {
+		for i := range in.Journal {
+			j := &in.Journal[i]
 			t := s.off(j.Time)
-			s.atts = append(s.atts, attRec{tgt: s.target(j.Target), start: t, end: t, ended: true,
-				class: s.classes.add(j.Outcome), ok: j.Outcome == "ok", out: j.OutputTokens, ri: r.lookup(j.RequestID)})
+			a := attRec{tgt: s.target(j.Target), start: t, end: t, ended: true,
+				class: s.classes.add(j.Outcome), ok: j.Outcome == "ok", out: j.OutputTokens, ri: r.lookup(j.RequestID)}
+			if billed(j) {
+				a.in, a.cache = j.InputTokens, j.CachedTokens
+				if p, ok := r.price(a.tgt, j.Target); ok {
+					a.cost = p.Cost(a.in, a.cache, a.out)
+				} else if len(s.unpriced) == 0 || s.unpriced[len(s.unpriced)-1] != j.Target {
+					s.unpriced = append(s.unpriced, j.Target)
+				}
+			}
+			if a.ri >= 0 {
+				s.linked++
+			}
+			s.atts = append(s.atts, a)
 		}
 	}
 	for _, t := range in.journalTargets {
@@ -380,4 +396,11 @@ func (s *scorer) put(bins []int32, t int64, n int32) {
 		return
 	}
 	bins[s.binAt(t)] += n
+}
+
+// billed reports whether a journaled attempt is billed: an answer, or one
+// that sent tokens before it was cut. An attempt abandoned before its first
+// token is not (gateways differ on whether they meter its prompt).
+func billed(j *JournalEntry) bool {
+	return j.Outcome == string(mockprovider.OutcomeOK) || j.OutputTokens > 0
 }

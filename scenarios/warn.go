@@ -17,6 +17,13 @@ func (s *Scenario) Warnings() yamlfile.Errors {
 	}
 	need := recoveryTime(s.env)
 	var ws yamlfile.Errors
+	// The gateway's metering and the mocks' journals must price a
+	// target alike, or cost depends on who measures it.
+	for _, k := range sortedKeys(s.env.prices) {
+		if mp, ok := s.env.mockPrices[k]; ok && mp != s.env.prices[k] {
+			ws = append(ws, s.doc.Errorf("gateway", "the gateway config prices %s at %+v, the providers file at %+v: cost measured by the gateway and by the mocks would disagree", k, s.env.prices[k], mp))
+		}
+	}
 	for i := range s.Timeline {
 		st := &s.Timeline[i]
 		if st.Kind() != StepFault && st.Kind() != StepKill || st.For <= 0 {

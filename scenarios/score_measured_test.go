@@ -1,0 +1,139 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/brownout-dev/brownout/events"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCostPricesAgree: with a known gateway config, the cost the gateway
+// metered (its events, its config's prices) and the cost of the same run
+// from the mocks' journals at the providers file's prices (as a black box
+// is scored) agree, overall and per target, in every game day of the
+// library: within 1% overall (2% per target), equal where no attempt was
+// abandoned before its first token (a first-token timeout: the gateway
+// meters its prompt sometimes, a black box never).
+func TestCostPricesAgree(t *testing.T) {
+	files, _ := filepath.Glob("../examples/gamedays/*.yaml")
+	for _, f := range files {
+		t.Run(f, func(t *testing.T) {
+			s, err := Load(f)
+			require.NoError(t, err)
+			res := runFile(t, f)
+			require.True(t, res.Measured["cost_multiplier"].Measured)
+			require.Greater(t, res.Overall.Cost.Total, 0.0)
+			in := Input{Journal: res.Journal(), Start: Epoch, End: Epoch.Add(res.Elapsed), SLO: res.SLO,
+				Prices: s.env.mockPrices, BlackBox: true}
+			bb := Score(in)
+			require.True(t, bb.Measured["cost_multiplier"].Measured, "%+v", bb.Measured["cost_multiplier"])
+			assert.InEpsilon(t, res.Overall.Cost.Total, bb.Overall.Cost.Total, 0.01)
+			for k, c := range res.Overall.Cost.ByTarget {
+				assert.InEpsilon(t, c, bb.Overall.Cost.ByTarget[k], 0.02, k)
+			}
+			assert.False(t, math.IsNaN(bb.Overall.Cost.Multiplier))
+		})
+	}
+}
+
+// TestMeasuredBlackBox: what a black box's journals and answers show
+// decides which scores were measured.
+func TestMeasuredBlackBox(t *testing.T) {
+	start := Epoch
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	reqs := func(target string) []events.Event {
+		var out []events.Event
+		for i := range 4 {
+			id := fmt.Sprintf("r%d", i)
+			out = append(out,
+				events.Event{Time: at(i * 100), Kind: events.RequestStart, RequestID: id, Route: "chat"},
+				events.Event{Time: at(i*100 + 50), Kind: events.RequestEnd, RequestID: id, Route: "chat", Target: target, Outcome: events.OutcomeServed})
+		}
+		return out
+	}
+	journal := func(ids bool) []JournalEntry {
+		var out []JournalEntry
+		for i := range 4 {
+			j := JournalEntry{Time: at(i*100 + 10), Target: "openai:gpt-4o", Outcome: "ok", InputTokens: 100, OutputTokens: 10}
+			if ids {
+				j.RequestID = fmt.Sprintf("r%d", i)
+			}
+			out = append(out, j)
+		}
+		return out
+	}
+	prices := map[string]Price{"openai:gpt-4o": {InputPerMTok: 2, OutputPerMTok: 10}}
+	primary := map[string]string{"chat": "openai:gpt-4o"}
+	for _, tc := range []struct {
+		name string
+		in   Input
+		not  map[string]string // score -> why
+	}{
+		{"ids forwarded", Input{Events: reqs(""), Journal: journal(true), Prices: prices, Primary: primary},
+			map[string]string{"alerts": whyBlackBoxEvents, "flaps": whyBlackBoxEvents, "detected_by": whyBlackBoxEvents}},
+		{"no ids, model named", Input{Events: reqs("openai:gpt-4o"), Journal: journal(false), Prices: prices, Primary: primary},
+			map[string]string{"alerts": whyBlackBoxEvents, "flaps": whyBlackBoxEvents, "detected_by": whyBlackBoxEvents,
+				"bad_served": whyNoRequestIDs, "quality": whyNoRequestIDs, "retry_amplification": whyNoRequestIDs, "peak_retry_amplification": whyNoRequestIDs}},
+		{"no ids, nothing named, no prices", Input{Events: reqs(""), Journal: journal(false), Primary: primary},
+			map[string]string{"alerts": whyBlackBoxEvents, "flaps": whyBlackBoxEvents, "detected_by": whyBlackBoxEvents,
+				"bad_served": whyNoRequestIDs, "quality": whyNoRequestIDs, "retry_amplification": whyNoRequestIDs, "peak_retry_amplification": whyNoRequestIDs,
+				"degraded": whyNoServingTgt, "cost_multiplier": whyNoPrices}},
+		{"no primary", Input{Events: reqs(""), Journal: journal(true), Prices: prices},
+			map[string]string{"alerts": whyBlackBoxEvents, "flaps": whyBlackBoxEvents, "detected_by": whyBlackBoxEvents, "degraded": whyNoPrimary}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.in.Start, tc.in.End, tc.in.BlackBox = start, at(1000), true
+			res := Score(tc.in)
+			got := map[string]string{}
+			for k, m := range res.Measured {
+				if !m.Measured {
+					got[k] = m.Why
+				}
+			}
+			assert.Equal(t, tc.not, got)
+			assert.Len(t, res.Measured, len(scoreNames))
+		})
+	}
+}
+
+// TestJudgeNotMeasured: an expectation on a score the run did not measure
+// fails, whatever the figure.
+func TestJudgeNotMeasured(t *testing.T) {
+	s, err := Load("testdata/short.yaml")
+	require.NoError(t, err)
+	zero := 0.0
+	s.Expect = Expect{BadServed: &NumberBound{Max: &zero}}
+	res := &Result{Measured: map[string]Measure{"bad_served": {Why: whyNoRequestIDs}}}
+	v := s.judge(res)
+	require.Len(t, v, 1)
+	assert.Equal(t, Verdict{Name: "bad_served", Want: "<= 0", Got: "not measured: " + whyNoRequestIDs}, v[0])
+	res.Measured["bad_served"] = Measure{Measured: true}
+	assert.True(t, s.judge(res)[0].Pass)
+}
+
+// TestWarnPricesDisagree: a gateway config and a providers file that price
+// a target differently are warned about (cost would depend on who measures).
+func TestWarnPricesDisagree(t *testing.T) {
+	dir := t.TempDir()
+	prov, err := os.ReadFile("../examples/gamedays/env/providers.yaml")
+	require.NoError(t, err)
+	prov = bytes.Replace(prov, []byte("price: {input_per_mtok: 3, output_per_mtok: 15"), []byte("price: {input_per_mtok: 3, output_per_mtok: 16"), 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "providers.yaml"), prov, 0o644))
+	gw, err := filepath.Abs("../examples/gamedays/env/gateway.yaml")
+	require.NoError(t, err)
+	src := "version: 1\nname: w\nduration: 5m\nproviders: {file: providers.yaml}\ngateway: {config: " + gw + "}\ntraffic: [{route: chat, rate: 1/s}]\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(src), 0o644))
+	s, err := Load(filepath.Join(dir, "s.yaml"))
+	require.NoError(t, err)
+	ws := s.Warnings()
+	require.Len(t, ws, 1)
+	assert.Contains(t, ws[0].Error(), "the gateway config prices anthropic:claude-sonnet-4 at")
+}
