@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -79,6 +80,23 @@ func TestBlackBoxNaiveGateway(t *testing.T) {
 	})
 	t.Run("secret never written", func(t *testing.T) {
 		requireNoSecret(t, out, virtualKey)
+	})
+	t.Run("degraded from the journals", func(t *testing.T) {
+		f, ok := res.Fault("primary-429", "")
+		require.True(t, ok)
+		assert.Greater(t, f.Availability.DegradedRate, 0.9, "the naive gateway answers from gpt-4o-mini during the 429s")
+		assert.Positive(t, res.Overall.Availability.Served, "and from the primary outside them")
+		assert.True(t, res.Measured["degraded"].Measured)
+	})
+	t.Run("journals in the out dir", func(t *testing.T) {
+		b, err := os.ReadFile(filepath.Join(out, scenarios.JournalFile))
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		require.Len(t, lines, len(res.Journal()))
+		var j scenarios.JournalEntry
+		require.NoError(t, json.Unmarshal([]byte(lines[0]), &j))
+		assert.NotEmpty(t, j.RequestID)
+		assert.Equal(t, "openai:gpt-4o", j.Target)
 	})
 	t.Run("cost from the providers file's prices", func(t *testing.T) {
 		prices := map[string][2]float64{"openai:gpt-4o": {2.5, 10}, "openai:gpt-4o-mini": {0.15, 0.6}}

@@ -357,6 +357,11 @@ func (l *liveRun) send(ctx context.Context, t *Traffic, stream, structured bool,
 	end := time.Now()
 	ok := err == nil
 	if l.blackBox {
+		if target == "" && ok {
+			// A gateway that names no target may still answer with
+			// the upstream's model; scoring prefers the journals.
+			target = l.s.modelTarget(resp.Model)
+		}
 		e := events.Event{Time: end, Kind: events.RequestEnd, RequestID: id, Route: t.Route, Stream: stream,
 			Duration: end.Sub(start), TTFT: ttft, Target: target, Tier: tier, Outcome: events.OutcomeServed}
 		if !ok {
@@ -460,6 +465,8 @@ func (l *liveRun) do(ctx context.Context, format llm.Format, req *llm.Request, i
 			return nil, target, tier, err
 		}
 		switch ev.Type {
+		case llm.EventStart:
+			out.Model = ev.Model
 		case llm.EventTextDelta:
 			first()
 			sb.WriteString(ev.Text)

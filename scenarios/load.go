@@ -845,3 +845,25 @@ func (env *environment) scorePrices() map[string]Price {
 	}
 	return out
 }
+
+// modelTarget returns the provider:model target an answer's model field
+// names ("gpt-4o-mini", or "openai/gpt-4o-mini"), or "" when none or more
+// than one target serves that model.
+func (s *Scenario) modelTarget(model string) string {
+	if model == "" {
+		return ""
+	}
+	if k := normTarget(model); s.env.targets[k] {
+		return k
+	}
+	found := ""
+	for p, ms := range s.env.models {
+		if slices.Contains(ms, model) {
+			if found != "" {
+				return ""
+			}
+			found = p + ":" + model
+		}
+	}
+	return found
+}

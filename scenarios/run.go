@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -133,9 +134,14 @@ func (r *Result) Journal() []JournalEntry {
 	return r.journal
 }
 
-// WriteDir writes result.json and events.jsonl into dir (created if needed).
-// Both are pure functions of the result, so a simulated run with the same
-// file and seed writes byte-identical files.
+// JournalFile is the file WriteDir writes the mocks' journals to, one
+// JSON JournalEntry a line, beside events.jsonl.
+const JournalFile = "journal.jsonl"
+
+// WriteDir writes result.json, events.jsonl and the mocks' journals
+// (JournalFile) into dir (created if needed). Each is a pure function of the
+// result, so a simulated run with the same file and seed writes
+// byte-identical files.
 func (r *Result) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -156,6 +162,29 @@ func (r *Result) WriteDir(dir string) error {
 		write = func() error { return r.packed.WriteJSONL(f) }
 	}
 	if err := write(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return r.writeJournal(filepath.Join(dir, JournalFile))
+}
+
+func (r *Result) writeJournal(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<16)
+	enc := json.NewEncoder(w)
+	for _, j := range r.Journal() {
+		if err := enc.Encode(j); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
 		f.Close()
 		return err
 	}

@@ -330,8 +330,17 @@ func (s *scorer) link() {
 		}
 		r.attempts++
 		r.cost += a.cost
-		if a.ended && a.ok && (r.target == 0 || r.target == a.tgt) {
-			r.served = int32(i)
+		if a.ended && a.ok {
+			switch {
+			case s.blackBox:
+				// The journals say who served it (the latest answer),
+				// whatever the answer said.
+				if r.served < 0 || a.end >= s.atts[r.served].end {
+					r.served = int32(i)
+				}
+			case r.target == 0 || r.target == a.tgt:
+				r.served = int32(i)
+			}
 		}
 	}
 	// Sorted targets.
@@ -359,8 +368,15 @@ func (s *scorer) link() {
 			f := &s.atts[r.first]
 			r.ttft = time.Duration(f.start-r.start) + f.ttft
 		}
-		if r.target == 0 && r.served >= 0 {
+		if r.target == 0 && r.served >= 0 || s.blackBox && r.served >= 0 {
 			r.target = s.atts[r.served].tgt
+		}
+		if s.blackBox && r.outcome == outServed && r.target != 0 {
+			// A black box's fallback answers are degraded: served by a
+			// target other than its route's primary.
+			if p := s.primaryFor(s.routes.names[r.rt]); p != "" && s.names.names[r.target] != p {
+				r.outcome = outDegraded
+			}
 		}
 		if s.tgtPos[r.target] >= 0 {
 			r.tgt = r.target

@@ -137,3 +137,52 @@ func TestWarnPricesDisagree(t *testing.T) {
 	require.Len(t, ws, 1)
 	assert.Contains(t, ws[0].Error(), "the gateway config prices anthropic:claude-sonnet-4 at")
 }
+
+// TestBlackBoxDegraded: a black box's answer from a target other than its
+// route's primary is degraded, by the journals (request id) or, without
+// ids, by the target the answer's model named.
+func TestBlackBoxDegraded(t *testing.T) {
+	at := func(ms int) time.Time { return Epoch.Add(time.Duration(ms) * time.Millisecond) }
+	for _, tc := range []struct {
+		name     string
+		named    string // request.end target (from the answer's model)
+		ids      bool   // the journal has request ids
+		degraded int
+	}{
+		{"journal", "", true, 2},
+		{"journal over the model field", "openai:gpt-4o", true, 2},
+		{"model field", "openai:gpt-4o-mini", false, 4},
+		{"neither", "", false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var evs []events.Event
+			var js []JournalEntry
+			for i := range 4 {
+				id := fmt.Sprintf("r%d", i)
+				evs = append(evs,
+					events.Event{Time: at(i * 100), Kind: events.RequestStart, RequestID: id, Route: "chat"},
+					events.Event{Time: at(i*100 + 50), Kind: events.RequestEnd, RequestID: id, Route: "chat", Target: tc.named, Outcome: events.OutcomeServed})
+				// Requests 0 and 1: a 429 on the primary, then the fallback.
+				tgts := []string{"openai:gpt-4o"}
+				if i < 2 {
+					tgts = []string{"openai:gpt-4o", "openai:gpt-4o-mini"}
+				}
+				for k, tg := range tgts {
+					j := JournalEntry{Time: at(i*100 + 10*(k+1)), Target: tg, Outcome: "ok", OutputTokens: 5}
+					if k+1 < len(tgts) {
+						j.Outcome = "error"
+					}
+					if tc.ids {
+						j.RequestID = id
+					}
+					js = append(js, j)
+				}
+			}
+			res := Score(Input{Events: evs, Journal: js, Start: Epoch, End: at(1000), BlackBox: true,
+				Primary: map[string]string{"chat": "openai:gpt-4o"}})
+			a := res.Overall.Availability
+			assert.Equal(t, tc.degraded, a.Degraded)
+			assert.Equal(t, 4-tc.degraded, a.Served)
+		})
+	}
+}

@@ -50,7 +50,8 @@ func NewCmdGamedayRun(f *Factory, runF func(*GamedayRunOptions) error) *cobra.Co
 		Use:   "run FILE",
 		Short: "Run a game day (simulated or live) and score it",
 		Long: `Run a game day and print its scorecard. With --out DIR it also writes
-DIR/result.json, DIR/events.jsonl and the reports: report.html,
+DIR/result.json, DIR/events.jsonl, the mocks' journals (DIR/journal.jsonl)
+and the reports: report.html,
 report.md and junit.xml.
 
 With --seeds N (sim only) it plays N seeds (the scenario's and the N-1
@@ -123,7 +124,7 @@ func gamedayRun(opts *GamedayRunOptions) error {
 		if err := reports.WriteFiles(opts.Out, res); err != nil {
 			return err
 		}
-		fmt.Fprintf(opts.IO.Out, "\nwrote %s: result.json, events.jsonl, %s, %s, %s\n", opts.Out, reports.HTMLFile, reports.MarkdownFile, reports.JUnitFile)
+		fmt.Fprintf(opts.IO.Out, "\nwrote %s: result.json, events.jsonl, %s, %s, %s, %s\n", opts.Out, scenarios.JournalFile, reports.HTMLFile, reports.MarkdownFile, reports.JUnitFile)
 	}
 	if !res.Pass {
 		return failedError()
