@@ -24,6 +24,7 @@ func naiveScenario(port, url, extra string) string {
 name: naive-black-box
 seed: 3
 duration: 12s
+slo: {window: 4s}
 providers:
   inline:
     - name: openai
@@ -80,6 +81,14 @@ func TestBlackBoxNaiveGateway(t *testing.T) {
 	})
 	t.Run("secret never written", func(t *testing.T) {
 		requireNoSecret(t, out, virtualKey)
+	})
+	t.Run("traffic shift by requests", func(t *testing.T) {
+		f, _ := res.Fault("primary-429", "")
+		assert.Nil(t, f.ShiftFirst, "the naive gateway tries the primary first for every request")
+		require.NotNil(t, f.ShiftServed, "but users are served by the fallback")
+		assert.True(t, f.Detected)
+		assert.Equal(t, *f.ShiftServed, f.TTD)
+		assert.Greater(t, f.LoadRatio, 2.0, "each request calls the throttled primary three times")
 	})
 	t.Run("degraded from the journals", func(t *testing.T) {
 		f, ok := res.Fault("primary-429", "")
@@ -138,12 +147,12 @@ func TestUnmeasuredExpectation(t *testing.T) {
 	_, err := scenarios.Parse("u.yaml", []byte(src))
 	require.ErrorIs(t, err, scenarios.ErrInvalid)
 	want := []string{
-		"u.yaml:31:10: expect.flaps: flaps cannot be measured in this game day: a black-box gateway reports no breaker, health, detector, probe or alert events",
-		"u.yaml:32:20: expect.cost_multiplier: cost_multiplier cannot be measured in this game day: no prices: neither the gateway config nor the providers file prices a target",
-		"u.yaml:33:13: expect.degraded: degraded cannot be measured in this game day: a black box does not say which target is its primary: set gateway.primary",
-		"u.yaml:35:7: expect.alerts.0: alerts cannot be measured",
-		"u.yaml:38:20: expect.steps.primary-429.detected_by: detected_by cannot be measured",
-		"u.yaml:40:28: expect.targets.openai/gpt-4o.flaps: flaps cannot be measured",
+		"u.yaml:32:10: expect.flaps: flaps cannot be measured in this game day: a black-box gateway reports no breaker, health, detector, probe or alert events",
+		"u.yaml:33:20: expect.cost_multiplier: cost_multiplier cannot be measured in this game day: no prices: neither the gateway config nor the providers file prices a target",
+		"u.yaml:34:13: expect.degraded: degraded cannot be measured in this game day: a black box does not say which target is its primary: set gateway.primary",
+		"u.yaml:36:7: expect.alerts.0: alerts cannot be measured",
+		"u.yaml:39:20: expect.steps.primary-429.detected_by: detected_by cannot be measured",
+		"u.yaml:41:28: expect.targets.openai/gpt-4o.flaps: flaps cannot be measured",
 	}
 	for _, w := range want {
 		assert.Contains(t, err.Error(), w)
@@ -183,7 +192,7 @@ func TestHeaderErrors(t *testing.T) {
 	_, err := scenarios.Parse("h.yaml", []byte(src))
 	require.ErrorIs(t, err, scenarios.ErrInvalid)
 	msg := err.Error()
-	assert.Contains(t, msg, "h.yaml:25:20: gateway.headers.Authorization: environment variable BROWNOUT_TEST_UNSET_VAR is not set")
+	assert.Contains(t, msg, "h.yaml:26:20: gateway.headers.Authorization: environment variable BROWNOUT_TEST_UNSET_VAR is not set")
 	assert.Contains(t, msg, "gateway.headers.X-Request-Id: the game day sets X-Request-Id itself")
 	assert.NotContains(t, msg, virtualKey)
 }

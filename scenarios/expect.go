@@ -99,10 +99,14 @@ func (s *Scenario) judge(res *Result) []Verdict {
 			switch {
 			case f.Detected && f.Masked:
 				got = fmtDur(f.TTD) + " (" + f.DetectedBy + ", masked by " + maskedBy(f) + ")"
+			case f.Detected && res.BlackBox:
+				got = fmtDur(f.TTD) + " (" + f.DetectedBy + ": " + shiftFigures(f) + ")"
 			case f.Detected:
 				got = fmtDur(f.TTD) + " (" + f.DetectedBy + ")"
 			case f.Masked:
 				got = "not re-detected (masked by " + maskedBy(f) + ")"
+			case res.BlackBox:
+				got = "not detected (" + shiftFigures(f) + ")"
 			}
 			want, pass := ttd.judge(f.TTD, f.Detected)
 			v("ttd", f.Step, f.Target, want, got, pass)
@@ -310,3 +314,14 @@ func pct(x float64) string { return strconv.FormatFloat(x*100, 'f', 2, 64) + "%"
 
 // fmtDur prints a duration rounded to 100ms.
 func fmtDur(d time.Duration) string { return d.Round(100 * time.Millisecond).String() }
+
+// shiftFigures shows a black box's two traffic-shift figures.
+func shiftFigures(f FaultScore) string {
+	fig := func(d *time.Duration) string {
+		if d == nil {
+			return "not shifted"
+		}
+		return fmtDur(*d)
+	}
+	return "first attempts " + fig(f.ShiftFirst) + ", served " + fig(f.ShiftServed)
+}

@@ -216,6 +216,13 @@ type FaultScore struct {
 	// kind, and Detected false means "not re-detected".
 	Masked   bool   `json:"masked,omitempty"`
 	MaskedBy string `json:"masked_by,omitempty"`
+	// ShiftFirst and ShiftServed are a black box's traffic shift by user
+	// requests, from the fault's start: when the share of requests first
+	// attempted on the target, and the share of served requests it
+	// served, fell below half its baseline for good (nil: never). TTD is
+	// the earlier of the two.
+	ShiftFirst  *time.Duration `json:"shift_first_ns,omitempty"`
+	ShiftServed *time.Duration `json:"shift_served_ns,omitempty"`
 	// NotExercised is set when the target received no attempt and no
 	// detection during the fault: neither detected nor missed.
 	NotExercised bool `json:"not_exercised,omitempty"`

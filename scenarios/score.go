@@ -527,10 +527,7 @@ func (s *scorer) faultScores() []FaultScore {
 		if d := f.end.Sub(f.start).Seconds(); d > 0 {
 			fs.OfferedLoad = attS.sum(lo, hi) / d
 		}
-		blo, bhi := s.baselineBins(f)
-		if bhi > blo {
-			fs.BaselineLoad = attS.sum(blo, bhi) / (float64(bhi-blo) * bin.Seconds())
-		}
+		fs.BaselineLoad = s.baselineLoad(f, attS)
 		fs.LoadRatio = ratio(fs.OfferedLoad, fs.BaselineLoad)
 		out = append(out, fs)
 	}

@@ -196,13 +196,43 @@ func (s *scorer) lastFailure(f faultWin, t int64) (string, bool) {
 	return s.classes.names[class], true
 }
 
-// trafficShift: the first window end after which the target's share of
-// attempts stays below half its pre-fault share until the fault ends.
+// trafficShift: when the black box moved user requests off f's target. By
+// requests, two figures: the share of requests whose first attempt went to
+// the target (the gateway stopped trying it first) and the share of served
+// requests it served (users were answered elsewhere), each from the first
+// window end after which it stays below half its baseline until the fault
+// ends; TTD is the earlier. Without request ids in the journals and without
+// answers naming their target, it falls back to the target's share of
+// attempts (calls).
 func (s *scorer) trafficShift(fs *FaultScore, f faultWin) {
-	mine, all := s.shareSeries(f.target, false)
+	sh := s.requestShares(f.target)
+	if !sh.hasFirst && !sh.hasServed {
+		mine, all := s.shareSeries(f.target, false)
+		if d, ok := s.shift(f, mine, all); ok {
+			fs.Detected, fs.DetectedBy, fs.TTD = true, "traffic_shift", d
+		}
+		return
+	}
+	if d, ok := s.shift(f, sh.firstMine, sh.firstAll); ok && sh.hasFirst {
+		fs.ShiftFirst = &d
+	}
+	if d, ok := s.shift(f, sh.servedMine, sh.servedAll); ok && sh.hasServed {
+		fs.ShiftServed = &d
+	}
+	for _, d := range []*time.Duration{fs.ShiftFirst, fs.ShiftServed} {
+		if d != nil && (!fs.Detected || *d < fs.TTD) {
+			fs.Detected, fs.DetectedBy, fs.TTD = true, "traffic_shift", *d
+		}
+	}
+}
+
+// shift returns when the share mine/all fell below half its baseline
+// share for good during f: the first window end from which it stays there
+// until f ends (windows without traffic do not count either way).
+func (s *scorer) shift(f faultWin, mine, all prefix) (time.Duration, bool) {
 	baseline := s.baselineShare(f, mine, all)
 	if baseline == 0 {
-		return
+		return 0, false
 	}
 	w := int(s.slo.Window / bin)
 	lo, hi := s.binOf(f.start), s.binOf(f.end)
@@ -216,8 +246,58 @@ func (s *scorer) trafficShift(fs *FaultScore, f faultWin) {
 			first = -1
 		}
 	}
-	if first >= 0 {
-		fs.Detected, fs.DetectedBy = true, "traffic_shift"
-		fs.TTD = s.start.Add(time.Duration(first) * bin).Sub(f.start)
+	if first < 0 {
+		return 0, false
 	}
+	return s.start.Add(time.Duration(first) * bin).Sub(f.start), true
+}
+
+// reqShares are per-bin counts of user requests by start: those whose
+// first attempt went to a target and those with a known first attempt;
+// those the target served and those served by a known target.
+type reqShares struct {
+	firstMine, firstAll, servedMine, servedAll prefix
+	hasFirst, hasServed                        bool
+}
+
+// requestShares counts a black box's user requests for target's traffic
+// shift: the first attempt of each from the journals (by request id), its
+// serving target from the journals or the answer.
+func (s *scorer) requestShares(target string) reqShares {
+	ti, _ := s.names.find(target)
+	first := make([]int32, len(s.reqs)) // attempt index + 1, 0 for none
+	for i := range s.atts {
+		a := &s.atts[i]
+		if a.ri < 0 {
+			continue
+		}
+		if f := first[a.ri]; f == 0 || a.start < s.atts[f-1].start {
+			first[a.ri] = int32(i) + 1
+		}
+	}
+	fm, fa, sm, sa := s.newBins(), s.newBins(), s.newBins(), s.newBins()
+	var out reqShares
+	for i := range s.reqs {
+		r := &s.reqs[i]
+		if r.start < 0 {
+			continue
+		}
+		b := s.binAt(r.start)
+		if f := first[i]; f > 0 {
+			out.hasFirst = true
+			fa[b]++
+			if s.atts[f-1].tgt == ti {
+				fm[b]++
+			}
+		}
+		if r.ended && r.outcome != outFailed && r.target != 0 {
+			out.hasServed = true
+			sa[b]++
+			if r.target == ti {
+				sm[b]++
+			}
+		}
+	}
+	out.firstMine, out.firstAll, out.servedMine, out.servedAll = counts(fm), counts(fa), counts(sm), counts(sa)
+	return out
 }

@@ -86,15 +86,39 @@ func (s *scorer) baselineShare(f faultWin, mine, all prefix) float64 {
 	if n := all.sum(lo, hi); n > 0 {
 		return mine.sum(lo, hi) / n
 	}
-	var m, n float64
+	m, n, _ := s.outsideFaults(mine, all)
+	return ratio(m, n)
+}
+
+// baselineLoad is the rate (per second) of attempts on f's target, of
+// series mine, before f; when that period has no traffic (a fault at the
+// start, a step right after another on the target), over all time outside
+// fault windows: the baseline rule of baselineShare.
+func (s *scorer) baselineLoad(f faultWin, mine prefix) float64 {
+	lo, hi := s.baselineBins(f)
+	_, all := s.shareSeries(f.target, false)
+	if all.sum(lo, hi) > 0 {
+		return mine.sum(lo, hi) / (float64(hi-lo) * bin.Seconds())
+	}
+	m, _, bins := s.outsideFaults(mine, all)
+	if bins == 0 {
+		return 0
+	}
+	return m / (float64(bins) * bin.Seconds())
+}
+
+// outsideFaults sums mine and all over the bins outside every fault
+// window, and counts those bins.
+func (s *scorer) outsideFaults(mine, all prefix) (m, n float64, bins int) {
 	for k := 0; k < s.nbins; k++ {
 		if s.inAnyFault(s.off(s.start.Add(time.Duration(k) * bin))) {
 			continue
 		}
 		m += mine.sum(k, k+1)
 		n += all.sum(k, k+1)
+		bins++
 	}
-	return ratio(m, n)
+	return m, n, bins
 }
 
 // recover: from the fault's end, the first window end after which the

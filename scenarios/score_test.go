@@ -362,10 +362,48 @@ func TestScoreFaultAtZeroAndSuperseded(t *testing.T) {
 		t.Error("full: not recovered")
 	}
 	near(t, "half amplification", half.Retry.Amplification, 2, 1e-9)
-	if half.LoadRatio != 0 {
-		// No pre-fault period at all: the ratio is undefined (0).
-		t.Errorf("half load ratio = %v, want 0 (no baseline)", half.LoadRatio)
+	// Neither step has a pre-fault period with traffic (one starts at 0,
+	// the other right after it): both baselines are the time outside
+	// every fault, where a:m takes 10 attempts a second, as in both steps.
+	near(t, "half load ratio", half.LoadRatio, 1, 0.01)
+	near(t, "full load ratio", full.LoadRatio, 1, 0.01)
+	near(t, "full baseline load", full.BaselineLoad, 10, 0.1)
+}
+
+// TestScoreTrafficShiftByRequests: a black box that retries the faulted
+// primary for every request before its fallback never stops trying it
+// first, but users are served by the fallback: the shift by first attempts
+// never happens, the shift by served requests does, and TTD is that one
+// (the share of calls, 2 in 3 on the primary, never falls below half).
+func TestScoreTrafficShiftByRequests(t *testing.T) {
+	b := &logb{}
+	b.fault("f", "a:m", 20*time.Second, 40*time.Second)
+	for d := time.Duration(0); d < 60*time.Second; d += 100 * time.Millisecond {
+		id := fmt.Sprintf("r%d", d/time.Millisecond)
+		b.ev(d, events.Event{Kind: events.RequestStart, RequestID: id, Route: "chat"})
+		if d >= 20*time.Second && d < 40*time.Second {
+			b.journal = append(b.journal,
+				JournalEntry{Time: at(d), RequestID: id, Target: "a:m", Outcome: "error"},
+				JournalEntry{Time: at(d + 10*time.Millisecond), RequestID: id, Target: "a:m", Outcome: "error"},
+				JournalEntry{Time: at(d + 20*time.Millisecond), RequestID: id, Target: "b:m", Outcome: "ok"})
+		} else {
+			b.journal = append(b.journal, JournalEntry{Time: at(d), RequestID: id, Target: "a:m", Outcome: "ok"})
+		}
+		b.ev(d+50*time.Millisecond, events.Event{Kind: events.RequestEnd, RequestID: id, Route: "chat", Outcome: events.OutcomeServed})
 	}
+	res := b.score(60 * time.Second)
+	f, _ := res.Fault("f", "a:m")
+	if f.ShiftFirst != nil {
+		t.Errorf("shift by first attempts at %v, want none (every request tries a:m first)", *f.ShiftFirst)
+	}
+	if f.ShiftServed == nil || !f.Detected || f.DetectedBy != "traffic_shift" {
+		t.Fatalf("served shift %v detected=%v by %q, want a traffic shift by served requests", f.ShiftServed, f.Detected, f.DetectedBy)
+	}
+	// The served share of the window (t-10s, t] drops below half once more
+	// than 5s of it is after 20s.
+	near(t, "ttd seconds", f.TTD.Seconds(), 5.1, 0.11)
+	near(t, "degraded during the fault", f.Availability.DegradedRate, 1, 1e-9)
+	near(t, "load ratio (calls)", f.LoadRatio, 2, 0.01)
 }
 
 func TestScoreOverlappingFaults(t *testing.T) {
