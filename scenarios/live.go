@@ -47,7 +47,8 @@ type liveRun struct {
 	specs    map[string]mockprovider.ProviderSpec
 	srv      *gateway.Server
 	gwURL    string
-	blackBox bool
+	blackBox bool                      // scored from the mocks' journals, the gateway's events unread
+	external bool                      // a running gateway at a URL: the mocks listen where the scenario says
 	headers  map[string]gateway.Secret // sent with every user request
 	hc       *http.Client
 	sinks    map[string]*sinkServer
@@ -103,10 +104,24 @@ func startSink() (*sinkServer, error) {
 	return k, nil
 }
 
+// liveGateway is the gateway a live run drives: a running one at URL, or
+// brownout's from a Config file started in-process. BlackBox scores it
+// from what its users and the mocks saw, its own events unread.
+type liveGateway struct {
+	url, config string
+	headers     map[string]gateway.Secret
+	blackBox    bool
+}
+
 func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Result, error) {
+	return runLiveWith(ctx, s, seed, opts, liveGateway{url: s.Gateway.URL, config: s.env.gatewayFile,
+		headers: s.Gateway.Headers, blackBox: s.env.blackBox})
+}
+
+func runLiveWith(ctx context.Context, s *Scenario, seed uint64, opts Options, gw liveGateway) (*Result, error) {
 	l := &liveRun{s: s, opts: opts, provs: map[string]*mockprovider.Provider{}, specs: map[string]mockprovider.ProviderSpec{},
 		sinks: map[string]*sinkServer{}, faultIDs: map[int][]faultRef{}, targetCount: map[string]int{}, stop: make(chan struct{}),
-		blackBox: s.env.blackBox, headers: s.Gateway.Headers}
+		blackBox: gw.blackBox, headers: gw.headers, external: gw.url != ""}
 	l.structSchema = &llm.ResponseFormat{Type: llm.ResponseJSONSchema, Name: "answer", Strict: true,
 		Schema: []byte(`{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"}},"required":["answer","confidence"],"additionalProperties":false}`)}
 	tr := &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}
@@ -121,7 +136,7 @@ func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Resu
 		if spec.Seed == 0 {
 			spec.Seed = seedFor(seed, "provider/"+p.name)
 		}
-		if !l.blackBox {
+		if !l.external {
 			spec.Listen = "127.0.0.1:0"
 		}
 		pv, err := mockprovider.Start(spec, mockprovider.Options{})
@@ -143,17 +158,21 @@ func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Resu
 		l.sinks[k.Name] = sk
 	}
 
-	if l.blackBox {
-		l.gwURL = strings.TrimSuffix(s.Gateway.URL, "/")
+	if l.external {
+		l.gwURL = strings.TrimSuffix(gw.url, "/")
 	} else {
-		cfg, err := l.gatewayConfig(s.env.gatewayFile, seed)
+		cfg, err := l.gatewayConfig(gw.config, seed)
 		if err != nil {
 			return nil, err
 		}
 		// No load balancer watches the run's own gateway: it stops without
 		// a lame-duck period.
 		cfg.Shutdown.LameDuck = new(yamlfile.Duration)
-		srv, err := gateway.New(cfg, gateway.Options{Events: l, Logger: slog.New(slog.DiscardHandler)})
+		gopts := gateway.Options{Events: l, Logger: slog.New(slog.DiscardHandler)}
+		if l.blackBox {
+			gopts.Events = nil
+		}
+		srv, err := gateway.New(cfg, gopts)
 		if err != nil {
 			return nil, fmt.Errorf("%w: gateway: %w", ErrInvalid, err)
 		}

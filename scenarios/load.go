@@ -527,17 +527,17 @@ func (s *Scenario) validate() yamlfile.Errors {
 			add("expect.targets."+name, "unknown target %q (known: %s)", name, strings.Join(s.knownTargets(), ", "))
 		}
 	}
-	s.checkMeasurable(add)
+	s.checkMeasurable(env.blackBox, add)
 	return es
 }
 
 // checkMeasurable reports every expectation on a score the scenario's
 // configuration cannot measure (a black box's flaps, cost without prices):
 // such an expectation could only pass on a figure nobody measured.
-func (s *Scenario) checkMeasurable(add func(path, format string, args ...any)) {
+func (s *Scenario) checkMeasurable(blackBox bool, add func(path, format string, args ...any)) {
 	env, e := s.env, &s.Expect
 	primaryKnown := len(env.primary) > 0
-	um := unmeasurable(env.blackBox, primaryKnown, env.scorePrices())
+	um := unmeasurable(blackBox, primaryKnown, env.scorePrices())
 	check := func(path, name string, set bool) {
 		if why, ok := um[name]; ok && set {
 			add(path, "%s cannot be measured in this game day: %s", name, why)

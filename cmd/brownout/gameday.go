@@ -39,7 +39,7 @@ func NewCmdGameday(f *Factory) *cobra.Command {
 		Use:   "gameday",
 		Short: "Run and validate game-day scenarios",
 	}
-	cmd.AddCommand(NewCmdGamedayRun(f, nil), NewCmdGamedayValidate(f, nil))
+	cmd.AddCommand(NewCmdGamedayRun(f, nil), NewCmdGamedayValidate(f, nil), NewCmdGamedayCompare(f, nil))
 	return cmd
 }
 

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brownout-dev/brownout/reports"
+	"github.com/brownout-dev/brownout/scenarios"
+)
+
+// GamedayCompareOptions are the inputs of `brownout gameday compare`.
+type GamedayCompareOptions struct {
+	IO   IOStreams
+	File string
+	// Gateways are NAME=URL or NAME=GATEWAY_CONFIG; HeadersFiles NAME=FILE.
+	Gateways     []string
+	HeadersFiles []string
+	Seed         uint64
+	SeedSet      bool
+	Out          string
+	Context      context.Context
+}
+
+// NewCmdGamedayCompare plays one scenario against several gateways.
+func NewCmdGamedayCompare(f *Factory, runF func(*GamedayCompareOptions) error) *cobra.Command {
+	opts := &GamedayCompareOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "compare FILE --gateway NAME=URL|NAME=CONFIG ...",
+		Short: "Bake-off: play one game day live against several gateways, scores side by side",
+		Long: `Play a game day live against each gateway in turn, with the same seed,
+traffic and faults, and print the scores side by side. A gateway is a
+running one (NAME=http://host:port, driven as a black box: the mocks
+listen on the ports the providers file names) or brownout's own
+(NAME=gateway.yaml, started in-process). Every gateway is scored as a
+black box, from its users' answers and the mocks' journals, so all are
+measured alike.
+
+--headers-file NAME=FILE adds request headers for one gateway: a YAML map
+of header to value, values with ${ENV} references (secrets: never
+written out). With --out DIR it writes DIR/compare.html (charts
+overlaid), DIR/compare.md, DIR/compare.json and each gateway's results
+and reports in DIR/NAME.
+
+Exit status: 0 when every gateway met every expectation, 1 when any
+failed, 2 for input errors.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File = args[0]
+			opts.SeedSet = cmd.Flags().Changed("seed")
+			if len(opts.Gateways) == 0 {
+				return usageError(errors.New("--gateway: name at least one gateway (NAME=URL or NAME=CONFIG)"))
+			}
+			if opts.Context == nil {
+				ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+				defer stop()
+				opts.Context = ctx
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return gamedayCompare(opts)
+		},
+	}
+	cmd.Flags().StringArrayVar(&opts.Gateways, "gateway", nil, "a contestant: NAME=URL (a running gateway) or NAME=CONFIG (brownout's gateway config); repeat")
+	cmd.Flags().StringArrayVar(&opts.HeadersFiles, "headers-file", nil, "NAME=FILE: request headers (YAML map, ${ENV} values) for one gateway; repeat")
+	cmd.Flags().Uint64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "directory for compare.html, compare.md, compare.json and each gateway's results")
+	return cmd
+}
+
+func gamedayCompare(opts *GamedayCompareOptions) error {
+	s, err := scenarios.Load(opts.File)
+	if err != nil {
+		return usageError(err)
+	}
+	var cs []scenarios.Contestant
+	for _, g := range opts.Gateways {
+		c, err := scenarios.ParseContestant(g)
+		if err != nil {
+			return usageError(fmt.Errorf("--gateway %w", err))
+		}
+		cs = append(cs, c)
+	}
+	for _, h := range opts.HeadersFiles {
+		name, file, ok := strings.Cut(h, "=")
+		i := -1
+		for k := range cs {
+			if cs[k].Name == name {
+				i = k
+			}
+		}
+		if !ok || i < 0 {
+			return usageError(fmt.Errorf("--headers-file %q: want NAME=FILE, NAME one of the --gateway names", h))
+		}
+		hs, err := scenarios.LoadHeaders(file)
+		if err != nil {
+			return usageError(fmt.Errorf("--headers-file: %w", err))
+		}
+		cs[i].Headers = hs
+	}
+	if opts.Out != "" {
+		if err := checkOutDir(opts.Out); err != nil {
+			return usageError(err)
+		}
+	}
+	ro := scenarios.Options{Mode: scenarios.ModeLive, Progress: opts.IO.ErrOut}
+	if opts.SeedSet {
+		ro.Seed = &opts.Seed
+	}
+	c, err := scenarios.Compare(opts.Context, s, cs, ro)
+	if err != nil {
+		if errors.Is(err, scenarios.ErrInvalid) {
+			return usageError(err)
+		}
+		return err
+	}
+	if err := reports.WriteCompare(opts.IO.Out, c, reports.ColorEnabled(opts.IO.Out)); err != nil {
+		return err
+	}
+	if opts.Out != "" {
+		if err := c.WriteDir(opts.Out); err != nil {
+			return err
+		}
+		if err := reports.WriteCompareFiles(opts.Out, c); err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.IO.Out, "\nwrote %s: %s, %s, compare.json and each gateway's results in %s/NAME\n", opts.Out, reports.CompareHTMLFile, reports.CompareMarkdownFile, opts.Out)
+	}
+	if !c.Pass {
+		return failedError()
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/brownout-dev/brownout/reports"
+	"github.com/brownout-dev/brownout/scenarios"
+)
+
+// TestBakeOff plays the example bake-off live: brownout's gateway (from
+// its config) against this naive proxy, the same 429 storm on the primary
+// for both, each scored as a black box. Both keep every user served and
+// meet the game day's expectations; only the naive proxy keeps calling
+// the throttled primary (three times per request) and never stops trying
+// it first.
+func TestBakeOff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a live bake-off takes 100s of real time")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := newProxy([]upstream{{"http://127.0.0.1:19301/v1", "gpt-4o"}, {"http://127.0.0.1:19301/v1", "gpt-4o-mini"}}, 2, "")
+	go func() { _ = serve(ln, p) }()
+	t.Cleanup(func() { ln.Close() })
+
+	s, err := scenarios.Load("../gamedays/bakeoff-429-storm.yaml")
+	require.NoError(t, err)
+	c, err := scenarios.Compare(context.Background(), s, []scenarios.Contestant{
+		{Name: "brownout", Config: "../gamedays/env/bakeoff-gateway.yaml"},
+		{Name: "naive", URL: "http://" + ln.Addr().String()},
+	}, scenarios.Options{})
+	require.NoError(t, err)
+	require.Len(t, c.Contestants, 2)
+	for _, cr := range c.Contestants {
+		assert.True(t, cr.Result.BlackBox, cr.Name)
+		assert.Empty(t, cr.Result.Failed(), cr.Name)
+		assert.True(t, cr.Result.Measured["cost_multiplier"].Measured, cr.Name)
+		f, ok := cr.Result.Fault("primary-429", "openai/gpt-4o")
+		require.True(t, ok, cr.Name)
+		assert.Greater(t, f.Availability.DegradedRate, 0.9, "%s answers from gpt-4o-mini during the storm", cr.Name)
+	}
+	assert.True(t, c.Pass)
+
+	brownout, _ := c.Contestants[0].Result.Fault("primary-429", "")
+	naive, _ := c.Contestants[1].Result.Fault("primary-429", "")
+	assert.Less(t, brownout.LoadRatio, 1.0, "brownout stops calling the throttled primary")
+	assert.Greater(t, naive.LoadRatio, 2.0, "the naive proxy calls it three times per request")
+	assert.NotNil(t, brownout.ShiftFirst, "brownout stops trying the primary first")
+	assert.Nil(t, naive.ShiftFirst, "the naive proxy never does")
+	assert.NotNil(t, naive.ShiftServed, "but its users are served by the fallback")
+
+	out := t.TempDir()
+	require.NoError(t, c.WriteDir(out))
+	require.NoError(t, reports.WriteCompareFiles(out, c))
+	html, err := os.ReadFile(filepath.Join(out, reports.CompareHTMLFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(html), "<svg")
+	for _, f := range []string{"compare.json", reports.CompareMarkdownFile, "brownout/result.json", "naive/" + scenarios.JournalFile, "naive/" + reports.HTMLFile} {
+		assert.FileExists(t, filepath.Join(out, f))
+	}
+}

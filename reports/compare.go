@@ -1,0 +1,237 @@
+package reports
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/brownout-dev/brownout/scenarios"
+)
+
+// File names WriteCompareFiles writes; each contestant's own reports go to
+// its directory (DIR/NAME).
+const (
+	CompareHTMLFile     = "compare.html"
+	CompareMarkdownFile = "compare.md"
+)
+
+// compareTable is a bake-off's scores side by side: a row per score, a
+// column per contestant. Section rows have no values.
+type compareTable struct {
+	names []string
+	rows  []compareRow
+}
+
+type compareRow struct {
+	label  string
+	values []string
+	pass   []int8 // per value: 1 pass, -1 fail, 0 not a verdict
+}
+
+// newCompareTable lays out every contestant's overall scores, each fault
+// step's (by step and target, in the first contestant's order) and each
+// expectation's verdict.
+func newCompareTable(c *scenarios.Comparison) compareTable {
+	t := compareTable{}
+	rs := make([]*scenarios.Result, len(c.Contestants))
+	for i, cr := range c.Contestants {
+		t.names = append(t.names, cr.Name)
+		rs[i] = cr.Result
+	}
+	row := func(label string, f func(r *scenarios.Result) string) {
+		cr := compareRow{label: label}
+		for _, r := range rs {
+			cr.values = append(cr.values, f(r))
+		}
+		t.rows = append(t.rows, cr)
+	}
+	section := func(label string) { t.rows = append(t.rows, compareRow{label: label}) }
+	measured := func(r *scenarios.Result, score, v string) string {
+		if m, ok := r.Measured[score]; ok && !m.Measured {
+			return "not measured"
+		}
+		return v
+	}
+	row("verdict", func(r *scenarios.Result) string {
+		if n := len(r.Failed()); n > 0 {
+			return fmt.Sprintf("%s (%d of %d failed)", runVerdict(r), n, len(r.Expectations))
+		}
+		return runVerdict(r)
+	})
+	row("requests", func(r *scenarios.Result) string { return fmt.Sprint(r.Overall.Availability.Requests) })
+	row("success", func(r *scenarios.Result) string { return fmtPct(r.Overall.Availability.Success) })
+	row("served / degraded / failed", func(r *scenarios.Result) string {
+		a := r.Overall.Availability
+		return fmtPct(a.ServedRate) + " / " + measured(r, "degraded", fmtPct(a.DegradedRate)) + " / " + fmtPct(a.FailedRate)
+	})
+	row("good (every SLO part)", func(r *scenarios.Result) string { return fmtPct(r.Overall.Availability.GoodRate) })
+	row("retry amplification (peak 10 s)", func(r *scenarios.Result) string {
+		o := r.Overall.Retry
+		return measured(r, "retry_amplification", fmt.Sprintf("%.2f (%.2f)", o.Amplification, o.PeakAmplification))
+	})
+	row("p95 TTFT baseline / faults", func(r *scenarios.Result) string {
+		l := r.Overall.Latency
+		return fmtDur(l.BaselineTTFT.P95) + " / " + fmtDur(l.FaultTTFT.P95) + " (" + fmtRatio(l.TTFTPenalty) + ")"
+	})
+	row("p95 total baseline / faults", func(r *scenarios.Result) string {
+		l := r.Overall.Latency
+		return fmtDur(l.BaselineTotal.P95) + " / " + fmtDur(l.FaultTotal.P95) + " (" + fmtRatio(l.TotalPenalty) + ")"
+	})
+	row("p95 time to an error", func(r *scenarios.Result) string {
+		return fmtDur(r.Overall.Latency.Failed.P95) + fmt.Sprintf(" (%d)", r.Overall.Latency.Failed.N)
+	})
+	row("cost (multiplier during faults)", func(r *scenarios.Result) string {
+		co := r.Overall.Cost
+		return measured(r, "cost_multiplier", fmtMoney(co.Total)+" ("+fmtRatio(co.Multiplier)+")")
+	})
+	row("bad responses served", func(r *scenarios.Result) string {
+		return measured(r, "bad_served", fmt.Sprint(r.Overall.BadServed))
+	})
+	if len(rs) > 0 {
+		for _, f0 := range rs[0].Faults {
+			section(f0.Step + " · " + f0.Target)
+			fault := func(r *scenarios.Result) (scenarios.FaultScore, bool) { return r.Fault(f0.Step, f0.Target) }
+			frow := func(label string, g func(f scenarios.FaultScore) string) {
+				row("  "+label, func(r *scenarios.Result) string {
+					f, ok := fault(r)
+					if !ok {
+						return "-"
+					}
+					return g(f)
+				})
+			}
+			frow("TTD (traffic shift)", detect)
+			frow("shift: first attempts / served", func(f scenarios.FaultScore) string {
+				return shiftStr(f.ShiftFirst) + " / " + shiftStr(f.ShiftServed)
+			})
+			frow("TTM", mitigate)
+			frow("TTR", recoverStr)
+			frow("success during", func(f scenarios.FaultScore) string { return fmtPct(f.Availability.Success) })
+			frow("degraded during", func(f scenarios.FaultScore) string { return fmtPct(f.Availability.DegradedRate) })
+			frow("retry amplification during", func(f scenarios.FaultScore) string { return fmt.Sprintf("%.2f", f.Retry.Amplification) })
+			frow("load on target (× baseline)", func(f scenarios.FaultScore) string { return fmtRatio(f.LoadRatio) })
+			frow("p95 TTFT during", func(f scenarios.FaultScore) string { return fmtDur(f.Latency.FaultTTFT.P95) })
+		}
+	}
+	// Expectations, by their position in the first result (every
+	// contestant played the same scenario, so the same list).
+	if len(rs) > 0 && len(rs[0].Expectations) > 0 {
+		section("expectations")
+		for i, v0 := range rs[0].Expectations {
+			cr := compareRow{label: "  " + verdictLabel(v0)}
+			for _, r := range rs {
+				if i >= len(r.Expectations) {
+					cr.values, cr.pass = append(cr.values, "-"), append(cr.pass, 0)
+					continue
+				}
+				v := r.Expectations[i]
+				p := int8(-1)
+				if v.Pass {
+					p = 1
+				}
+				cr.values, cr.pass = append(cr.values, verdictWord(v.Pass)+" "+v.Got), append(cr.pass, p)
+			}
+			t.rows = append(t.rows, cr)
+		}
+	}
+	return t
+}
+
+func verdictLabel(v scenarios.Verdict) string {
+	l := v.Name
+	if v.Step != "" {
+		l += " " + v.Step
+	}
+	if v.Target != "" {
+		l += " " + v.Target
+	}
+	return l + " " + v.Want
+}
+
+func shiftStr(d *time.Duration) string {
+	if d == nil {
+		return "not shifted"
+	}
+	return fmtDur(*d)
+}
+
+// WriteCompare writes a bake-off's scores side by side for a terminal.
+func WriteCompare(w io.Writer, c *scenarios.Comparison, color bool) error {
+	p := painter(color)
+	t := newCompareTable(c)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  bake-off %s (live, seed %d): %s\n\n", p.verdict(c.Pass), p.paint(ansiBold, c.Scenario), c.Seed, strings.Join(t.names, " vs "))
+	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "\t%s\n", strings.Join(t.names, "\t"))
+	for _, r := range t.rows {
+		fmt.Fprintf(tw, "%s\t%s\n", r.label, strings.Join(r.values, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteCompareMarkdown writes a bake-off's scores side by side as Markdown.
+func WriteCompareMarkdown(w io.Writer, c *scenarios.Comparison) error {
+	t := newCompareTable(c)
+	var b strings.Builder
+	verdict := "PASS"
+	if !c.Pass {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(&b, "# Bake-off: %s — %s\n\n", mdEscape(c.Scenario), verdict)
+	fmt.Fprintf(&b, "Live, seed %d, the same traffic and faults against each gateway in turn; every gateway scored as a black box (from its users' answers and the mock providers' journals).\n\n", c.Seed)
+	for _, cr := range c.Contestants {
+		fmt.Fprintf(&b, "- **%s**: %s\n", mdEscape(cr.Name), mdEscape(cr.Where()))
+	}
+	b.WriteString("\n| score |")
+	for _, n := range t.names {
+		b.WriteString(" " + mdEscape(n) + " |")
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(t.names)) + "\n")
+	for _, r := range t.rows {
+		if r.values == nil {
+			fmt.Fprintf(&b, "| **%s** |%s\n", mdEscape(r.label), strings.Repeat(" |", len(t.names)))
+			continue
+		}
+		fmt.Fprintf(&b, "| %s |", mdEscape(strings.TrimSpace(r.label)))
+		for _, v := range r.values {
+			b.WriteString(" " + mdEscape(v) + " |")
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteCompareFiles writes compare.html and compare.md into dir, and each
+// contestant's reports (report.html, report.md, junit.xml) into dir/NAME.
+func WriteCompareFiles(dir string, c *scenarios.Comparison) error {
+	var errs []error
+	for _, cr := range c.Contestants {
+		errs = append(errs, WriteFiles(filepath.Join(dir, cr.Name), cr.Result))
+	}
+	for _, f := range []struct {
+		name  string
+		write func(*bytes.Buffer) error
+	}{
+		{CompareHTMLFile, func(b *bytes.Buffer) error { return WriteCompareHTML(b, c) }},
+		{CompareMarkdownFile, func(b *bytes.Buffer) error { return WriteCompareMarkdown(b, c) }},
+	} {
+		var buf bytes.Buffer
+		if err := f.write(&buf); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		errs = append(errs, os.WriteFile(filepath.Join(dir, f.name), buf.Bytes(), 0o644))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,162 @@
+package reports
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/brownout-dev/brownout/scenarios"
+)
+
+// WriteCompareHTML writes a bake-off as one self-contained HTML file: the
+// scores side by side and the contestants' runs overlaid on shared charts
+// (user success rate against the SLO, p95 time to first token, degraded
+// answers per second), fault windows shaded.
+func WriteCompareHTML(w io.Writer, c *scenarios.Comparison) error {
+	t := newCompareTable(c)
+	data := compareHTMLData{C: c, Names: t.names}
+	for _, r := range t.rows {
+		hr := compareHTMLRow{Label: strings.TrimSpace(r.label), Section: r.values == nil}
+		for i, v := range r.values {
+			cls := ""
+			if i < len(r.pass) {
+				cls = map[int8]string{1: "pass", -1: "fail"}[r.pass[i]]
+			}
+			hr.Cells = append(hr.Cells, compareHTMLCell{V: v, Class: cls})
+		}
+		data.Rows = append(data.Rows, hr)
+	}
+	data.Span = len(t.names) + 1
+	for i := range t.names {
+		data.Colors = append(data.Colors, template.CSS(palette[i%len(palette)])) // #nosec: a constant colour
+	}
+	for _, s := range overlayCharts(c) {
+		data.Charts = append(data.Charts, template.HTML(s)) // #nosec: built by plot with every text escaped
+	}
+	data.Verdict = "PASS"
+	if !c.Pass {
+		data.Verdict = "FAIL"
+	}
+	return compareTmpl.Execute(w, data)
+}
+
+type compareHTMLData struct {
+	C       *scenarios.Comparison
+	Verdict string
+	Names   []string
+	Rows    []compareHTMLRow
+	Span    int            // columns of the table
+	Colors  []template.CSS // each contestant's line colour
+	Charts  []template.HTML
+}
+
+type compareHTMLRow struct {
+	Label   string
+	Section bool
+	Cells   []compareHTMLCell
+}
+
+type compareHTMLCell struct{ V, Class string }
+
+// overlayCharts draws each contestant's series as one line per chart, in
+// the palette's order.
+func overlayCharts(c *scenarios.Comparison) []string {
+	if len(c.Contestants) == 0 {
+		return nil
+	}
+	first := c.Contestants[0].Result
+	xmax := first.Duration.Seconds()
+	for _, cr := range c.Contestants {
+		xmax = math.Max(xmax, cr.Result.Elapsed.Seconds())
+	}
+	legend := make([]legendItem, len(c.Contestants))
+	for i, cr := range c.Contestants {
+		legend[i] = legendItem{color: palette[i%len(palette)], label: cr.Name}
+	}
+	shade := func(p *plot) {
+		for _, f := range first.Faults {
+			p.shade(f.Start.Sub(first.Start).Seconds(), f.End.Sub(first.Start).Seconds(), f.Step+" · "+f.Target, true)
+		}
+	}
+	series := func(r *scenarios.Result, v func(p scenarios.Point, step float64) float64) ([]float64, []float64) {
+		s := r.Series
+		step := s.Step.Seconds()
+		ts, vs := make([]float64, len(s.Points)), make([]float64, len(s.Points))
+		for i, p := range s.Points {
+			ts[i], vs[i] = p.T.Seconds()+step/2, v(p, step)
+		}
+		return ts, vs
+	}
+	chart := func(title string, yfmt func(float64) string, v func(p scenarios.Point, step float64) float64, fixedMax float64, decorate func(*plot)) string {
+		ymax := fixedMax
+		if ymax == 0 {
+			for _, cr := range c.Contestants {
+				_, vs := series(cr.Result, v)
+				for _, x := range vs {
+					if !math.IsNaN(x) {
+						ymax = math.Max(ymax, x)
+					}
+				}
+			}
+			ymax = niceCeil(ymax * 1.1)
+		}
+		p := newPlot(title, plotH, xmax, ymax)
+		p.axes(yfmt)
+		shade(p)
+		if decorate != nil {
+			decorate(p)
+		}
+		for i, cr := range c.Contestants {
+			ts, vs := series(cr.Result, v)
+			p.line(ts, vs, fmt.Sprintf("c%d", i%len(palette)), cr.Name)
+		}
+		p.legend(legend)
+		return p.String()
+	}
+	return []string{
+		chart("User success rate", func(v float64) string { return fmtPct(v) },
+			func(p scenarios.Point, _ float64) float64 {
+				if p.Success < 0 {
+					return math.NaN()
+				}
+				return p.Success
+			}, 1, func(p *plot) { p.hline(first.SLO.SuccessRate, "SLO "+fmtPct(first.SLO.SuccessRate), "slo") }),
+		chart("p95 time to first token", func(v float64) string { return fmtSeconds(round2(v)) },
+			func(p scenarios.Point, _ float64) float64 {
+				if p.P95TTFT <= 0 {
+					return math.NaN()
+				}
+				return p.P95TTFT.Seconds()
+			}, 0, nil),
+		chart("Degraded answers per second", func(v float64) string { return fmt.Sprintf("%g/s", round2(v)) },
+			func(p scenarios.Point, step float64) float64 { return float64(p.Degraded) / step }, 0, nil),
+	}
+}
+
+var compareTmpl = template.Must(template.New("compare").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>bake-off {{.C.Scenario}}</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#222}
+h1{font-size:20px}.pass{color:#1e7d3c}.fail{color:#b3261e}
+table{border-collapse:collapse;margin:12px 0;width:100%}td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
+tr.section td{font-weight:600;background:#f6f6f6}
+svg.chart{width:100%;height:auto;margin:8px 0}svg text{font:11px system-ui,sans-serif;fill:#444}svg .title{font-size:13px;font-weight:600;fill:#222}
+svg .ylabel{text-anchor:end}svg .xlabel{text-anchor:middle}svg .legend{font-size:11px}
+svg .grid{stroke:#e6e6e6}svg .tick{stroke:#999}
+svg .fault{fill:#d62728;fill-opacity:.08;stroke:#d62728;stroke-opacity:.25}svg .faultlabel{font-size:10px;fill:#a33}
+svg polyline{fill:none;stroke-width:1.8}
+svg .slo{stroke:#2e9e6a;stroke-dasharray:6 4}svg .slo-label{font-size:10px;fill:#2e9e6a;text-anchor:end}
+{{range $i, $c := .Colors}}svg .c{{$i}}{stroke:{{$c}}}
+{{end}}</style></head><body>
+<h1>Bake-off: {{.C.Scenario}} — <span class="{{if .C.Pass}}pass{{else}}fail{{end}}">{{.Verdict}}</span></h1>
+<p>Live, seed {{.C.Seed}}: the same traffic and faults against each gateway in turn, every gateway scored as a black box (from its users' answers and the mock providers' journals).</p>
+<ul>{{range .C.Contestants}}<li><b>{{.Name}}</b>: {{.Where}}</li>{{end}}</ul>
+{{range .Charts}}{{.}}
+{{end}}
+<table><tr><th>score</th>{{range .Names}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}{{if .Section}}<tr class="section"><td colspan="{{$.Span}}">{{.Label}}</td></tr>{{else}}<tr><td>{{.Label}}</td>{{range .Cells}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.V}}</td>{{end}}</tr>{{end}}
+{{end}}</table>
+</body></html>
+`))
