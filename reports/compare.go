@@ -106,8 +106,12 @@ func newCompareTable(c *scenarios.Comparison) compareTable {
 					return g(f)
 				})
 			}
-			frow("TTD (traffic shift)", detect)
-			frow("shift: first attempts / served", func(f scenarios.FaultScore) string {
+			frow("TTD", detect)
+			row("  shift: first attempts / served", func(r *scenarios.Result) string {
+				f, ok := fault(r)
+				if !ok || !r.BlackBox {
+					return "-" // measured only in black boxes
+				}
 				return shiftStr(f.ShiftFirst) + " / " + shiftStr(f.ShiftServed)
 			})
 			frow("TTM", mitigate)
@@ -170,7 +174,11 @@ func WriteCompare(w io.Writer, c *scenarios.Comparison, color bool) error {
 	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "\t%s\n", strings.Join(t.names, "\t"))
 	for _, r := range t.rows {
-		fmt.Fprintf(tw, "%s\t%s\n", r.label, strings.Join(r.values, "\t"))
+		vs := r.values
+		if vs == nil {
+			vs = make([]string, len(t.names)) // a section: empty cells keep the columns aligned
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", r.label, strings.Join(vs, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
