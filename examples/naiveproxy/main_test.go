@@ -33,7 +33,7 @@ func TestBakeOff(t *testing.T) {
 	s, err := scenarios.Load("../gamedays/bakeoff-429-storm.yaml")
 	require.NoError(t, err)
 	c, err := scenarios.Compare(context.Background(), s, []scenarios.Contestant{
-		{Name: "brownout", Config: "../gamedays/env/bakeoff-gateway.yaml"},
+		{Name: "brownout", Config: "../gamedays/env/gateway-bakeoff.yaml"},
 		{Name: "naive", URL: "http://" + ln.Addr().String()},
 	}, scenarios.Options{})
 	require.NoError(t, err)
