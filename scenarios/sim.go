@@ -201,6 +201,11 @@ type simReq struct {
 	// timers counts the timers that refer to the request; a done request
 	// with none left is reused for a later arrival.
 	timers int32
+	// For stop_when's good-request rate: when the request arrived, when
+	// its first token (or answer) reached the client, and whether the
+	// answer served was corrupted by a fault.
+	start, firstTok int64
+	corrupted       bool
 }
 
 type sim struct {
@@ -239,6 +244,7 @@ type sim struct {
 	aborted      string
 	err          error      // a step that could not be carried out; the run stops
 	stopWin      stopWindow // per-second user results for stop_when
+	slo          SLO        // the scenario's, with defaults: stop_when judges by it
 	structSchema *llm.ResponseFormat
 	end          int64
 	tgts         map[*policy.Target]*simTarget
@@ -476,6 +482,7 @@ func (m *sim) run() {
 	m.scheduleTick()
 	m.scheduleProbe()
 	if m.s.StopWhen != nil {
+		m.slo = m.s.SLO.slo().withDefaults()
 		m.schedule(int64(time.Second), tStop, 0, nil)
 	}
 	steps := 0
@@ -659,6 +666,7 @@ func (m *sim) arrive(i int) {
 		m.reqTab = append(m.reqTab, r)
 	}
 	r.id, r.n, r.traffic, r.deadline = m.requestID(m.nreq), int32(m.nreq), i, m.now+int64(t.ClientTimeout)
+	r.start, r.firstTok, r.corrupted = m.now, 0, false
 	r.prompt = m.rnd.IntN(len(m.prompts[i]))
 	stream := m.rnd.Float64() < t.Stream.F()
 	structured := m.rnd.Float64() < t.Structured.F()
@@ -695,16 +703,16 @@ func (m *sim) next(r *simReq) {
 		r.lc.Observe(now, o)
 		if o.Class == policy.OK {
 			m.setDone(r)
-			m.userResult(true)
+			m.userResult(r, true)
 			return
 		}
 		m.next(r)
 	case policy.Fail:
 		m.setDone(r)
-		m.userResult(false)
+		m.userResult(r, false)
 	case policy.Done:
 		m.setDone(r)
-		m.userResult(true)
+		m.userResult(r, true)
 	}
 }
 
@@ -812,6 +820,12 @@ func (m *sim) observe(r *simReq) {
 		}
 	}
 	corrupted := r.plan != nil && r.plan.Corrupted
+	if r.firstTok == 0 && o.TTFT > 0 && (o.Class == policy.OK || (r.req.Stream && o.OutputTokens > 0)) {
+		r.firstTok = r.sentAt + int64(o.TTFT)
+	}
+	if o.Class == policy.OK {
+		r.corrupted = corrupted
+	}
 	if r.plan != nil {
 		switch {
 		case r.killed:
@@ -910,7 +924,7 @@ func (m *sim) cancel(r *simReq) {
 	// outcome is void.
 	r.gen++
 	r.lc.Cancel(now)
-	m.userResult(false)
+	m.userResult(r, false)
 }
 
 // killStreams cuts the attempts in flight on provider p, whose process
@@ -944,17 +958,21 @@ func (m *sim) killStreams(p provider) {
 	}
 }
 
-func (m *sim) userResult(ok bool) {
+func (m *sim) userResult(r *simReq, ok bool) {
 	if m.s.StopWhen == nil {
 		return
 	}
-	m.stopWin.record(time.Duration(m.now), ok)
+	f := endFacts{ok: ok, stream: r.req.Stream, corrupted: r.corrupted, dur: time.Duration(m.now - r.start)}
+	if r.firstTok > 0 {
+		f.ttft = time.Duration(r.firstTok - r.start)
+	}
+	m.stopWin.record(time.Duration(m.now), goodEnd(&m.slo, f))
 }
 
 // checkStop reports whether the success rate stayed below the bound over
 // the last For seconds, and then sets the abort reason.
 func (m *sim) checkStop() bool {
-	why, stop := m.stopWin.breached(m.s.StopWhen, time.Duration(m.now))
+	why, stop := m.stopWin.breached(m.s.StopWhen, time.Duration(m.now), nil)
 	if stop {
 		m.aborted = why
 	}
