@@ -906,7 +906,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 				malformed++
 				if malformed <= x.rt.cfg.Policy.MalformedLimit() {
 					x.s.emit(events.Event{Time: time.Now(), Kind: events.StreamMalformed, RequestID: x.id, Route: x.req.Model,
-						Target: x.lastTarget, Attempt: d.Try, Stream: true, Value: float64(malformed), Reason: "event " + strconv.Itoa(ee.Index) + " skipped"})
+						Target: x.lastTarget, Attempt: d.Try, Stream: true, Value: float64(malformed), Reason: "unparseable event after token " + strconv.Itoa(tokens) + " skipped"})
 					continue
 				}
 				obs.End = lifecycle.Malformed

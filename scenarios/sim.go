@@ -191,6 +191,7 @@ type simReq struct {
 	haveOb  bool
 	tgt     *simTarget // the target of the attempt in flight
 	partial string     // answer text that already reached the client
+	sent    int        // in how many output deltas
 	// servedBy is the target whose output the client received last; cont
 	// is the continuation the attempt in flight makes, if any.
 	servedBy string
@@ -206,6 +207,11 @@ type simReq struct {
 	// answer served was corrupted by a fault.
 	start, firstTok int64
 	corrupted       bool
+	// malformed is the token event of the attempt in flight that was an
+	// unparseable event the stream skipped, -1 when none; try is the
+	// attempt's number.
+	malformed int
+	try       int
 }
 
 type sim struct {
@@ -666,7 +672,7 @@ func (m *sim) arrive(i int) {
 		m.reqTab = append(m.reqTab, r)
 	}
 	r.id, r.n, r.traffic, r.deadline = m.requestID(m.nreq), int32(m.nreq), i, m.now+int64(t.ClientTimeout)
-	r.start, r.firstTok, r.corrupted = m.now, 0, false
+	r.start = m.now
 	r.prompt = m.rnd.IntN(len(m.prompts[i]))
 	stream := m.rnd.Float64() < t.Stream.F()
 	structured := m.rnd.Float64() < t.Structured.F()
@@ -726,7 +732,7 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	start := m.now
 	r.tgt = st
 	r.gen++
-	r.sentAt, r.killed = start, false
+	r.sentAt, r.killed, r.malformed, r.try = start, false, -1, d.Try
 	if p == nil || (len(m.killed) > 0 && m.killed[tgt.Provider]) {
 		// The process is gone: the connection is refused.
 		r.pending = lifecycle.Classify(&lifecycle.Observation{End: lifecycle.Refused})
@@ -744,6 +750,11 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 		// from an assistant prefill, as the gateway sends it.
 		req.Messages = append(append([]llm.Message(nil), req.Messages...),
 			llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart(r.partial)}})
+		if req.MaxTokens > 0 {
+			// The continuation budget, as the gateway sets it: what the
+			// client asked for, less the deltas it already received.
+			req.MaxTokens = max(1, req.MaxTokens-r.sent)
+		}
 	}
 	if err := tgt.Apply(req); err != nil {
 		// As the gateway: a request the target cannot take is a
@@ -760,7 +771,9 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	r.filler = plan.Filler != "" && plan.Response.Content == plan.Filler && len(plan.Response.ToolCalls) == 0 && st.refusalFree
 	if req.Stream && plan.MalformedAt >= 0 && m.malformedOK() {
 		// As the gateway: an unparseable event in a stream that goes on is
-		// skipped (policy.max_malformed_events; a plan has at most one).
+		// skipped (policy.max_malformed_events; a plan has at most one),
+		// and reported (stream.malformed) when the attempt ends.
+		r.malformed = plan.MalformedAt
 		plan.MalformedAt = -1
 	}
 	end, obs := lifecycle.Play(plan, d, m.t(start), req.Stream)
@@ -801,6 +814,10 @@ func (m *sim) messages(i, k int) []llm.Message {
 func (m *sim) observe(r *simReq) {
 	now := m.nowT
 	o := r.pending
+	if r.malformed >= 0 && o.OutputTokens > r.malformed {
+		m.Emit(events.Event{Time: now, Kind: events.StreamMalformed, RequestID: r.id, Route: r.req.Model, Target: r.tgt.key,
+			Attempt: r.try, Stream: true, Value: 1, Reason: "unparseable event after token " + strconv.Itoa(r.malformed) + " skipped"})
+	}
 	if c := &r.cont; c.on && c.how != "" {
 		m.Emit(events.Event{Time: now, Kind: events.StreamContinuation, RequestID: r.id, Route: r.req.Model, Target: r.tgt.key,
 			Attempt: c.try, Stream: true, From: r.servedBy, To: r.tgt.key, Outcome: c.how, Reason: c.reason})
@@ -815,8 +832,11 @@ func (m *sim) observe(r *simReq) {
 		switch {
 		case r.cont.on:
 			r.partial += r.cont.fwd
+			r.sent += r.cont.deltas
 		case r.plan != nil:
-			r.partial += strings.Join(r.plan.Chunks[:min(o.OutputTokens, len(r.plan.Chunks))], "")
+			n := min(o.OutputTokens, len(r.plan.Chunks))
+			r.partial += strings.Join(r.plan.Chunks[:n], "")
+			r.sent += n
 		}
 	}
 	corrupted := r.plan != nil && r.plan.Corrupted
@@ -1150,6 +1170,7 @@ func (m *sim) malformedOK() bool {
 type simCont struct {
 	on          bool
 	fwd         string // what of the output reached the client
+	deltas      int    // in how many deltas
 	how, reason string // the stream.continuation event's Outcome and Reason
 	try         int
 }
@@ -1167,8 +1188,8 @@ func (c *simCont) verify(sent string, d *policy.Decision, plan *faults.Plan, obs
 		return end
 	}
 	n := min(obs.Tokens, len(plan.Chunks))
-	fwd, at := lifecycle.Verify(v, plan.Chunks[:n], obs.End == lifecycle.Answered && obs.Status == 200)
-	*c = simCont{on: true, fwd: fwd, how: v.Completion(), reason: v.Reason(), try: d.Try}
+	fwd, deltas, at := lifecycle.Verify(v, plan.Chunks[:n], obs.End == lifecycle.Answered && obs.Status == 200)
+	*c = simCont{on: true, fwd: fwd, deltas: deltas, how: v.Completion(), reason: v.Reason(), try: d.Try}
 	if at < 0 {
 		return end
 	}
