@@ -109,9 +109,13 @@ func TestCompareFidelitySweep(t *testing.T) {
 		{"not detected live nor in a seed", func(sw *scenarios.Sweep) { sw.Scores[2].Missing, sw.Scores[2].Worst = 1, nil },
 			func(r *scenarios.Result) { r.Faults[0].Detected = false },
 			func(f *Fidelity) FidelityCell { return f.Steps[0].TTD }, true, "not detected in 1/4 seeds"},
-		{"ttr inside", nil, func(r *scenarios.Result) { r.Faults[0].Recovered, r.Faults[0].TTR, r.Faults[0].Superseded = true, 55*time.Second, false },
+		{"ttr inside", nil, func(r *scenarios.Result) {
+			r.Faults[0].Recovered, r.Faults[0].TTR, r.Faults[0].Superseded = true, 55*time.Second, false
+		},
 			func(f *Fidelity) FidelityCell { return f.Steps[0].TTR }, true, "50s–1m00s"},
-		{"ttr within 10% of the worst", nil, func(r *scenarios.Result) { r.Faults[0].Recovered, r.Faults[0].TTR, r.Faults[0].Superseded = true, 65*time.Second, false },
+		{"ttr within 10% of the worst", nil, func(r *scenarios.Result) {
+			r.Faults[0].Recovered, r.Faults[0].TTR, r.Faults[0].Superseded = true, 65*time.Second, false
+		},
 			func(f *Fidelity) FidelityCell { return f.Steps[0].TTR }, true, ""},
 		{"superseded live, never in a seed", nil, func(r *scenarios.Result) { r.Faults[0].Superseded = true },
 			func(f *Fidelity) FidelityCell { return f.Steps[0].TTR }, false, ""},
