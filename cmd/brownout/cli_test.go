@@ -28,7 +28,7 @@ func TestExitCodes(t *testing.T) {
 		{"help", []string{"--help"}, exitOK, ""},
 		{"group without subcommand shows help", []string{"gameday"}, exitOK, ""},
 		{"unknown top-level command", []string{"gamedya"}, exitUsageErr, `unknown command "gamedya"`},
-		{"unknown subcommand", []string{"gameday", "rnu"}, exitUsageErr, `unknown command "rnu" for "brownout gameday" (did you mean run?); commands: run, validate`},
+		{"unknown subcommand", []string{"gameday", "rnu"}, exitUsageErr, `unknown command "rnu" for "brownout gameday" (did you mean run?); commands: compare, run, validate`},
 		{"unknown report subcommand", []string{"report", "difff"}, exitUsageErr, `(did you mean diff?)`},
 		{"unknown usage subcommand", []string{"usage", "reprot"}, exitUsageErr, `(did you mean report?)`},
 		{"unknown flag", []string{"gameday", "run", "--seeed", "1", "x.yaml"}, exitUsageErr, "unknown flag: --seeed"},

@@ -49,6 +49,12 @@ and reports in DIR/NAME.
 
 Exit status: 0 when every gateway met every expectation, 1 when any
 failed, 2 for input errors.`,
+		Example: `  # brownout's gateway (by config) against a naive retrying proxy
+  go run ./examples/naiveproxy -upstream http://127.0.0.1:19301/v1=gpt-4o -upstream http://127.0.0.1:19301/v1=gpt-4o-mini &
+  brownout gameday compare examples/gamedays/bakeoff-429-storm.yaml \
+      --gateway brownout=examples/gamedays/env/gateway-bakeoff.yaml --gateway naive=http://127.0.0.1:18090 --out out/bakeoff
+  # a gateway configured by header: its key from the environment
+  brownout gameday compare game.yaml --gateway other=http://127.0.0.1:8787 --headers-file other=other-headers.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
