@@ -115,28 +115,18 @@ func gamedayCompare(opts *GamedayCompareOptions) error {
 			return usageError(err)
 		}
 	}
-	ro := scenarios.Options{Mode: scenarios.ModeLive, Progress: opts.IO.ErrOut}
-	if opts.SeedSet {
-		ro.Seed = &opts.Seed
-	}
-	c, err := scenarios.Compare(opts.Context, s, cs, ro)
+	c, err := scenarios.Compare(opts.Context, s, cs, runOptions(opts.IO, scenarios.ModeLive, opts.Seed, opts.SeedSet))
 	if err != nil {
-		if errors.Is(err, scenarios.ErrInvalid) {
-			return usageError(err)
-		}
-		return err
+		return runError(err)
 	}
 	if err := reports.WriteCompare(opts.IO.Out, c, reports.ColorEnabled(opts.IO.Out)); err != nil {
 		return err
 	}
 	if opts.Out != "" {
-		if err := c.WriteDir(opts.Out); err != nil {
+		what := fmt.Sprintf("%s, %s, compare.json and each gateway's results in %s/NAME", reports.CompareHTMLFile, reports.CompareMarkdownFile, opts.Out)
+		if err := writeOut(opts.IO.Out, opts.Out, what, c.WriteDir, func(dir string) error { return reports.WriteCompareFiles(dir, c) }); err != nil {
 			return err
 		}
-		if err := reports.WriteCompareFiles(opts.Out, c); err != nil {
-			return err
-		}
-		fmt.Fprintf(opts.IO.Out, "\nwrote %s: %s, %s, compare.json and each gateway's results in %s/NAME\n", opts.Out, reports.CompareHTMLFile, reports.CompareMarkdownFile, opts.Out)
 	}
 	if !c.Pass {
 		return failedError()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/signal"
 	"syscall"
 
@@ -102,29 +103,19 @@ func gamedayRun(opts *GamedayRunOptions) error {
 	if opts.Seeds > 0 {
 		return gamedaySweep(opts, s)
 	}
-	ro := scenarios.Options{Mode: scenarios.Mode(opts.Mode), Progress: opts.IO.ErrOut}
-	if opts.SeedSet {
-		ro.Seed = &opts.Seed
-	}
-	res, err := scenarios.Run(opts.Context, s, ro)
+	res, err := scenarios.Run(opts.Context, s, runOptions(opts.IO, scenarios.Mode(opts.Mode), opts.Seed, opts.SeedSet))
 	if err != nil {
-		if errors.Is(err, scenarios.ErrInvalid) {
-			return usageError(err)
-		}
-		return err
+		return runError(err)
 	}
 	if err := reports.WriteScorecard(opts.IO.Out, res, reports.ColorEnabled(opts.IO.Out)); err != nil {
 		return err
 	}
 	if opts.Out != "" {
 		// Written even for an aborted run: a partial result is still a result.
-		if err := res.WriteDir(opts.Out); err != nil {
+		what := fmt.Sprintf("result.json, events.jsonl, %s, %s, %s, %s", scenarios.JournalFile, reports.HTMLFile, reports.MarkdownFile, reports.JUnitFile)
+		if err := writeOut(opts.IO.Out, opts.Out, what, res.WriteDir, func(dir string) error { return reports.WriteFiles(dir, res) }); err != nil {
 			return err
 		}
-		if err := reports.WriteFiles(opts.Out, res); err != nil {
-			return err
-		}
-		fmt.Fprintf(opts.IO.Out, "\nwrote %s: result.json, events.jsonl, %s, %s, %s, %s\n", opts.Out, scenarios.JournalFile, reports.HTMLFile, reports.MarkdownFile, reports.JUnitFile)
 	}
 	if !res.Pass {
 		return failedError()
@@ -192,5 +183,35 @@ func gamedayValidate(opts *GamedayValidateOptions) error {
 	if bad > 0 {
 		return usageError(fmt.Errorf("%d of %d files invalid", bad, len(opts.Files)))
 	}
+	return nil
+}
+
+// runOptions are a run's options: its mode, progress on stderr, and the
+// seed when the flag set one.
+func runOptions(io IOStreams, mode scenarios.Mode, seed uint64, seedSet bool) scenarios.Options {
+	ro := scenarios.Options{Mode: mode, Progress: io.ErrOut}
+	if seedSet {
+		ro.Seed = &seed
+	}
+	return ro
+}
+
+// runError is the exit of a run that returned err: 2 for input errors.
+func runError(err error) error {
+	if errors.Is(err, scenarios.ErrInvalid) {
+		return usageError(err)
+	}
+	return err
+}
+
+// writeOut writes a run's files into dir, its data then its reports, and
+// says what it wrote.
+func writeOut(w io.Writer, dir, what string, writers ...func(dir string) error) error {
+	for _, write := range writers {
+		if err := write(dir); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "\nwrote %s: %s\n", dir, what)
 	return nil
 }
