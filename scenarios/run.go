@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/internal/jsonstr"
 )
 
 // Options tune a run.
@@ -177,9 +179,11 @@ func (r *Result) writeJournal(path string) error {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<16)
-	enc := json.NewEncoder(w)
-	for _, j := range r.Journal() {
-		if err := enc.Encode(j); err != nil {
+	var line []byte
+	js := r.Journal()
+	for i := range js {
+		line = append(js[i].appendJSON(line[:0]), '\n')
+		if _, err := w.Write(line); err != nil {
 			f.Close()
 			return err
 		}
@@ -189,4 +193,33 @@ func (r *Result) writeJournal(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// appendJSON appends j as encoding/json writes it (a test holds the two
+// equal), without reflection: a long simulated run journals hundreds of
+// thousands of attempts.
+func (j *JournalEntry) appendJSON(b []byte) []byte {
+	b = append(b, `{"time":"`...)
+	b = j.Time.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","request_id":`...)
+	b = jsonstr.Append(b, j.RequestID, true)
+	b = append(b, `,"target":`...)
+	b = jsonstr.Append(b, j.Target, true)
+	b = append(b, `,"fault":`...)
+	b = jsonstr.Append(b, j.Fault, true)
+	b = append(b, `,"outcome":`...)
+	b = jsonstr.Append(b, j.Outcome, true)
+	b = append(b, `,"output_tokens":`...)
+	b = strconv.AppendInt(b, int64(j.OutputTokens), 10)
+	b = append(b, `,"corrupted":`...)
+	b = strconv.AppendBool(b, j.Corrupted)
+	if j.InputTokens != 0 {
+		b = append(b, `,"input_tokens":`...)
+		b = strconv.AppendInt(b, int64(j.InputTokens), 10)
+	}
+	if j.CachedTokens != 0 {
+		b = append(b, `,"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(j.CachedTokens), 10)
+	}
+	return append(b, '}')
 }

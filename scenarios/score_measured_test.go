@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -184,5 +185,21 @@ func TestBlackBoxDegraded(t *testing.T) {
 			assert.Equal(t, tc.degraded, a.Degraded)
 			assert.Equal(t, 4-tc.degraded, a.Served)
 		})
+	}
+}
+
+// TestJournalAppendJSON holds the journal's hand-written JSON lines to
+// encoding/json's.
+func TestJournalAppendJSON(t *testing.T) {
+	loc := time.FixedZone("X", -3*3600-30*60)
+	for _, j := range []JournalEntry{
+		{},
+		{Time: Epoch.Add(1234567891 * time.Nanosecond), RequestID: "req-1", Target: "openai:gpt-4o", Outcome: "ok", OutputTokens: 40, InputTokens: 311, CachedTokens: 128},
+		{Time: time.Date(2026, 12, 1, 19, 0, 0, 500, loc), RequestID: "a\"b\\c<d>&\u2028\x01é\xff", Target: "x:y", Fault: "truncate", Outcome: "cut", Corrupted: true},
+		{Time: time.Now(), RequestID: "live", Outcome: "client_gone", OutputTokens: -1},
+	} {
+		want, err := json.Marshal(j)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(j.appendJSON(nil)))
 	}
 }
