@@ -34,10 +34,22 @@
 // byte-identical result.json and events.jsonl.
 //
 // [ModeLive] starts the mock providers and the gateway in-process on
-// loopback (or drives the external gateway at gateway.url), sends open-loop
-// load in the official wire formats in real time, prints progress, honours
-// stop_when, and on cancellation stops cleanly with a partial result marked
-// aborted.
+// loopback (or drives the external gateway at gateway.url, with the
+// scenario's gateway.headers), sends open-loop load in the official wire
+// formats in real time, prints progress, honours stop_when, and on
+// cancellation stops cleanly with a partial result marked aborted.
+//
+// # Black boxes and bake-offs
+//
+// A gateway at a URL emits no events brownout can read: it is scored from
+// what its users got and what the mocks journaled (by the X-Request-Id it
+// forwards) — traffic shift by user requests for detection, degraded
+// answers by the target that served them, cost from the providers file's
+// prices. Every score says whether it was measured ([Result.Measured]);
+// an expectation on one a configuration cannot measure is a scenario
+// error. [Compare] plays one scenario against several gateways in turn
+// ([Contestant]: a URL, or brownout's own by config), every one scored as
+// a black box, for a report side by side.
 //
 // # Scores
 //

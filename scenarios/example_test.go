@@ -47,3 +47,20 @@ func ExampleScore() {
 	// Output:
 	// 2.5s breaker 1
 }
+
+// Name the gateways of a bake-off as `gameday compare --gateway` does: a
+// running gateway by URL, brownout's own by its config file.
+func ExampleParseContestant() {
+	for _, arg := range []string{"other=http://127.0.0.1:8787", "brownout=gateway.yaml", "nameless"} {
+		c, err := scenarios.ParseContestant(arg)
+		if err != nil {
+			fmt.Println("error:", err)
+			continue
+		}
+		fmt.Printf("%s: %s\n", c.Name, c.Where())
+	}
+	// Output:
+	// other: http://127.0.0.1:8787
+	// brownout: brownout gateway gateway.yaml
+	// error: "nameless": want NAME=URL or NAME=GATEWAY_CONFIG
+}
