@@ -187,13 +187,13 @@ type simReq struct {
 	// resp is the complete answer when pending is OK (served) or
 	// InvalidOutput (rejected); ob is its observation when send already
 	// made it (haveOb).
-	resp    *llm.Response
-	ob      evals.Observation
-	haveOb  bool
-	tgt      *simTarget // the target of the attempt in flight
+	resp   *llm.Response
+	ob     evals.Observation
+	haveOb bool
+	tgt    *simTarget // the target of the attempt in flight
 	// rep is the replica that serves the request, nil for a gateway alone.
-	rep *simReplica
-	partial string     // answer text that already reached the client
+	rep     *simReplica
+	partial string // answer text that already reached the client
 	// servedBy is the target whose output the client received last; cont
 	// is the continuation the attempt in flight makes, if any.
 	servedBy string
@@ -221,9 +221,9 @@ type sim struct {
 	idNext       int
 	seq          uint64
 	rnd          *rand.Rand
-	eng          *policy.Engine // replica 1's (the gateway's, alone)
-	reps         []*simReplica  // the gateway's replicas
-	store        *simStore      // the replicas' shared store; nil with state: memory
+	eng          *policy.Engine      // replica 1's (the gateway's, alone)
+	reps         []*simReplica       // the gateway's replicas
+	store        *simStore           // the replicas' shared store; nil with state: memory
 	provs        map[string]provider // provider name
 	killed       map[string]bool
 	faultIDs     map[int][]faultRef
