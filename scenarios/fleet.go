@@ -55,6 +55,9 @@ func (s *Scenario) validateFleet(add func(path, format string, args ...any)) {
 	case g.Propagation == 0:
 		g.Propagation = yamlfile.Duration(defaultPropagation)
 	}
+	if s.Expect.Fleet != nil && g.Replicas <= 1 && g.State != StateRedis {
+		add("expect.fleet", "fleet bounds need a fleet: set gateway.replicas above 1 or state: redis")
+	}
 	if s.env.storeTimeout <= 0 {
 		s.env.storeTimeout = defaultStoreTimeout
 	}

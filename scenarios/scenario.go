@@ -437,6 +437,8 @@ type Expect struct {
 	Alerts                 []AlertExpect           `yaml:"alerts,omitempty"`
 	Steps                  map[string]StepExpect   `yaml:"steps,omitempty"`
 	Targets                map[string]TargetExpect `yaml:"targets,omitempty"`
+	// Fleet bounds the scores of a fleet of replicas (see FleetScore).
+	Fleet *FleetExpect `yaml:"fleet,omitempty"`
 	// PassRate is the share of a seed sweep's seeds (gameday run --seeds)
 	// in which every expectation must hold. Default 100%.
 	PassRate *yamlfile.Percent `yaml:"pass_rate,omitempty"`
