@@ -41,19 +41,19 @@ type liveRun struct {
 	evs      []events.Event
 	evalRecs []EvalRecord
 
-	provs    map[string]*mockprovider.Provider
-	specs    map[string]mockprovider.ProviderSpec
-	srv      *gateway.Server
-	gwURL    string
+	provs map[string]*mockprovider.Provider
+	specs map[string]mockprovider.ProviderSpec
+	srv   *gateway.Server
+	gwURL string
 	// replicas are the gateway's replicas (srv is the first) and
 	// replicaURLs their addresses; storeProxy fronts their shared store.
 	replicas    []*gateway.Server
 	replicaURLs []string
 	storeProxy  *storeProxy
-	blackBox bool
-	hc       *http.Client
-	sinks    map[string]*sinkServer
-	faultIDs map[int][]faultRef
+	blackBox    bool
+	hc          *http.Client
+	sinks       map[string]*sinkServer
+	faultIDs    map[int][]faultRef
 
 	nreq             atomic.Int64
 	inflight         sync.WaitGroup
