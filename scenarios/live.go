@@ -41,19 +41,14 @@ type liveRun struct {
 	evs      []events.Event
 	evalRecs []EvalRecord
 
-	provs map[string]*mockprovider.Provider
-	specs map[string]mockprovider.ProviderSpec
-	srv   *gateway.Server
-	gwURL string
-	// replicas are the gateway's replicas (srv is the first) and
-	// replicaURLs their addresses; storeProxy fronts their shared store.
-	replicas    []*gateway.Server
-	replicaURLs []string
-	storeProxy  *storeProxy
-	blackBox    bool
-	hc          *http.Client
-	sinks       map[string]*sinkServer
-	faultIDs    map[int][]faultRef
+	provs    map[string]*mockprovider.Provider
+	specs    map[string]mockprovider.ProviderSpec
+	srv      *gateway.Server
+	gwURL    string
+	blackBox bool
+	hc       *http.Client
+	sinks    map[string]*sinkServer
+	faultIDs map[int][]faultRef
 
 	nreq             atomic.Int64
 	inflight         sync.WaitGroup
@@ -68,6 +63,12 @@ type liveRun struct {
 	oldJournals      []JournalEntry // journals of killed mock instances
 	structSchema     *llm.ResponseFormat
 	promptsByTraffic [][]string
+
+	// replicas are the gateway's replicas (srv is the first) and
+	// replicaURLs their addresses; storeProxy fronts their shared store.
+	replicas    []*gateway.Server
+	replicaURLs []string
+	storeProxy  *storeProxy
 }
 
 // Emit records an event (events.Sink); safe for concurrent use.
