@@ -64,10 +64,6 @@ type simStore struct {
 	free          []int32
 }
 
-// unavailable reports whether a call fails now: the store is down, or
-// slower than the call's timeout.
-func (st *simStore) unavailable() bool { return st.down || st.slow >= st.timeout }
-
 // fleetItem is a delayed step of a replica's syncer.
 type fleetItem struct {
 	kind  uint8
@@ -176,6 +172,7 @@ func (m *sim) storeCall(rp *simReplica, p policy.Proposal, trial bool) {
 	if !m.storeReachable(rp) {
 		return
 	}
+	m.callTimeout(rp)
 	ctx := context.Background()
 	var u policy.BreakerUpdate
 	published := false
@@ -196,19 +193,26 @@ func (m *sim) storeCall(rp *simReplica, p policy.Proposal, trial bool) {
 	}
 }
 
-// storeReachable reports whether a call of rp gets through now; when it
-// does not, rp falls back to local state: at once when the store is down,
-// after its timeout when it is too slow.
+// storeReachable reports whether a call of rp reaches the store now; when
+// the store is down it does not, and rp falls back to local state at once.
 func (m *sim) storeReachable(rp *simReplica) bool {
-	st := m.store
-	switch {
-	case st.down:
+	if m.store.down {
 		m.degrade(rp, fleet.ErrUnavailable.Error())
 		return false
-	case st.slow >= st.timeout:
-		m.fleetTimer(st.timeout, fleetItem{kind: fDegrade, rep: rp.idx})
+	}
+	return true
+}
+
+// callTimeout makes rp fall back to local state when the call it makes
+// now cannot answer within the timeout: the store is slower than that.
+// The call still reaches the store, which applies and publishes it as
+// usual (slow delays what the store sends, not what it does).
+func (m *sim) callTimeout(rp *simReplica) bool {
+	st := m.store
+	if st.slow < st.timeout {
 		return false
 	}
+	m.fleetTimer(st.timeout, fleetItem{kind: fDegrade, rep: rp.idx})
 	return true
 }
 
@@ -230,6 +234,9 @@ func (m *sim) storeApply(rp *simReplica, u policy.BreakerUpdate) {
 	}
 	st := m.store
 	n, _ := st.mem.Claim(context.Background(), u.Key, u.Version, st.need)
+	if m.callTimeout(rp) {
+		return // the trials taken are lost with the answer
+	}
 	if n > 0 {
 		u.Grant = n
 		if st.slow > 0 {
@@ -259,7 +266,8 @@ func (m *sim) storeRetry(rp *simReplica) {
 	if rp.up {
 		return
 	}
-	if st.unavailable() {
+	if st.down || st.slow >= st.timeout {
+		// The subscription fails, or the read of the states times out.
 		m.fleetTimer(storeRetry, fleetItem{kind: fRetry, rep: rp.idx})
 		return
 	}
