@@ -77,7 +77,7 @@ var diffCases = []diffCase{
 	// both fall back to local state at once, and both resync at their
 	// next retry (a second later).
 	{name: "store_down", covers: []string{"step:store_down"}, duration: "1750ms",
-		gateway: "config: gateway-fleet.yaml, replicas: 2, state: redis",
+		gateway:  "config: gateway-fleet.yaml, replicas: 2, state: redis",
 		timeline: []string{"{name: away, at: 400ms, for: 500ms, store: down}"}},
 	// The store answers 15ms late: replica 2's breaker opens on a 503 at
 	// 0.5s and its proposal reaches the store; replica 1 obeys it when the
