@@ -306,13 +306,15 @@ type StoreFault struct {
 func (f *StoreFault) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
 		if n.Value != "down" {
-			return yamlfile.ValueError(n, "store: write \"down\" or {slow: 200ms} (got %q)", n.Value)
+			return yamlfile.ValueError(n, "write \"down\" or {slow: 200ms} (got %q)", n.Value)
 		}
 		*f = StoreFault{Down: true}
 		return nil
 	}
-	if err := faults.CheckKeys(n, "down", "slow"); err != nil {
-		return err
+	for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; k.Value != "down" && k.Value != "slow" {
+			return yamlfile.ValueError(k, "unknown field (one of down, slow)")
+		}
 	}
 	type plain StoreFault
 	return n.Decode((*plain)(f))
