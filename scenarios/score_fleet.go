@@ -158,10 +158,16 @@ func (s *Scenario) fleetScore(in *Input) *FleetScore {
 
 // FleetExpect are bounds on a fleet's scores (see FleetScore).
 type FleetExpect struct {
+	// PrimaryAttemptsPerRequest bounds the fleet's attempts on a faulted
+	// primary per user request during outages.
 	PrimaryAttemptsPerRequest *NumberBound `yaml:"primary_attempts_per_request,omitempty"`
-	TrialsPerRecovery         *NumberBound `yaml:"trials_per_recovery,omitempty"`
-	Degraded                  *NumberBound `yaml:"degraded,omitempty"`
-	Resynced                  *NumberBound `yaml:"resynced,omitempty"`
+	// TrialsPerRecovery bounds the half-open trials of the fleet's
+	// largest recovery.
+	TrialsPerRecovery *NumberBound `yaml:"trials_per_recovery,omitempty"`
+	// Degraded bounds how often a replica fell back to local state,
+	// Resynced how often one followed the store again.
+	Degraded *NumberBound `yaml:"degraded,omitempty"`
+	Resynced *NumberBound `yaml:"resynced,omitempty"`
 }
 
 // judgeFleet judges the fleet bounds.
