@@ -194,3 +194,18 @@ func TestLiveFleetRedis(t *testing.T) {
 	require.Equal(t, 3, res.Fleet.Degraded)
 	require.GreaterOrEqual(t, res.Fleet.Resynced, 3)
 }
+
+// TestLiveFleetNoRedis: without redis-server on PATH, a live run of a
+// shared-state game day fails at once with an error that says what to
+// install, and the simulator needs none.
+func TestLiveFleetNoRedis(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	s, err := Load("testdata/fleet/storm.yaml")
+	require.NoError(t, err)
+	_, err = Run(context.Background(), s, Options{Mode: ModeLive})
+	require.ErrorIs(t, err, ErrNoRedis)
+	require.ErrorIs(t, err, ErrInvalid)
+	require.Contains(t, err.Error(), "apt-get install redis-server")
+	_, err = Run(context.Background(), s, Options{Mode: ModeSim})
+	require.NoError(t, err)
+}

@@ -21,8 +21,8 @@ import (
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
-// ErrNoRedis is returned by a live run of a game day with gateway.state:
-// redis when redis-server is not installed.
+// ErrNoRedis is returned (with ErrInvalid) by a live run of a game day
+// with gateway.state: redis when redis-server is not installed.
 var ErrNoRedis = errors.New("gateway.state: redis runs live against a real redis-server, which is not installed (apt-get install redis-server); sim mode needs none")
 
 // replicaSink stamps a replica's number on the events of its gateway.
@@ -168,7 +168,7 @@ type redisServer struct {
 func startRedisServer() (*redisServer, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		return nil, ErrNoRedis
+		return nil, invalid(ErrNoRedis) // the run cannot happen as asked (exit 2)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -294,8 +294,9 @@ type Relative struct {
 
 // StoreFault is what a store step does to the fleet's state store: Down
 // makes it unreachable (connections cut and refused; what it holds stays),
-// Slow delays every call and every published change by that much (a call
-// slower than the gateway's state.timeout fails). Written "down" or
+// Slow delays everything it sends — answers and published changes — by
+// that much (it still applies what it receives; a call whose answer comes
+// later than the gateway's state.timeout fails). Written "down" or
 // {slow: 200ms}.
 type StoreFault struct {
 	Down bool              `yaml:"down,omitempty"`
