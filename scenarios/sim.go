@@ -1074,8 +1074,9 @@ func (m *sim) stepStart(i int) {
 			m.Emit(events.Event{Time: now, Kind: events.ConfigReload, Name: st.Name, OK: false, Reason: firstLine(err.Error())})
 			return
 		}
-		m.Emit(events.Event{Time: now, Kind: events.ConfigReload, Name: st.Name, OK: true, Reason: lifecycle.ReloadReason(kept)})
 		for k, rp := range m.reps {
+			// Each replica says it reloaded, as each gateway does.
+			rp.Emit(events.Event{Time: now, Kind: events.ConfigReload, Name: st.Name, OK: true, Reason: lifecycle.ReloadReason(kept)})
 			rp.eng = engs[k]
 		}
 		m.eng = engs[0]
