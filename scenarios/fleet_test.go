@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -208,4 +209,27 @@ func TestLiveFleetNoRedis(t *testing.T) {
 	require.Contains(t, err.Error(), "apt-get install redis-server")
 	_, err = Run(context.Background(), s, Options{Mode: ModeSim})
 	require.NoError(t, err)
+}
+
+// TestFleetSimDeterministic: a fleet on a simulated store, with the store
+// going down, plays byte for byte the same per seed.
+func TestFleetSimDeterministic(t *testing.T) {
+	s, err := Load("testdata/fleet/storm.yaml")
+	require.NoError(t, err)
+	write := func() (string, string) {
+		res, err := Run(context.Background(), s, Options{})
+		require.NoError(t, err)
+		dir := t.TempDir()
+		require.NoError(t, res.WriteDir(dir))
+		r, err := os.ReadFile(filepath.Join(dir, "result.json"))
+		require.NoError(t, err)
+		e, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+		require.NoError(t, err)
+		return string(r), string(e)
+	}
+	r1, e1 := write()
+	r2, e2 := write()
+	require.Equal(t, r1, r2)
+	require.Equal(t, e1, e2)
+	require.Contains(t, e1, `"kind":"state.degraded","replica":3`)
 }
