@@ -249,8 +249,19 @@ func (l *liveRun) closeAll() {
 
 // gatewayConfig loads the gateway file and points it at the in-process
 // mocks and alert sinks.
+//
+// An empty path is the scenario's inline gateway (inlineGatewayFile).
 func (l *liveRun) gatewayConfig(path string, seed uint64) (*gateway.Config, error) {
-	cfg, err := gateway.LoadConfig(path, gateway.LoadOptions{LookupEnv: lookupPlaceholder})
+	var cfg *gateway.Config
+	var err error
+	if path == "" {
+		var data []byte
+		if data, err = l.s.inlineGatewayFile(); err == nil {
+			cfg, err = gateway.ParseConfig(l.s.file+" (inline gateway)", data, gateway.LoadOptions{LookupEnv: lookupPlaceholder})
+		}
+	} else {
+		cfg, err = gateway.LoadConfig(path, gateway.LoadOptions{LookupEnv: lookupPlaceholder})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
