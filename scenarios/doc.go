@@ -62,6 +62,10 @@
 // surviving; slow delays what the store sends. [FleetScore] scores the
 // fleet and each replica: primary attempts per request during outages,
 // half-open trials per recovery, fallbacks and resyncs.
+// Two parts of a fleet are not yet modelled per replica in the simulator:
+// active probes report to replica 1's core only, and the alert rules are
+// evaluated once over the whole fleet's events; live, every replica probes
+// and evaluates its own.
 //
 // # Scores
 //
