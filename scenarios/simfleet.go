@@ -59,7 +59,6 @@ type simStore struct {
 	slow time.Duration
 	// prop is the propagation delay; timeout the gateway's state.timeout.
 	prop, timeout time.Duration
-	need          int // half-open trials to close (policy.breaker.half_open_requests)
 	items         []fleetItem
 	free          []int32
 }
@@ -101,9 +100,6 @@ func (m *sim) newReplicas(seed uint64) error {
 		m.reps = append(m.reps, rp)
 	}
 	m.eng = m.reps[0].eng
-	if m.store != nil {
-		m.store.need = m.eng.Settings().Breaker.HalfOpenRequests
-	}
 	return nil
 }
 
@@ -180,7 +176,7 @@ func (m *sim) storeCall(rp *simReplica, p policy.Proposal, trial bool) {
 		u, _ = st.mem.Trial(ctx, p.Key, p.Base)
 		published = u.Version == p.Base+1
 	} else {
-		u, _ = st.mem.Propose(ctx, p, st.need)
+		u, _ = st.mem.Propose(ctx, p, halfOpen(rp))
 		published = u.Version == p.Base+1
 	}
 	d := st.prop + st.slow
@@ -233,7 +229,7 @@ func (m *sim) storeApply(rp *simReplica, u policy.BreakerUpdate) {
 		return
 	}
 	st := m.store
-	n, _ := st.mem.Claim(context.Background(), u.Key, u.Version, st.need)
+	n, _ := st.mem.Claim(context.Background(), u.Key, u.Version, halfOpen(rp))
 	if m.callTimeout(rp) {
 		return // the trials taken are lost with the answer
 	}
@@ -322,3 +318,7 @@ func (r *simReq) replica() int {
 	}
 	return r.rep.n
 }
+
+// halfOpen is the half-open trials a replica's core asks for
+// (policy.breaker.half_open_requests; a reload may change it).
+func halfOpen(rp *simReplica) int { return rp.eng.Settings().Breaker.HalfOpenRequests }
