@@ -67,6 +67,9 @@ type Result struct {
 	// that cannot be measured in the scenario's configuration is a scenario
 	// error (gameday validate names it).
 	Measured map[string]Measure `json:"measured,omitempty"`
+	// Fleet scores the gateway's replicas (gateway.replicas, state); nil
+	// for a gateway alone.
+	Fleet *FleetScore `json:"fleet,omitempty"`
 	// Expectations holds one verdict per checked expectation, in file order.
 	Expectations []Verdict    `json:"expectations"`
 	Pass         bool         `json:"pass"` // every expectation holds (and the run was not aborted)
