@@ -25,15 +25,15 @@ func WriteHTML(w io.Writer, r *scenarios.Result) error {
 }
 
 type htmlData struct {
-	R                         *scenarios.Result
-	Verdict                   string
-	Charts                    []template.HTML
-	Overall                   [][2]string
+	R                          *scenarios.Result
+	Verdict                    string
+	Charts                     []template.HTML
+	Overall                    [][2]string
 	Faults, Targets, Demotions table
-	Alerts                    [][]string
-	Timeline                  []timelineRow
-	Kinds                     []kindCount
-	TimelineNote              string
+	Alerts                     [][]string
+	Timeline                   []timelineRow
+	Kinds                      []kindCount
+	TimelineNote               string
 }
 
 var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{

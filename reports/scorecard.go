@@ -212,7 +212,9 @@ func writeExpectations(b *strings.Builder, vs []scenarios.Verdict, p painter) {
 		}
 	}
 	fmt.Fprintf(b, "\nExpectations (%d of %d hold)\n", pass, len(vs))
-	name := func(v scenarios.Verdict) string { return strings.Join(strings.Fields(v.Name+" "+v.Step+" "+v.Target), " ") }
+	name := func(v scenarios.Verdict) string {
+		return strings.Join(strings.Fields(v.Name+" "+v.Step+" "+v.Target), " ")
+	}
 	// The columns are as wide as their widest cell that fits the bounds;
 	// a row with a wider cell takes the two-line form.
 	nameW, wantW := 0, 0

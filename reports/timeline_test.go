@@ -24,7 +24,9 @@ func TestGroupTimeline(t *testing.T) {
 	}
 	tier := func(name string) func(*events.Event) { return func(e *events.Event) { e.Tier, e.Route = name, "chat" } }
 	to := func(from, to string) func(*events.Event) { return func(e *events.Event) { e.From, e.To = from, to } }
-	sink := func(ok bool) func(*events.Event) { return func(e *events.Event) { e.Name, e.Sink, e.OK = "a", "oncall", ok } }
+	sink := func(ok bool) func(*events.Event) {
+		return func(e *events.Event) { e.Name, e.Sink, e.OK = "a", "oncall", ok }
+	}
 	log := []events.Event{
 		ev(1*s, events.FaultStart, "p:m", func(e *events.Event) { e.Name = "f" }),
 		ev(2*s, events.TierServed, "q:m", tier("equivalent")),
