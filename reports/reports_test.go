@@ -275,6 +275,15 @@ func TestDiff(t *testing.T) {
 	require.NoError(t, WriteDiff(&buf, d, false))
 	require.Contains(t, buf.String(), "REGRESSION")
 	require.Contains(t, buf.String(), "4 regression(s)")
+
+	// Flaps name their targets.
+	inc := incidents()
+	flappier := incidents()
+	flappier.Overall.Flaps++
+	flappier.Targets[1].Flaps++
+	buf.Reset()
+	require.NoError(t, WriteDiff(&buf, Diff(inc, flappier, DefaultTolerances), false))
+	require.Regexp(t, `flaps +2 \(anthropic:claude-sonnet-4-5 1, gemini:gemini-2.5-flash 1\) +3 \(anthropic:claude-sonnet-4-5 1, gemini:gemini-2.5-flash 2\) +\+1 +REGRESSION`, buf.String())
 }
 
 func TestTrend(t *testing.T) {
