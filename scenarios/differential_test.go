@@ -123,6 +123,12 @@ func transcriptOf(log []events.Event) transcript {
 			tr.Steps = append(tr.Steps, fmt.Sprintf("%s %s target=%s reason=%s", e.Kind, e.Name, e.Target, e.Reason))
 		case events.ConfigReload:
 			tr.Steps = append(tr.Steps, fmt.Sprintf("%s ok=%v", e.Kind, e.OK))
+		case events.StreamMalformed:
+			s = fmt.Sprintf("%s target=%s attempt=%d reason=%s", e.Kind, e.Target, e.Attempt, e.Reason)
+			tr.Requests[e.RequestID] = append(tr.Requests[e.RequestID], s)
+		case events.StreamContinuation:
+			s = fmt.Sprintf("%s from=%s to=%s outcome=%s attempt=%d", e.Kind, e.From, e.To, e.Outcome, e.Attempt)
+			tr.Requests[e.RequestID] = append(tr.Requests[e.RequestID], s)
 		case events.BreakerTransition, events.HealthChange:
 			tr.Steps = append(tr.Steps, fmt.Sprintf("%s target=%s", e.Kind, e.Target))
 		}
