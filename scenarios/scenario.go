@@ -397,7 +397,9 @@ type StepBounds struct {
 	Detected *bool          `yaml:"detected,omitempty"`
 	// DetectedBy names the detection source the step must be detected by:
 	// exactly as FaultScore.DetectedBy ("detector:json_invalid", "breaker",
-	// "health", "probe", ...), or "detector" for any detector.
+	// "health", "probe", ...), "detector" for any detector, or alternatives
+	// joined by "|" ("detector:json_invalid | health") when two sources
+	// race to see the fault first.
 	DetectedBy         string        `yaml:"detected_by,omitempty"`
 	Availability       *PercentBound `yaml:"availability,omitempty"`
 	Failed             *PercentBound `yaml:"failed,omitempty"`
