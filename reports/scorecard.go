@@ -215,27 +215,48 @@ func writeExpectations(b *strings.Builder, vs []scenarios.Verdict, p painter) {
 	name := func(v scenarios.Verdict) string {
 		return strings.Join(strings.Fields(v.Name+" "+v.Step+" "+v.Target), " ")
 	}
-	// The columns are as wide as their widest cell that fits the bounds;
-	// a row with a wider cell takes the two-line form.
-	nameW, wantW := 0, 0
-	for _, v := range vs {
-		if w := width(name(v)); w <= 40 {
-			nameW = max(nameW, w)
-		}
-		if w := width("want " + v.Want); w <= 24 {
-			wantW = max(wantW, w)
-		}
-	}
+	nameW, wantW := expectationColumns(vs, name)
 	for _, v := range vs {
 		n, want, got := name(v), "want "+v.Want, "got "+v.Got
 		line := "  " + pad(n, nameW) + "  " + pad(want, wantW) + "  " + got
-		if width(n) <= nameW && width(want) <= wantW && width(line)+6 <= ScorecardWidth {
+		if fitsRow(width(n), width(want), width(got), nameW, wantW) {
 			b.WriteString("  " + p.verdict(v.Pass) + strings.TrimRight(line, " ") + "\n")
 			continue
 		}
 		b.WriteString("  " + p.verdict(v.Pass) + "  " + n + "\n")
 		b.WriteString(wrap([]string{want, got}, 8))
 	}
+}
+
+// expectationLine is the width of an expectation's line but for its cells:
+// the indent, the verdict and the gaps.
+const expectationLine = 2 + 4 + 2 + 2 + 2
+
+// fitsRow reports whether an expectation with cells of these widths fits
+// one line under columns of widths nameW and wantW.
+func fitsRow(n, want, got, nameW, wantW int) bool {
+	return n <= nameW && want <= wantW && expectationLine+nameW+wantW+got <= ScorecardWidth
+}
+
+// expectationColumns picks the widths of the name and want columns under
+// which the most expectations fit one line (the narrowest such widths).
+func expectationColumns(vs []scenarios.Verdict, name func(scenarios.Verdict) string) (nameW, wantW int) {
+	best := -1
+	for _, a := range vs {
+		for _, b := range vs {
+			nw, ww := width(name(a)), width("want "+b.Want)
+			fit := 0
+			for _, v := range vs {
+				if fitsRow(width(name(v)), width("want "+v.Want), width("got "+v.Got), nw, ww) {
+					fit++
+				}
+			}
+			if fit > best || fit == best && nw+ww < nameW+wantW {
+				best, nameW, wantW = fit, nw, ww
+			}
+		}
+	}
+	return nameW, wantW
 }
 
 // pad fills s with spaces to n columns.
