@@ -52,6 +52,7 @@ table{border-collapse:collapse;width:100%;margin:6px 0;font-size:13px}
 th,td{border-bottom:1px solid #e5e5e5;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f6f7f9;font-weight:600}
 td.pass{color:#2e9e6a;font-weight:600}td.fail{color:#c0392b;font-weight:600}
+td:first-child,#timeline td:nth-child(-n+4){white-space:nowrap}
 svg.chart{width:100%;height:auto;display:block;margin:10px 0 4px;background:#fcfcfd;border:1px solid #eee}
 svg .title{font-size:13px;font-weight:600;fill:#222}
 svg .grid{stroke:#e6e6e6}svg .tick{stroke:#999}
