@@ -44,36 +44,31 @@ func TestVerdictFiguresAgreeWithTheVerdict(t *testing.T) {
 
 	f := func(x float64) *float64 { return &x }
 	p := func(x float64) *yamlfile.Percent { v := yamlfile.Percent(x); return &v }
-	numbers := []struct {
-		b    NumberBound
-		x    float64
-		got  string
-		pass bool
+	number := func(b NumberBound, x float64) (string, bool) { _, pass := b.judge(x); return b.show(x), pass }
+	percent := func(b PercentBound, x float64) (string, bool) { _, pass := b.judge(x); return b.show(x), pass }
+	figures := []struct {
+		name string
+		got  figure
+		want figure
 	}{
-		{NumberBound{Max: f(1.3)}, 1.0061, "1.006", true},
-		{NumberBound{Max: f(1.3)}, 1.30004, "1.30004", false},
-		{NumberBound{Min: f(3)}, 2.9996, "2.9996", false},
+		{"number within", fig(number(NumberBound{Max: f(1.3)}, 1.0061)), figure{"1.006", true}},
+		{"number just above", fig(number(NumberBound{Max: f(1.3)}, 1.30004)), figure{"1.30004", false}},
+		{"number just below a minimum", fig(number(NumberBound{Min: f(3)}, 2.9996)), figure{"2.9996", false}},
+		{"percent within", fig(percent(PercentBound{Min: p(0.995)}, 0.99931)), figure{"99.93%", true}},
+		{"percent just below", fig(percent(PercentBound{Min: p(0.995)}, 0.99496)), figure{"99.496%", false}},
+		{"percent just above a maximum", fig(percent(PercentBound{Max: p(0.30)}, 0.30001)), figure{"30.001%", false}},
 	}
-	for _, tt := range numbers {
-		_, pass := tt.b.judge(tt.x)
-		if got := tt.b.show(tt.x); got != tt.got || pass != tt.pass {
-			t.Errorf("number %v: got %q pass %v, want %q %v", tt.x, got, pass, tt.got, tt.pass)
-		}
-	}
-	percents := []struct {
-		b    PercentBound
-		x    float64
-		got  string
-		pass bool
-	}{
-		{PercentBound{Min: p(0.995)}, 0.99931, "99.93%", true},
-		{PercentBound{Min: p(0.995)}, 0.99496, "99.496%", false},
-		{PercentBound{Max: p(0.30)}, 0.30001, "30.001%", false},
-	}
-	for _, tt := range percents {
-		_, pass := tt.b.judge(tt.x)
-		if got := tt.b.show(tt.x); got != tt.got || pass != tt.pass {
-			t.Errorf("percent %v: got %q pass %v, want %q %v", tt.x, got, pass, tt.got, tt.pass)
+	for _, tt := range figures {
+		if tt.got != tt.want {
+			t.Errorf("%s: got %+v, want %+v", tt.name, tt.got, tt.want)
 		}
 	}
 }
+
+// figure is a printed figure and its verdict.
+type figure struct {
+	got  string
+	pass bool
+}
+
+func fig(got string, pass bool) figure { return figure{got, pass} }
