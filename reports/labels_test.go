@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -62,10 +63,9 @@ func chartTexts(svg string) (texts []string, boxes []box) {
 			size = 11
 		case "rowlabel":
 			size, bold = 11, true
-		case "xlabel":
-			anchor = "middle"
-		case "ylabel":
-			anchor = "end"
+		}
+		if anchor == "" { // the class's anchor (the stylesheet's)
+			anchor = map[string]string{"xlabel": "middle", "ylabel": "end"}[class]
 		}
 		if anchor == "" {
 			anchor = "start"
@@ -100,4 +100,20 @@ func TestChartLabelsGolden(t *testing.T) {
 		b.WriteString(strings.Join(texts, "\n") + "\n\n")
 	}
 	golden.Check(t, "testdata/incidents-chart-labels.golden", []byte(b.String()))
+}
+
+// TestTrendRunLabelsDoNotCollide: a trend's x axis names its runs; names
+// too long for their spacing are left out rather than overprinted.
+func TestTrendRunLabelsDoNotCollide(t *testing.T) {
+	var pts []TrendPoint
+	for i := range 9 {
+		pts = append(pts, TrendPoint{Label: fmt.Sprintf("2026-q%d-quarterly-game-day-rerun", i+1), TTD: time.Duration(i+1) * time.Second, TTM: -1})
+	}
+	var page strings.Builder
+	require.NoError(t, WriteTrendHTML(&page, map[string][]TrendPoint{"s (sim)": pts}))
+	svg := page.String()[strings.Index(page.String(), "<svg "):]
+	requireNoOverlap(t, svg)
+	n := strings.Count(svg, `class="xlabel"`)
+	assert.True(t, n >= 2 && n < len(pts), "%d of %d run labels drawn", n, len(pts))
+	assert.Contains(t, svg, ">2026-q1-quarterly-game-day-rerun</text>")
 }

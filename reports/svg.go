@@ -117,10 +117,12 @@ func (p *plot) xAxis() {
 	}
 	for _, t := range xt.vals {
 		x := p.x(t)
-		label := xt.label(t)
 		fmt.Fprintf(&p.b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="tick"/>`, x, p.h-marginBot, x, p.h-marginBot+4)
-		p.labels.reserve(anchored(x, p.h-8, label, 10, false, "middle"))
-		fmt.Fprintf(&p.b, `<text x="%.1f" y="%.1f" class="xlabel">%s</text>`, x, p.h-8, html.EscapeString(label))
+		// Round times are short enough for their spacing; a run label
+		// centred on its tick, else starting or ending there, else none.
+		label := xt.label(t)
+		p.text([]candidate{{x: x, y: p.h - 8, text: label, anchor: "middle"},
+			{x: x, y: p.h - 8, text: label, anchor: "start"}, {x: x, y: p.h - 8, text: label, anchor: "end"}}, 10, "xlabel")
 	}
 }
 
