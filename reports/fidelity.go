@@ -194,3 +194,162 @@ func WriteFidelity(w io.Writer, fs []*Fidelity) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// CompareFidelitySweep compares a live run with a simulated seed sweep of
+// the same game day (gameday run --seeds N). One live run is one draw of
+// what the scenario leaves to chance (arrivals, jitter, the phase of a
+// cooldown against a fault's end), so a live score agrees when it lies in
+// the range the simulated seeds span, from the best to the worst, widened
+// by the tolerance; a score the live run left unmeasured (not detected,
+// not mitigated, not recovered, superseded, not exercised) agrees when some
+// simulated seeds left it unmeasured too.
+func CompareFidelitySweep(sw *scenarios.Sweep, live *scenarios.Result, tol FidelityTolerances) (*Fidelity, error) {
+	if sw.Scenario != live.Scenario {
+		return nil, fmt.Errorf("different scenarios: %s and %s", sw.Scenario, live.Scenario)
+	}
+	if modeOf(live) != scenarios.ModeLive {
+		return nil, fmt.Errorf("%s: want a live run to compare with the sweep, got %s", live.Scenario, modeOf(live))
+	}
+	score := func(name, step, target string) *scenarios.SweepScore {
+		for i := range sw.Scores {
+			if s := &sw.Scores[i]; s.Name == name && s.Step == step && s.Target == target {
+				return s
+			}
+		}
+		return nil
+	}
+	n := len(sw.Seeds)
+	f := &Fidelity{Scenario: sw.Scenario}
+	f.Availability = rangeCell(score("availability", "", ""), live.Overall.Availability.Success, true, tol.Availability, fmtPct)
+	f.Amplification = rangeCell(score("retry_amplification", "", ""), live.Overall.Retry.Amplification, true, tol.Amplification,
+		func(v float64) string { return fmt.Sprintf("%.2f", v) })
+	// The seeds where some expectation failed are at least those of the
+	// expectation that failed most.
+	failed := 0
+	for _, e := range sw.Expectations {
+		failed = max(failed, e.N-e.Passed)
+	}
+	simPass := failed == 0
+	simText := fmt.Sprintf("PASS (%d seeds)", n)
+	if !simPass {
+		simText = fmt.Sprintf("FAIL in ≥%d/%d seeds", failed, n)
+	}
+	f.Verdict = FidelityCell{simText, runVerdict(live), runVerdict(live) == "PASS" || !simPass}
+	durText := func(v float64) string { return fmtDur(time.Duration(v)) }
+	for i := range live.Faults {
+		l := &live.Faults[i]
+		st := FidelityStep{Step: l.Step, Target: l.Target}
+		ttd := score("ttd", l.Step, l.Target)
+		switch {
+		case l.NotExercised:
+			st.TTD = FidelityCell{seedRange(ttd, n, durText, "not detected"), "not exercised", ttd == nil || ttd.N < n}
+			if ttd == nil {
+				st.TTD.Sim = fmt.Sprintf("not exercised in %d/%d", n, n)
+			}
+		default:
+			st.TTD = rangeCell(ttd, float64(l.TTD), l.Detected, float64(tol.Duration), durText)
+			if !l.Detected {
+				st.TTD.Live = "not detected"
+			}
+		}
+		ttm := score("ttm", l.Step, l.Target)
+		st.TTM = rangeCell(ttm, float64(l.TTM), !l.Impact || l.Mitigated, float64(windowedRange(ttm, tol)), durText)
+		switch {
+		case !l.Impact:
+			st.TTM.Live = "no impact"
+		case !l.Mitigated:
+			st.TTM.Live = "not mitigated"
+		}
+		ttr := score("ttr", l.Step, l.Target)
+		switch {
+		case l.Superseded:
+			st.TTR = FidelityCell{seedRange(ttr, n, durText, "not recovered"), "superseded", ttr == nil || ttr.N < n}
+			if ttr == nil {
+				st.TTR.Sim = fmt.Sprintf("superseded in %d/%d", n, n)
+			}
+		default:
+			st.TTR = rangeCell(ttr, float64(l.TTR), l.Recovered, float64(windowedRange(ttr, tol)), durText)
+			if !l.Recovered {
+				st.TTR.Live = "not recovered"
+			}
+		}
+		f.Steps = append(f.Steps, st)
+	}
+	return f, nil
+}
+
+// windowedRange is the tolerance of a windowed duration score against a
+// sweep: Duration, or Relative of the sweep's longest value.
+func windowedRange(s *scenarios.SweepScore, tol FidelityTolerances) time.Duration {
+	if s == nil || s.Worst == nil {
+		return tol.Duration
+	}
+	return max(tol.Duration, time.Duration(tol.Relative*(*s.Worst)))
+}
+
+// rangeCell compares a live value (measured says it is one) with the range
+// of s over the seeds, widened by tol.
+func rangeCell(s *scenarios.SweepScore, live float64, measured bool, tol float64, format func(float64) string) FidelityCell {
+	c := FidelityCell{Sim: "–", Live: format(live)}
+	if s == nil {
+		c.Within = false
+		return c
+	}
+	c.Sim = seedRange(s, s.N, format, "not measured")
+	if !measured {
+		c.Within = s.Missing > 0
+		return c
+	}
+	if s.Best == nil {
+		return c // every seed left it unmeasured
+	}
+	lo, hi := *s.Best, math.Inf(1)
+	if s.Worst != nil {
+		hi = *s.Worst
+	}
+	if !s.HigherIsWorse {
+		lo, hi = hi, lo
+		if s.Worst == nil {
+			lo = math.Inf(-1)
+		}
+	}
+	c.Within = live >= lo-tol-1e-9 && live <= hi+tol+1e-9
+	return c
+}
+
+// seedRange describes s over n seeds: "best–worst", and how many seeds
+// left it unmeasured.
+func seedRange(s *scenarios.SweepScore, n int, format func(float64) string, missing string) string {
+	if s == nil {
+		return "no seed measured it"
+	}
+	var parts []string
+	switch {
+	case s.Best == nil:
+	case s.Worst != nil && format(*s.Best) == format(*s.Worst):
+		parts = append(parts, format(*s.Best))
+	case s.Worst != nil:
+		parts = append(parts, format(*s.Best)+"–"+format(*s.Worst))
+	default:
+		parts = append(parts, format(*s.Best)+"–")
+	}
+	if s.Missing > 0 {
+		switch s.Name {
+		case "ttd":
+			missing = "not detected"
+		case "ttm":
+			missing = "not mitigated"
+		case "ttr":
+			missing = "not recovered"
+		}
+		parts = append(parts, fmt.Sprintf("%s in %d/%d seeds", missing, s.Missing, s.N))
+	}
+	if m := n - s.N; m > 0 && (s.Name == "ttr" || s.Name == "ttd") {
+		what := "superseded"
+		if s.Name == "ttd" {
+			what = "not exercised"
+		}
+		parts = append(parts, fmt.Sprintf("%s in %d/%d", what, m, n))
+	}
+	return strings.Join(parts, ", ")
+}

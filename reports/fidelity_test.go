@@ -73,3 +73,75 @@ func TestCompareFidelity(t *testing.T) {
 	require.Contains(t, b.String(), "| "+sim.Faults[0].Step+" · "+sim.Faults[0].Target+" | ")
 	require.Equal(t, 1, bytes.Count(b.Bytes(), []byte("✗")), b.String())
 }
+
+func TestCompareFidelitySweep(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	s := func(d time.Duration) *float64 { return v(float64(d)) }
+	live := fixture()
+	live.Mode = scenarios.ModeLive
+	f0 := live.Faults[0]
+	sweep := func() *scenarios.Sweep {
+		return &scenarios.Sweep{Scenario: live.Scenario, Mode: scenarios.ModeSim, Seeds: []uint64{1, 2, 3, 4},
+			Scores: []scenarios.SweepScore{
+				{Name: "availability", Unit: "rate", N: 4, Best: v(1), Median: v(0.995), Worst: v(0.99)},
+				{Name: "retry_amplification", Unit: "ratio", HigherIsWorse: true, N: 4, Best: v(1.0), Worst: v(1.2)},
+				{Name: "ttd", Step: f0.Step, Target: f0.Target, Unit: "duration", HigherIsWorse: true, N: 4, Best: s(2 * time.Second), Worst: s(5 * time.Second)},
+				{Name: "ttm", Step: f0.Step, Target: f0.Target, Unit: "duration", HigherIsWorse: true, N: 4, Best: s(0), Worst: s(0)},
+				{Name: "ttr", Step: f0.Step, Target: f0.Target, Unit: "duration", HigherIsWorse: true, N: 4, Best: s(50 * time.Second), Worst: s(60 * time.Second)},
+			}}
+	}
+	tests := []struct {
+		name  string
+		sw    func(*scenarios.Sweep)
+		live  func(*scenarios.Result)
+		cell  func(*Fidelity) FidelityCell
+		want  bool
+		shows string
+	}{
+		{"ttd inside the seeds' range", nil, func(r *scenarios.Result) { r.Faults[0].Detected, r.Faults[0].TTD = true, 4*time.Second },
+			func(f *Fidelity) FidelityCell { return f.Steps[0].TTD }, true, "2s–5s"},
+		{"ttd within tolerance past the worst", nil, func(r *scenarios.Result) { r.Faults[0].Detected, r.Faults[0].TTD = true, 6*time.Second },
+			func(f *Fidelity) FidelityCell { return f.Steps[0].TTD }, true, ""},
+		{"ttd beyond", nil, func(r *scenarios.Result) { r.Faults[0].Detected, r.Faults[0].TTD = true, 7*time.Second },
+			func(f *Fidelity) FidelityCell { return f.Steps[0].TTD }, false, ""},
+		{"not detected live, detected in every seed", nil, func(r *scenarios.Result) { r.Faults[0].Detected = false },
+			func(f *Fidelity) FidelityCell { return f.Steps[0].TTD }, false, ""},
+		{"not detected live nor in a seed", func(sw *scenarios.Sweep) { sw.Scores[2].Missing, sw.Scores[2].Worst = 1, nil },
+			func(r *scenarios.Result) { r.Faults[0].Detected = false },
+			func(f *Fidelity) FidelityCell { return f.Steps[0].TTD }, true, "not detected in 1/4 seeds"},
+		{"ttr inside", nil, func(r *scenarios.Result) {
+			r.Faults[0].Recovered, r.Faults[0].TTR, r.Faults[0].Superseded = true, 55*time.Second, false
+		},
+			func(f *Fidelity) FidelityCell { return f.Steps[0].TTR }, true, "50s–1m00s"},
+		{"ttr within 10% of the worst", nil, func(r *scenarios.Result) {
+			r.Faults[0].Recovered, r.Faults[0].TTR, r.Faults[0].Superseded = true, 65*time.Second, false
+		},
+			func(f *Fidelity) FidelityCell { return f.Steps[0].TTR }, true, ""},
+		{"superseded live, never in a seed", nil, func(r *scenarios.Result) { r.Faults[0].Superseded = true },
+			func(f *Fidelity) FidelityCell { return f.Steps[0].TTR }, false, ""},
+		{"availability below the worst seed", nil, func(r *scenarios.Result) { r.Overall.Availability.Success = 0.97 },
+			func(f *Fidelity) FidelityCell { return f.Availability }, false, "100%–99%"},
+		{"availability inside", nil, func(r *scenarios.Result) { r.Overall.Availability.Success = 0.992 },
+			func(f *Fidelity) FidelityCell { return f.Availability }, true, ""},
+		{"amplification past the worst", nil, func(r *scenarios.Result) { r.Overall.Retry.Amplification = 1.4 },
+			func(f *Fidelity) FidelityCell { return f.Amplification }, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sw := sweep()
+			if tt.sw != nil {
+				tt.sw(sw)
+			}
+			l := fixture()
+			l.Mode = scenarios.ModeLive
+			tt.live(l)
+			f, err := CompareFidelitySweep(sw, l, DefaultFidelityTolerances)
+			require.NoError(t, err)
+			c := tt.cell(f)
+			require.Equal(t, tt.want, c.Within, "%+v", c)
+			require.Contains(t, c.Sim, tt.shows)
+		})
+	}
+	_, err := CompareFidelitySweep(sweep(), fixture(), DefaultFidelityTolerances)
+	require.ErrorContains(t, err, "want a live run")
+}

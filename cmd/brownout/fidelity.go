@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brownout-dev/brownout/reports"
+	"github.com/brownout-dev/brownout/scenarios"
 )
 
 // ReportFidelityOptions are the inputs of `brownout report fidelity`.
@@ -23,7 +24,7 @@ type ReportFidelityOptions struct {
 func NewCmdReportFidelity(f *Factory, runF func(*ReportFidelityOptions) error) *cobra.Command {
 	opts := &ReportFidelityOptions{IO: f.IO, Tolerances: reports.DefaultFidelityTolerances}
 	cmd := &cobra.Command{
-		Use:   "fidelity SIM.json LIVE.json [SIM.json LIVE.json ...]",
+		Use:   "fidelity SIM.json|SWEEP.json LIVE.json [...]",
 		Short: "Compare simulated and live runs of the same game days: TTD, TTM, TTR, availability and amplification side by side",
 		Long: `Compare a simulated and a live run of each game day (pairs of result.json
 files, the simulated one first) and print Markdown tables: availability,
@@ -31,10 +32,17 @@ retry amplification and verdict per game day, TTD, TTM and TTR per fault
 step and target. A pair further apart than the tolerances is marked ✗:
 TTD 1s; TTM and TTR 1s or 10% of the longer, whichever is more (they end
 when a windowed measure crosses a bound); availability 1 point;
-amplification 0.1 attempts per request.`,
+amplification 0.1 attempts per request.
+
+In place of a simulated run, a seed sweep (gameday run --seeds N, its
+sweep.json) gives the range the simulated seeds span: one live run is one
+draw of what the scenario leaves to chance, and agrees when it lands in that
+range (widened by the tolerances).`,
 		Example: `  brownout gameday run examples/gamedays/quick-429-burst.yaml --out out/q-sim
   brownout gameday run examples/gamedays/quick-429-burst.yaml --mode live --out out/q-live
-  brownout report fidelity out/q-sim/result.json out/q-live/result.json`,
+  brownout report fidelity out/q-sim/result.json out/q-live/result.json
+  brownout gameday run examples/gamedays/quick-429-burst.yaml --seeds 16 --out out/q-sweep
+  brownout report fidelity out/q-sweep/sweep.json out/q-live/result.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || len(args)%2 != 0 {
 				return usageError(fmt.Errorf("want pairs of result files (SIM.json LIVE.json), got %d file(s)", len(args)))
@@ -61,7 +69,7 @@ func reportFidelityRun(opts *ReportFidelityOptions) error {
 	var fs []*reports.Fidelity
 	agree := true
 	for i := 0; i < len(opts.Pairs); i += 2 {
-		sim, err := readResult(opts.Pairs[i])
+		sw, isSweep, err := readSweep(opts.Pairs[i])
 		if err != nil {
 			return err
 		}
@@ -69,7 +77,16 @@ func reportFidelityRun(opts *ReportFidelityOptions) error {
 		if err != nil {
 			return err
 		}
-		f, err := reports.CompareFidelity(sim, live, opts.Tolerances)
+		var f *reports.Fidelity
+		if isSweep {
+			f, err = reports.CompareFidelitySweep(sw, live, opts.Tolerances)
+		} else {
+			var sim *scenarios.Result
+			if sim, err = readResult(opts.Pairs[i]); err != nil {
+				return err
+			}
+			f, err = reports.CompareFidelity(sim, live, opts.Tolerances)
+		}
 		if err != nil {
 			return usageError(fmt.Errorf("%s and %s: %w", opts.Pairs[i], opts.Pairs[i+1], err))
 		}
