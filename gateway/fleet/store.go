@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/brownout-dev/brownout/gateway/policy"
 )
@@ -36,11 +37,18 @@ type Store interface {
 // Memory is a Store in this process: the fleet of one, and the reference
 // the Redis store is tested against. Its zero value is ready to use.
 type Memory struct {
+	// Clock tells records' and counters' lifetimes. Default time.Now.
+	Clock func() time.Time
+
 	mu     sync.Mutex
 	states map[string]*memState
 	subs   map[int]func(policy.BreakerUpdate)
 	nextID int
 	down   bool
+
+	counters map[string]*memCounter
+	reports  map[string]map[string]memReport
+	records  map[string]*memRecord
 }
 
 type memState struct {
