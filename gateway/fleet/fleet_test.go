@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/gateway/clients"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
@@ -34,6 +36,8 @@ type replica struct {
 	f   *Fleet
 	log *events.Log
 	up  atomic.Bool
+	// clients is the replica's client table (nil: none).
+	clients *clients.Table
 }
 
 func fleetConfig() policy.Config {
@@ -45,6 +49,8 @@ func fleetConfig() policy.Config {
 	cfg.Policy.Health.Failures = 1000
 	cfg.Policy.Breaker.HalfOpenRequests = 2
 	cfg.Policy.Breaker.OpenFor = d("10s")
+	cfg.Routes[0].Targets[0].Retry.Attempts = 2
+	cfg.Policy.Breaker.MinSamples = 1000
 	return cfg
 }
 
@@ -55,7 +61,8 @@ func newReplicas(t *testing.T, n int, store Store, clk *clock) []*replica {
 	for i := range rs {
 		r := &replica{log: &events.Log{}}
 		r.up.Store(true)
-		r.f = New(store, func() *policy.Engine { return r.e }, Options{Timeout: time.Second, Retry: 20 * time.Millisecond, Events: r.log, Now: clk.Now, Up: r.up.Store})
+		r.f = New(store, func() *policy.Engine { return r.e }, Options{Timeout: time.Second, Retry: 20 * time.Millisecond, Events: r.log, Now: clk.Now, Up: r.up.Store,
+			Share: time.Hour, Member: fmt.Sprintf("r%d", i), Clients: func() *clients.Table { return r.clients }})
 		e, err := policy.New(fleetConfig(), policy.Options{Rand: rand.New(rand.NewPCG(uint64(i), 1)), Events: r.log, Fleet: r.f})
 		require.NoError(t, err)
 		r.e = e
