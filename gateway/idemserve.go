@@ -44,6 +44,32 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in llm.
 		_, _ = w.Write(e.body)
 		return
 	}
+	var pending []byte // the fleet's record of this request's claim
+	if fs := s.fleet; fs != nil {
+		c, fr, p := fs.claimIdem(r.Context(), scoped, fp, id)
+		switch {
+		case c == idemReplay:
+			s.idem.complete(time.Now(), e, fr.Status, fr.Header, fr.Body, true)
+			s.m.idemReplays.Inc()
+			h := w.Header()
+			maps.Copy(h, fr.Header)
+			h[HeaderReplay] = []string{"true"}
+			w.WriteHeader(fr.Status)
+			_, _ = w.Write(fr.Body)
+			return
+		case c == idemConflict:
+			le := &llm.Error{Status: 422, Type: llm.ErrInvalidRequest, Param: "Idempotency-Key",
+				Message: "this Idempotency-Key was used with a different request body"}
+			s.idem.complete(time.Now(), e, le.Status, nil, nil, false)
+			writeLLMError(w, in, le)
+			return
+		case c == idemStoreDown && fs.failClosed:
+			s.idem.complete(time.Now(), e, http.StatusServiceUnavailable, nil, nil, false)
+			writeLLMError(w, in, stateUnavailable())
+			return
+		}
+		pending = p // nil when the store is down: this replica decides alone
+	}
 	rec := &recorder{ResponseWriter: w, limit: maxReplayBody}
 	x := s.newExchange(rec, in, req, id)
 	x.client = clientOf(r.Context())
@@ -52,7 +78,11 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in llm.
 		if status == 0 {
 			status = http.StatusOK
 		}
-		s.idem.complete(time.Now(), e, status, w.Header().Clone(), rec.buf, !rec.over && r.Context().Err() == nil)
+		header, storable := w.Header().Clone(), !rec.over && r.Context().Err() == nil
+		if pending != nil {
+			s.fleet.releaseIdem(scoped, pending, fp, status, header, rec.buf, storable, s.idem.ttl)
+		}
+		s.idem.complete(time.Now(), e, status, header, rec.buf, storable)
 	}()
 	x.run(r.Context(), r.Header.Get(HeaderHint))
 }

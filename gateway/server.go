@@ -310,6 +310,11 @@ func (s *Server) routes() http.Handler {
 			_, _ = w.Write([]byte("draining\n"))
 			return
 		}
+		if s.refuseWithoutStore() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("state store unavailable\n"))
+			return
+		}
 		_, _ = w.Write([]byte("ready\n"))
 	})
 	mux.Handle("GET /metrics", s.metricsAuth(s.m.handler()))

@@ -55,14 +55,15 @@ type Fleet struct {
 	engine func() *policy.Engine
 	o      Options
 
-	mu      sync.Mutex
-	queue   []item
-	wake    chan struct{}
-	busy    bool
-	idle    *sync.Cond
-	up      bool
-	claimed map[string]uint64 // key → version whose trials this replica claimed
-	seen    map[string]clientSeen // client counter key → totals at the last sync (Run's goroutine only)
+	mu       sync.Mutex
+	queue    []item
+	wake     chan struct{}
+	busy     bool
+	idle     *sync.Cond
+	up       bool
+	claimed  map[string]uint64 // key → version whose trials this replica claimed
+	sharedAt time.Time
+	seen     map[string]clientSeen // client counter key → totals at the last sync (Run's goroutine only)
 }
 
 type item struct {

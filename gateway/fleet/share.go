@@ -67,14 +67,25 @@ func (f *Fleet) share(ctx context.Context) {
 	for i, o := range others {
 		_ = e.SetFleetBudget(policy.RouteBudget{Route: bs[i].Route, Requests: o.Vals[0], Retries: o.Vals[1]})
 	}
-	if f.o.Clients != nil {
-		f.shareClients(ctx, tally, now)
+	if f.o.Clients != nil && !f.shareClients(ctx, tally, now) {
+		return
 	}
+	f.mu.Lock()
+	f.sharedAt = now
+	f.mu.Unlock()
+}
+
+// SharedAt returns when this replica last synced its retry budgets and
+// client limits with the store (zero: never).
+func (f *Fleet) SharedAt() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sharedAt
 }
 
 // shareClients adds this replica's clients' use to the fleet's totals and
-// debits them with the others'.
-func (f *Fleet) shareClients(ctx context.Context, tally Tally, now time.Time) {
+// debits them with the others'. It reports whether the store answered.
+func (f *Fleet) shareClients(ctx context.Context, tally Tally, now time.Time) bool {
 	var accts []*clients.Account
 	var sent []clients.Consumption
 	var rows []Row
@@ -91,14 +102,14 @@ func (f *Fleet) shareClients(ctx context.Context, tally Tally, now time.Time) {
 			Row{Key: "spend:" + a.ID() + ":" + strconv.FormatInt(p.Window, 10), Vals: []float64{p.Dollars}, TTL: a.BudgetPeriod() + time.Minute})
 	}
 	if len(rows) == 0 {
-		return
+		return true
 	}
 	c, cancel := context.WithTimeout(ctx, f.o.Timeout)
 	totals, err := tally.Add(c, rows)
 	cancel()
 	if err != nil {
 		f.degrade(err) // the use stays pending and is sent after the resync
-		return
+		return false
 	}
 	seen := make(map[string]clientSeen, len(accts))
 	for i, a := range accts {
@@ -118,4 +129,5 @@ func (f *Fleet) shareClients(ctx context.Context, tally Tally, now time.Time) {
 		a.Merge(now, p, fl)
 	}
 	f.seen = seen
+	return true
 }
