@@ -15,8 +15,8 @@ import (
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/gateway/policy"
-	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/internal/redistest"
+	"github.com/brownout-dev/brownout/llm"
 )
 
 // fleetOf starts n gateway replicas sharing the redis-server srv; extra

@@ -8,8 +8,8 @@ import (
 
 	"github.com/brownout-dev/brownout/gateway/clients"
 	"github.com/brownout-dev/brownout/gateway/fleet"
-	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/gateway/policy"
+	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 

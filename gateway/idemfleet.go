@@ -35,10 +35,10 @@ type idemRecord struct {
 type idemClaim uint8
 
 const (
-	idemLead     idemClaim = iota // this request executes
-	idemReplay                    // replay rec
-	idemConflict                  // the key was used with another body
-	idemStoreDown                 // the store did not answer
+	idemLead      idemClaim = iota // this request executes
+	idemReplay                     // replay rec
+	idemConflict                   // the key was used with another body
+	idemStoreDown                  // the store did not answer
 )
 
 // Polling a pending record: from 5ms, doubling up to 100ms.
