@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -218,4 +219,27 @@ func TestFleetFailClosed(t *testing.T) {
 		status, _, _ := send(t, g.url, "/v1/chat/completions", openaiBody(false), nil)
 		return status == 200
 	}, 20*time.Second, 10*time.Millisecond)
+}
+
+// TestFleetCache: an answer cached by one replica is served from the cache
+// by another.
+func TestFleetCache(t *testing.T) {
+	m := startMocks(t)
+	srv := redistest.Start(t)
+	gs := fleetOf(t, m, srv, 2, "cache: {exact: true, ttl: 1h}\n")
+	first := gs[0].do(t, false, nil)
+	require.Equal(t, 200, first.status)
+	opt, err := redis.ParseURL(srv.URL())
+	require.NoError(t, err)
+	rc := redis.NewClient(opt)
+	defer rc.Close()
+	require.Eventually(t, func() bool {
+		keys, err := rc.Keys(t.Context(), "brownout:cache:*").Result()
+		return err == nil && len(keys) == 1
+	}, 10*time.Second, 5*time.Millisecond, "A writes its answer to the store")
+	r := gs[1].do(t, false, nil)
+	require.Equal(t, "hit", r.header.Get(gateway.HeaderCache))
+	require.Equal(t, first.text, r.text, "B serves A's answer")
+	require.Len(t, m.alpha.Model().Journal(), 1)
+	require.Equal(t, 1, gs[1].srv.State().CacheEntries, "kept locally")
 }

@@ -17,8 +17,9 @@ import (
 // process (memory, the default) or shared by a fleet of replicas in Redis.
 // A fleet shares its breakers (with one fleet-wide half-open trial budget),
 // its routes' retry budgets, its clients' requests and tokens per minute
-// and spend budgets, and its idempotency records (see the fleet package);
-// health, the response cache and concurrency caps stay per replica. The
+// and spend budgets, its idempotency records and its cached answers (see
+// the fleet package, idemfleet.go, cachefleet.go); health and concurrency
+// caps stay per replica. The
 // section is read at start: changing it needs a restart (a reload keeps
 // the running store).
 type StateConfig struct {
@@ -132,6 +133,9 @@ func (s *Server) startFleet(cfg *Config) error {
 	}
 	s.fleet = &fleetState{f: f, store: store, records: store, timeout: or(st.Timeout.D(), 100*time.Millisecond), lease: lease,
 		failClosed: st.OnStoreUnavailable == "fail_closed", done: make(chan struct{})}
+	if s.cache != nil {
+		s.cache.shared = newSharedCache(store, s.fleet.timeout, cfg.Cache.ttl()+cfg.Cache.maxStale(), f.Up)
+	}
 	return nil
 }
 
@@ -145,6 +149,9 @@ func (s *Server) runFleet() {
 	fs.stop = cancel
 	go func() {
 		defer close(fs.done)
+		if sc := s.cache.sharing(); sc != nil {
+			go sc.run(ctx)
+		}
 		_ = fs.f.Run(ctx)
 	}()
 }
