@@ -112,7 +112,8 @@ func (s *Server) startFleet(cfg *Config) error {
 	up := prometheus.NewGauge(prometheus.GaugeOpts{Name: "brownout_state_backend_up",
 		Help: "1 while the fleet's shared state store answers, 0 while the replica follows local state."})
 	up.Set(1)
-	s.m.reg.MustRegister(up)
+	s.m.reg.MustRegister(up, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "brownout_state_store_calls_total",
+		Help: "Round trips this replica made to the fleet's shared state store."}, func() float64 { return float64(store.Calls()) }))
 	f := fleet.New(store, func() *policy.Engine { return s.rt.Load().engine }, fleet.Options{
 		Timeout: st.Timeout.D(),
 		Clients: func() *clients.Table { return s.rt.Load().clientsOrNil() },

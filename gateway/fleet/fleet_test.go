@@ -38,6 +38,9 @@ type replica struct {
 	up  atomic.Bool
 	// clients is the replica's client table (nil: none).
 	clients *clients.Table
+	// transitions receives the engine's breaker transitions, when there is
+	// room (benchmarks wait on it).
+	transitions chan events.Event
 }
 
 func fleetConfig() policy.Config {
@@ -55,15 +58,23 @@ func fleetConfig() policy.Config {
 }
 
 // newReplicas starts n replicas on store, following clk.
-func newReplicas(t *testing.T, n int, store Store, clk *clock) []*replica {
+func newReplicas(t testing.TB, n int, store Store, clk *clock) []*replica {
 	t.Helper()
 	rs := make([]*replica, n)
 	for i := range rs {
-		r := &replica{log: &events.Log{}}
+		r := &replica{log: &events.Log{}, transitions: make(chan events.Event, 16)}
 		r.up.Store(true)
+		sink := events.Tee(r.log, events.SinkFunc(func(e events.Event) {
+			if e.Kind == events.BreakerTransition {
+				select {
+				case r.transitions <- e:
+				default:
+				}
+			}
+		}))
 		r.f = New(store, func() *policy.Engine { return r.e }, Options{Timeout: time.Second, Retry: 20 * time.Millisecond, Events: r.log, Now: clk.Now, Up: r.up.Store,
 			Share: time.Hour, Member: fmt.Sprintf("r%d", i), Clients: func() *clients.Table { return r.clients }})
-		e, err := policy.New(fleetConfig(), policy.Options{Rand: rand.New(rand.NewPCG(uint64(i), 1)), Events: r.log, Fleet: r.f})
+		e, err := policy.New(fleetConfig(), policy.Options{Rand: rand.New(rand.NewPCG(uint64(i), 1)), Events: sink, Fleet: r.f})
 		require.NoError(t, err)
 		r.e = e
 		ctx, cancel := context.WithCancel(t.Context())
