@@ -79,10 +79,11 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in llm.
 			status = http.StatusOK
 		}
 		header, storable := w.Header().Clone(), !rec.over && r.Context().Err() == nil
+		s.idem.complete(time.Now(), e, status, header, rec.buf, storable)
 		if pending != nil {
+			_ = http.NewResponseController(w).Flush() // the client has its answer before the store hears of it
 			s.fleet.releaseIdem(scoped, pending, fp, status, header, rec.buf, storable, s.idem.ttl)
 		}
-		s.idem.complete(time.Now(), e, status, header, rec.buf, storable)
 	}()
 	x.run(r.Context(), r.Header.Get(HeaderHint))
 }
