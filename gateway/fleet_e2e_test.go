@@ -243,3 +243,23 @@ func TestFleetCache(t *testing.T) {
 	require.Len(t, m.alpha.Model().Journal(), 1)
 	require.Equal(t, 1, gs[1].srv.State().CacheEntries, "kept locally")
 }
+
+// TestFleetHealth: a target one replica demotes is avoided by the others.
+func TestFleetHealth(t *testing.T) {
+	m := startMocks(t)
+	gs := fleetOf(t, m, redistest.Start(t), 3, "")
+	require.NoError(t, gs[0].srv.Engine().Signal(time.Now(), "alpha:gpt-4o", "detector_truncation", policy.Demote))
+	for _, g := range gs[1:] {
+		require.Eventually(t, func() bool {
+			for _, ts := range g.srv.State().Policy.Targets {
+				if ts.Key == "alpha:gpt-4o" {
+					return ts.Health == policy.Unhealthy && ts.Reason == "fleet:detector_truncation"
+				}
+			}
+			return false
+		}, 10*time.Second, 5*time.Millisecond)
+	}
+	r := gs[2].do(t, false, nil)
+	require.Equal(t, 200, r.status)
+	require.Empty(t, m.alpha.Model().Journal(), "no replica sends to the demoted target")
+}

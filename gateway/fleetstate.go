@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway/clients"
 	"github.com/brownout-dev/brownout/gateway/fleet"
 	"github.com/brownout-dev/brownout/gateway/policy"
@@ -17,9 +18,9 @@ import (
 // process (memory, the default) or shared by a fleet of replicas in Redis.
 // A fleet shares its breakers (with one fleet-wide half-open trial budget),
 // its routes' retry budgets, its clients' requests and tokens per minute
-// and spend budgets, its idempotency records and its cached answers (see
-// the fleet package, idemfleet.go, cachefleet.go); health and concurrency
-// caps stay per replica. The
+// and spend budgets, its health demotions, its idempotency records and its
+// cached answers (see the fleet package, idemfleet.go, cachefleet.go);
+// concurrency caps stay per replica. The
 // section is read at start: changing it needs a restart (a reload keeps
 // the running store).
 type StateConfig struct {
@@ -163,6 +164,13 @@ func (s *Server) stopFleet() {
 		fs.stop()
 		<-fs.done
 		_ = fs.store.Close()
+	}
+}
+
+// shareHealth tells the fleet of a demotion this replica made.
+func (s *Server) shareHealth(ev *events.Event) {
+	if s.fleet != nil && ev.Kind == events.HealthChange && ev.To == string(policy.Unhealthy) {
+		s.fleet.f.Demoted(ev.Target, ev.Reason, ev.Time)
 	}
 }
 

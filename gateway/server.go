@@ -259,6 +259,7 @@ func (s *Server) emitEvent(ev *events.Event) {
 	}
 	s.al.observe(ev)
 	s.publish(ev)
+	s.shareHealth(ev)
 }
 
 // writeUsage writes the usage record of an attempt.end event.

@@ -26,6 +26,9 @@
 // replica thus admits by a view of the fleet at most one Share old: the
 // fleet may overshoot a limit by what it admits in one interval, never by
 // the replica count. Concurrency caps (max_concurrent) stay per replica.
+// Health demotions travel the same way (health.go): a replica that demotes
+// a target writes it to the store, the others read it at their next sync
+// and demote the target too (reason "fleet:…").
 //
 // # Records
 //
@@ -52,19 +55,22 @@
 //
 // Measured on the development machine (2 cores, shared, load average
 // 12–15 during the runs, so tails are the machine's as much as ours),
-// redis-server 7 on loopback:
-//
-//	go test -run '^$' -bench Propagation -benchtime 500x -count 3 ./gateway/fleet
-//	go test -run '^$' -bench Fleet -benchtime 2000x -count 3 ./gateway
+// redis-server 7 on loopback, by BenchmarkPropagation (this package) and
+// BenchmarkFleet (package gateway):
 //
 //   - breaker opened on A, obeyed by B: p50 262–373 µs, p99 1.4–6.8 ms,
 //     worst 9–31 ms over 1,500 trials (aim: 50 ms); 1.03 store calls per
 //     transition.
 //   - success path, state in Redis vs memory: added p50 −11…+11 µs (aim
 //     ≤ 20 µs: there is no store call on it), 0.02–0.03 store calls per
-//     request (the background syncs of budgets and limits, amortized).
+//     request (the background syncs, amortized).
 //   - a request with an Idempotency-Key: 2.05 store calls; added p50
 //     0.4–0.55 ms here (each call 65–95 µs p50 alone).
+//
+// The commands:
+//
+//	go test -run '^$' -bench Propagation -benchtime 500x -count 3 ./gateway/fleet
+//	go test -run '^$' -bench Fleet -benchtime 2000x -count 3 ./gateway
 //
 // # Client library
 //

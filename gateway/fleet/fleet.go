@@ -63,6 +63,7 @@ type Fleet struct {
 	up       bool
 	claimed  map[string]uint64 // key → version whose trials this replica claimed
 	sharedAt time.Time
+	healthAt map[string]int64      // target → the newest fleet demotion applied (Unix ms; Run's goroutine only)
 	seen     map[string]clientSeen // client counter key → totals at the last sync (Run's goroutine only)
 }
 
@@ -70,6 +71,7 @@ type item struct {
 	prop   policy.Proposal
 	trial  bool
 	remote *policy.BreakerUpdate // a change published by a replica
+	health *healthRecord         // a local demotion to share
 }
 
 // New returns a fleet on store for the engine that engine returns (the
@@ -94,7 +96,7 @@ func New(store Store, engine func() *policy.Engine, o Options) *Fleet {
 	if o.Member == "" {
 		o.Member = newMember()
 	}
-	f := &Fleet{store: store, engine: engine, o: o, wake: make(chan struct{}, 1), up: true, claimed: map[string]uint64{}, seen: map[string]clientSeen{}}
+	f := &Fleet{store: store, engine: engine, o: o, wake: make(chan struct{}, 1), up: true, claimed: map[string]uint64{}, seen: map[string]clientSeen{}, healthAt: map[string]int64{}}
 	f.idle = sync.NewCond(&f.mu)
 	return f
 }
@@ -221,6 +223,10 @@ func (f *Fleet) drain(ctx context.Context) {
 		}
 		if !up {
 			continue // local state rules; resync proposes what matters
+		}
+		if it.health != nil {
+			f.putHealth(ctx, *it.health)
+			continue
 		}
 		f.send(ctx, it)
 	}

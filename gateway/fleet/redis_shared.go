@@ -179,6 +179,28 @@ func (r *Redis) Load(ctx context.Context, key string) ([]byte, bool, error) {
 	return v, true, nil
 }
 
+// LoadMany implements Records.
+func (r *Redis) LoadMany(ctx context.Context, keys []string) ([][]byte, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	full := make([]string, len(keys))
+	for i, k := range keys {
+		full[i] = r.shared(k)
+	}
+	vals, err := r.c.MGet(ctx, full...).Result()
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	out := make([][]byte, len(keys))
+	for i, v := range vals {
+		if s, ok := v.(string); ok {
+			out[i] = []byte(s)
+		}
+	}
+	return out, nil
+}
+
 // Put implements Records.
 func (r *Redis) Put(ctx context.Context, key string, val []byte, ttl time.Duration) error {
 	return unavailable(r.c.Set(ctx, r.shared(key), val, max(ttl, time.Millisecond)).Err())

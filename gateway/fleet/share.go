@@ -12,8 +12,9 @@ import (
 )
 
 // Sharing counters costs no store call on the request path: every
-// Options.Share (default 100ms) the Fleet's goroutine makes two calls for
-// the whole replica, whatever its traffic:
+// Options.Share (default 100ms) the Fleet's goroutine makes three calls for
+// the whole replica, whatever its traffic (the third reads the fleet's
+// health demotions, see health.go):
 //
 //   - retry budgets: Tally.Report of this replica's requests and retries
 //     per route over the budget window ("budget:ROUTE"), answered with the
@@ -66,6 +67,9 @@ func (f *Fleet) share(ctx context.Context) {
 	}
 	for i, o := range others {
 		_ = e.SetFleetBudget(policy.RouteBudget{Route: bs[i].Route, Requests: o.Vals[0], Retries: o.Vals[1]})
+	}
+	if !f.shareHealth(ctx, e, now) {
+		return
 	}
 	if f.o.Clients != nil && !f.shareClients(ctx, tally, now) {
 		return

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway/clients"
 	"github.com/brownout-dev/brownout/gateway/policy"
 )
@@ -98,5 +99,41 @@ func TestFleetSharesClientLimits(t *testing.T) {
 		later := t0.Add(2 * time.Minute) // the minute's requests are back
 		clk.Set(later)
 		require.Equal(t, clients.OverBudget, admit(rs[0]), "A never spent, the fleet spent 1.1 of 1")
+	})
+}
+
+func healthOf(r *replica, key string) (policy.HealthState, string) {
+	for _, ts := range r.e.State().Targets {
+		if ts.Key == key {
+			return ts.Health, ts.Reason
+		}
+	}
+	return "", ""
+}
+
+func TestFleetSharesHealth(t *testing.T) {
+	stores(t, func(t *testing.T, store Store) {
+		clk := &clock{now: t0}
+		rs := newReplicas(t, 3, store, clk)
+		a, b, c := rs[0], rs[1], rs[2]
+		ctx := t.Context()
+		require.NoError(t, a.e.Signal(t0, "a:m", "detector_truncation", policy.Demote))
+		a.f.Sync() // the demotion is written
+		b.f.share(ctx)
+		h, reason := healthOf(b, "a:m")
+		require.Equal(t, policy.Unhealthy, h)
+		require.Equal(t, "fleet:detector_truncation", reason)
+		require.Equal(t, "b:m", send(b, t0, okOutcome), "B avoids the target A demoted")
+		b.f.Sync()
+		c.f.share(ctx)
+		_, reason = healthOf(c, "a:m")
+		require.Equal(t, "fleet:detector_truncation", reason, "C learns A's demotion, not B's echo")
+
+		// Applied once: a later share does not demote again after recovery.
+		h, _ = healthOf(rs[1], "b:m")
+		require.Equal(t, policy.Healthy, h, "other targets untouched")
+		n := len(kindsOf(b.log, events.HealthChange))
+		b.f.share(ctx)
+		require.Len(t, kindsOf(b.log, events.HealthChange), n)
 	})
 }

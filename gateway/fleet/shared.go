@@ -42,6 +42,8 @@ type Records interface {
 	Swap(ctx context.Context, key string, old, val []byte, ttl time.Duration) (bool, error)
 	// Load returns key's record.
 	Load(ctx context.Context, key string) (val []byte, ok bool, err error)
+	// LoadMany returns the records of keys, nil where there is none.
+	LoadMany(ctx context.Context, keys []string) ([][]byte, error)
 	// Put stores val under key for ttl, whatever key held.
 	Put(ctx context.Context, key string, val []byte, ttl time.Duration) error
 }
@@ -206,6 +208,22 @@ func (m *Memory) Load(_ context.Context, key string) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	return bytes.Clone(r.val), true, nil
+}
+
+// LoadMany implements Records.
+func (m *Memory) LoadMany(_ context.Context, keys []string) ([][]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.down {
+		return nil, ErrUnavailable
+	}
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		if r, ok := m.record(k); ok {
+			out[i] = bytes.Clone(r.val)
+		}
+	}
+	return out, nil
 }
 
 // Put implements Records.
