@@ -67,6 +67,11 @@ func TestRecordsContract(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, found, "deleted")
 
+		require.NoError(t, rs.Put(ctx, "health:b", []byte("demoted"), time.Minute))
+		many, err := rs.LoadMany(ctx, []string{"health:a", "health:b"})
+		require.NoError(t, err)
+		require.Equal(t, [][]byte{nil, []byte("demoted")}, many, "nil where there is no record")
+
 		require.NoError(t, rs.Put(ctx, "cache:x", []byte("answer"), 30*time.Millisecond))
 		v, found, err = rs.Load(ctx, "cache:x")
 		require.NoError(t, err)
