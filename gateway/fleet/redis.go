@@ -101,11 +101,11 @@ func (r *Redis) channel() string     { return r.prefix + ":breakers" }
 var (
 	proposeScript = redis.NewScript(`
 local v = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
-if v ~= tonumber(ARGV[1]) then
+if v > tonumber(ARGV[1]) then
   local s = redis.call('HMGET', KEYS[1], 'state', 'version', 'open_until', 'reason')
   return {s[1] or 'closed', s[2] or '0', s[3] or '0', s[4] or ''}
 end
-v = v + 1
+v = tonumber(ARGV[1]) + 1
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'version', v, 'open_until', ARGV[3], 'reason', ARGV[4], 'left', ARGV[5], 'ok', 0, 'need', ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 local msg = cjson.encode({key = ARGV[8], state = ARGV[2], version = v, open_until = tonumber(ARGV[3]), reason = ARGV[4]})

@@ -15,7 +15,10 @@ type Store interface {
 	// Propose applies p if the store's version of p.Key is still p.Base,
 	// and returns the store's state after: p's (version Base+1) when
 	// accepted, the newer one otherwise. need is the number of successful
-	// trials a half-open state needs to close.
+	// trials a half-open state needs to close. A base ahead of the store's
+	// version is accepted too: replicas only learn versions from the store,
+	// so the store lost its state (restarted empty) and the replicas' count
+	// carries on.
 	Propose(ctx context.Context, p policy.Proposal, need int) (policy.BreakerUpdate, error)
 	// Claim takes up to want of the half-open trials left in version and
 	// returns how many it took (0 when the state moved on).
@@ -94,7 +97,7 @@ func (m *Memory) Propose(_ context.Context, p policy.Proposal, need int) (policy
 		return policy.BreakerUpdate{}, ErrUnavailable
 	}
 	s := m.state(p.Key)
-	if s.u.Version != p.Base {
+	if s.u.Version > p.Base {
 		return s.u, nil
 	}
 	s.u = policy.BreakerUpdate{Key: p.Key, State: p.State, Version: p.Base + 1, Reason: p.Reason}
