@@ -40,17 +40,9 @@ func BenchmarkFleet(b *testing.B) {
 func benchFleet(b *testing.B, idempotent bool) {
 	e := newBenchEnv(b) // the mock provider and the memory gateway's client
 	srv := redistest.Start(b)
-	base := fmt.Sprintf(`version: 1
-providers:
-  - {name: alpha, kind: openai, base_url: "%s/v1", api_key: sk-bench}
-routes:
-  - name: chat
-    targets:
-      - {provider: alpha, model: gpt-4o, price: {input_per_mtok: 2.5, output_per_mtok: 10}}
-cache: {max_entries: -1}
-clients:
+	base := benchConfig(e.mock.URL) + `clients:
   - {id: bench, key: ck-bench-0123456789abcdef, requests_per_minute: 100000000, tokens_per_minute: 1000000000, budget: 1000000}
-`, e.mock.URL)
+`
 	start := func(extra string) (string, *gateway.Server) {
 		cfg, err := gateway.ParseConfig("bench.yaml", []byte(base+extra), gateway.LoadOptions{})
 		if err != nil {

@@ -22,8 +22,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in llm.
 	e, leader := s.idem.begin(time.Now(), scoped, fp)
 	if !leader {
 		if e.fingerprint != fp {
-			writeLLMError(w, in, &llm.Error{Status: 422, Type: llm.ErrInvalidRequest, Param: "Idempotency-Key",
-				Message: "this Idempotency-Key was used with a different request body"})
+			writeLLMError(w, in, idemConflictError())
 			return
 		}
 		select {
@@ -36,12 +35,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in llm.
 				Message: "a request with this Idempotency-Key was processed but its response cannot be replayed; retry with a new key"})
 			return
 		}
-		s.m.idemReplays.Inc()
-		h := w.Header()
-		maps.Copy(h, e.header)
-		h[HeaderReplay] = []string{"true"}
-		w.WriteHeader(e.status)
-		_, _ = w.Write(e.body)
+		s.replay(w, e.status, e.header, e.body)
 		return
 	}
 	var pending []byte // the fleet's record of this request's claim
@@ -50,16 +44,10 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in llm.
 		switch {
 		case c == idemReplay:
 			s.idem.complete(time.Now(), e, fr.Status, fr.Header, fr.Body, true)
-			s.m.idemReplays.Inc()
-			h := w.Header()
-			maps.Copy(h, fr.Header)
-			h[HeaderReplay] = []string{"true"}
-			w.WriteHeader(fr.Status)
-			_, _ = w.Write(fr.Body)
+			s.replay(w, fr.Status, fr.Header, fr.Body)
 			return
 		case c == idemConflict:
-			le := &llm.Error{Status: 422, Type: llm.ErrInvalidRequest, Param: "Idempotency-Key",
-				Message: "this Idempotency-Key was used with a different request body"}
+			le := idemConflictError()
 			s.idem.complete(time.Now(), e, le.Status, nil, nil, false)
 			writeLLMError(w, in, le)
 			return
@@ -86,4 +74,20 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in llm.
 		}
 	}()
 	x.run(r.Context(), r.Header.Get(HeaderHint))
+}
+
+// replay writes a stored response, marked as a replay.
+func (s *Server) replay(w http.ResponseWriter, status int, header http.Header, body []byte) {
+	s.m.idemReplays.Inc()
+	h := w.Header()
+	maps.Copy(h, header)
+	h[HeaderReplay] = []string{"true"}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// idemConflictError is the answer to a key reused with another body.
+func idemConflictError() *llm.Error {
+	return &llm.Error{Status: 422, Type: llm.ErrInvalidRequest, Param: "Idempotency-Key",
+		Message: "this Idempotency-Key was used with a different request body"}
 }

@@ -174,13 +174,17 @@ func TestFleetSharesBreakers(t *testing.T) {
 	})
 }
 
-func TestFleetStoreDownFallsBackAndResyncs(t *testing.T) {
+// redisReplicas starts a redis-server and two replicas on it.
+func redisReplicas(t *testing.T) (redisServer, *Redis, []*replica) {
 	srv := startRedis(t)
 	store, err := NewRedis(srv.url(), RedisOptions{Prefix: "t"})
 	require.NoError(t, err)
-	defer store.Close()
-	clk := &clock{now: t0}
-	rs := newReplicas(t, 2, store, clk)
+	t.Cleanup(func() { store.Close() })
+	return srv, store, newReplicas(t, 2, store, &clock{now: t0})
+}
+
+func TestFleetStoreDownFallsBackAndResyncs(t *testing.T) {
+	srv, _, rs := redisReplicas(t)
 	a, b := rs[0], rs[1]
 
 	srv.stop() // the store dies
@@ -219,12 +223,7 @@ func kindsOf(l *events.Log, k events.Kind) []events.Event {
 // versions while the replicas keep theirs; the next transition must still
 // reach the fleet.
 func TestFleetStoreRestartKeepsSharing(t *testing.T) {
-	srv := startRedis(t)
-	store, err := NewRedis(srv.url(), RedisOptions{Prefix: "t"})
-	require.NoError(t, err)
-	defer store.Close()
-	clk := &clock{now: t0}
-	rs := newReplicas(t, 2, store, clk)
+	srv, store, rs := redisReplicas(t)
 	a, b := rs[0], rs[1]
 	bothAt := func(state policy.BreakerState, version uint64) func() bool {
 		return func() bool {
@@ -239,7 +238,7 @@ func TestFleetStoreRestartKeepsSharing(t *testing.T) {
 	}
 	require.NoError(t, a.e.Signal(t0, "a:m", "probe_failures", policy.Trip))
 	require.Eventually(t, bothAt(policy.Open, 1), 5*time.Second, time.Millisecond)
-	_, err = store.Propose(t.Context(), policy.Proposal{Key: "a:m", Base: 1, State: policy.Closed, Reason: "test"}, 2)
+	_, err := store.Propose(t.Context(), policy.Proposal{Key: "a:m", Base: 1, State: policy.Closed, Reason: "test"}, 2)
 	require.NoError(t, err)
 	require.Eventually(t, bothAt(policy.Closed, 2), 5*time.Second, time.Millisecond)
 
