@@ -53,6 +53,7 @@ func WriteMarkdown(w io.Writer, r *scenarios.Result) error {
 		{"cost multiplier during faults", fmtRatio(r.Overall.Cost.Multiplier)},
 		{"flaps", fmt.Sprint(r.Overall.Flaps)},
 	}
+	rows = append(rows, fleetRows(r.Fleet)...)
 	for _, row := range rows {
 		fmt.Fprintf(&b, "| %s | %s |\n", row[0], row[1])
 	}

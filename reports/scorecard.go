@@ -66,6 +66,7 @@ func WriteScorecard(w io.Writer, r *scenarios.Result, color bool) error {
 		b.WriteString("  (black box: detection by traffic shift)")
 	}
 	b.WriteString("\n")
+	writeFleetScorecard(&b, r.Fleet)
 
 	if len(r.Faults) > 0 {
 		b.WriteString("\nFault steps\n")

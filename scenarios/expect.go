@@ -56,6 +56,8 @@ func (s *Scenario) judge(res *Result) []Verdict {
 		v("fail_time_p95", "", "", want, fmtDur(p95)+fmt.Sprintf(" (%d failed)", o.Latency.Failed.N), pass)
 	}
 
+	out = append(out, s.judgeFleet(res)...)
+
 	// Per fault step and target: the run-wide step bounds, then the step's own.
 	for _, f := range res.Faults {
 		step := e.Steps[baseStep(f.Step)]

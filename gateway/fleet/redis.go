@@ -56,6 +56,10 @@ func NewRedis(url string, o RedisOptions) (*Redis, error) {
 	opt.ReadTimeout = time.Second
 	opt.WriteTimeout = time.Second
 	opt.MaxRetries = 0 // the fleet retries by its own policy
+	// Without it go-redis ignores the context's deadline on a blocked
+	// read, and a slow store holds a call for ReadTimeout, not the fleet's
+	// Options.Timeout.
+	opt.ContextTimeoutEnabled = true
 	if o.Prefix == "" {
 		o.Prefix = "brownout"
 	}
