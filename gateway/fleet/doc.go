@@ -58,14 +58,14 @@
 // redis-server 7 on loopback, by BenchmarkPropagation (this package) and
 // BenchmarkFleet (package gateway):
 //
-//   - breaker opened on A, obeyed by B: p50 262–373 µs, p99 1.4–6.8 ms,
-//     worst 9–31 ms over 1,500 trials (aim: 50 ms); 1.03 store calls per
-//     transition.
+//   - breaker opened on A, obeyed by B: p50 195–373 µs, p99 0.7–6.8 ms,
+//     worst 3.5–31 ms over 3,000 trials in six runs (aim: 50 ms); 1.01–1.03
+//     store calls per transition.
 //   - success path, state in Redis vs memory: added p50 −11…+11 µs (aim
-//     ≤ 20 µs: there is no store call on it), 0.02–0.03 store calls per
-//     request (the background syncs, amortized).
-//   - a request with an Idempotency-Key: 2.05 store calls; added p50
-//     0.4–0.55 ms here (each call 65–95 µs p50 alone).
+//     ≤ 20 µs: there is no store call on it), 0.02–0.044 store calls per
+//     request (the background syncs, three calls per Share, amortized).
+//   - a request with an Idempotency-Key: 2.04–2.07 store calls; added p50
+//     0.44–0.55 ms here (each call 65–95 µs p50 alone).
 //
 // The commands:
 //
