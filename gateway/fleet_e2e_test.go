@@ -107,6 +107,15 @@ func TestFleetClientLimits(t *testing.T) {
 	waitShared(t, gs...)
 	require.Equal(t, 429, call(gs[2]), "C served none, the fleet six")
 	require.Equal(t, 429, call(gs[0]))
+
+	// The syncs are round trips the replica counts.
+	resp, err := http.Get(gs[2].url + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Regexp(t, `(?m)^brownout_state_store_calls_total [1-9]`, string(b))
+	require.Regexp(t, `(?m)^brownout_state_backend_up 1$`, string(b))
 }
 
 // TestFleetStoreDies: redis-server killed under bounded load; with
