@@ -53,15 +53,7 @@ func newBenchEnvTB(b testing.TB) *benchEnv {
 	b.Helper()
 	mock := mockprovider.StartTest(b, mockprovider.ProviderSpec{Name: "alpha", Format: llm.FormatOpenAI, Seed: 1,
 		Models: []mockprovider.ModelSpec{{Name: "gpt-4o", OutputTokens: mockprovider.Length{Min: 20, Max: 20}}}})
-	cfg, err := gateway.ParseConfig("bench.yaml", []byte(fmt.Sprintf(`version: 1
-providers:
-  - {name: alpha, kind: openai, base_url: "%s/v1", api_key: sk-bench}
-routes:
-  - name: chat
-    targets:
-      - {provider: alpha, model: gpt-4o, price: {input_per_mtok: 2.5, output_per_mtok: 10}}
-cache: {max_entries: -1}
-`, mock.URL)), gateway.LoadOptions{})
+	cfg, err := gateway.ParseConfig("bench.yaml", []byte(benchConfig(mock.URL)), gateway.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -77,6 +69,19 @@ cache: {max_entries: -1}
 	tr := &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}
 	return &benchEnv{mock: mock, gw: gw, srv: srv, client: &http.Client{Transport: tr},
 		direct: mock.URL + "/v1/chat/completions", through: gw.URL + "/v1/chat/completions"}
+}
+
+// benchConfig is the benchmarks' gateway configuration on the mock at url.
+func benchConfig(url string) string {
+	return fmt.Sprintf(`version: 1
+providers:
+  - {name: alpha, kind: openai, base_url: "%s/v1", api_key: sk-bench}
+routes:
+  - name: chat
+    targets:
+      - {provider: alpha, model: gpt-4o, price: {input_per_mtok: 2.5, output_per_mtok: 10}}
+cache: {max_entries: -1}
+`, url)
 }
 
 func benchBody(stream bool, model string) []byte {

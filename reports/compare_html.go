@@ -75,11 +75,6 @@ func overlayCharts(c *scenarios.Comparison) []string {
 	for i, cr := range c.Contestants {
 		legend[i] = legendItem{color: palette[i%len(palette)], label: cr.Name}
 	}
-	shade := func(p *plot) {
-		for _, f := range first.Faults {
-			p.shade(f.Start.Sub(first.Start).Seconds(), f.End.Sub(first.Start).Seconds(), f.Step+" · "+f.Target, true)
-		}
-	}
 	series := func(r *scenarios.Result, v func(p scenarios.Point, step float64) float64) ([]float64, []float64) {
 		s := r.Series
 		step := s.Step.Seconds()
@@ -89,22 +84,25 @@ func overlayCharts(c *scenarios.Comparison) []string {
 		}
 		return ts, vs
 	}
-	chart := func(title string, yfmt func(float64) string, v func(p scenarios.Point, step float64) float64, fixedMax float64, decorate func(*plot)) string {
-		ymax := fixedMax
-		if ymax == 0 {
-			for _, cr := range c.Contestants {
-				_, vs := series(cr.Result, v)
-				for _, x := range vs {
-					if !math.IsNaN(x) {
-						ymax = math.Max(ymax, x)
-					}
+	// top is the highest value of v over every contestant.
+	top := func(v func(p scenarios.Point, step float64) float64) float64 {
+		hi := 0.0
+		for _, cr := range c.Contestants {
+			_, vs := series(cr.Result, v)
+			for _, x := range vs {
+				if !math.IsNaN(x) {
+					hi = math.Max(hi, x)
 				}
 			}
-			ymax = niceCeil(ymax * 1.1)
 		}
-		p := newPlot(title, plotH, xmax, ymax)
-		p.axes(yfmt)
-		shade(p)
+		return hi
+	}
+	chart := func(title string, yt ticks, v func(p scenarios.Point, step float64) float64, decorate func(*plot)) string {
+		p := newPlot(title, plotH, xmax, legend)
+		p.axes(yt)
+		for _, f := range first.Faults {
+			p.shade(f.Start.Sub(first.Start).Seconds(), f.End.Sub(first.Start).Seconds(), f.Step+" · "+f.Target, f.Step+" · "+f.Target, f.Step)
+		}
 		if decorate != nil {
 			decorate(p)
 		}
@@ -112,26 +110,36 @@ func overlayCharts(c *scenarios.Comparison) []string {
 			ts, vs := series(cr.Result, v)
 			p.line(ts, vs, fmt.Sprintf("c%d", i%len(palette)), cr.Name)
 		}
-		p.legend(legend)
 		return p.String()
 	}
+	success := func(p scenarios.Point, _ float64) float64 {
+		if p.Success < 0 {
+			return math.NaN()
+		}
+		return p.Success
+	}
+	lo := 1.0
+	for _, cr := range c.Contestants {
+		_, vs := series(cr.Result, success)
+		for _, x := range vs {
+			if !math.IsNaN(x) {
+				lo = math.Min(lo, x)
+			}
+		}
+	}
+	lo = math.Min(lo, first.SLO.SuccessRate)
+	ttft := func(p scenarios.Point, _ float64) float64 {
+		if p.P95TTFT <= 0 {
+			return math.NaN()
+		}
+		return p.P95TTFT.Seconds()
+	}
+	degraded := func(p scenarios.Point, step float64) float64 { return float64(p.Degraded) / step }
 	return []string{
-		chart("User success rate", func(v float64) string { return fmtPct(v) },
-			func(p scenarios.Point, _ float64) float64 {
-				if p.Success < 0 {
-					return math.NaN()
-				}
-				return p.Success
-			}, 1, func(p *plot) { p.hline(first.SLO.SuccessRate, "SLO "+fmtPct(first.SLO.SuccessRate), "slo") }),
-		chart("p95 time to first token", func(v float64) string { return fmtSeconds(round2(v)) },
-			func(p scenarios.Point, _ float64) float64 {
-				if p.P95TTFT <= 0 {
-					return math.NaN()
-				}
-				return p.P95TTFT.Seconds()
-			}, 0, nil),
-		chart("Degraded answers per second", func(v float64) string { return fmt.Sprintf("%g/s", round2(v)) },
-			func(p scenarios.Point, step float64) float64 { return float64(p.Degraded) / step }, 0, nil),
+		chart("User success rate", percentTicks(1-1.25*(1-lo)), success,
+			func(p *plot) { p.hline(first.SLO.SuccessRate, "SLO "+fmtPct(first.SLO.SuccessRate), "slo") }),
+		chart("p95 time to first token", durationTicks(top(ttft)*1.05), ttft, nil),
+		chart("Degraded answers per second", rateTicks(top(degraded)*1.05), degraded, nil),
 	}
 }
 

@@ -3,7 +3,6 @@ package reports
 import (
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/brownout-dev/brownout/scenarios"
 )
@@ -16,15 +15,19 @@ func writeFleetScorecard(b *strings.Builder, f *scenarios.FleetScore) {
 		return
 	}
 	fmt.Fprintf(b, "\nFleet (%d replicas, state %s)\n", f.Replicas, f.State)
-	fmt.Fprintf(b, "  primary attempts per request during outages %.3f (%d of %d)  half-open trials %d, per recovery at most %d  store fallbacks %d, resyncs %d\n",
-		f.PrimaryAttemptsPerRequest, f.PrimaryAttempts, f.OutageRequests, f.HalfOpenTrials, f.TrialsPerRecovery, f.Degraded, f.Resynced)
-	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  replica\trequests\tattempts\toutage requests\tprimary attempts\tper request\thalf-open trials\tstore fallbacks")
+	b.WriteString(wrap([]string{
+		fmt.Sprintf("primary attempts per request during outages %.3f (%d of %d)", f.PrimaryAttemptsPerRequest, f.PrimaryAttempts, f.OutageRequests),
+		fmt.Sprintf("half-open trials %d, per recovery at most %d", f.HalfOpenTrials, f.TrialsPerRecovery),
+		fmt.Sprintf("store fallbacks %d, resyncs %d", f.Degraded, f.Resynced)}, 2))
+	t := table{Cols: []column{{Long: "replica", Num: true}, {Long: "requests", Num: true}, {Long: "attempts", Num: true},
+		{Long: "outage requests", Short: "outage reqs", Num: true}, {Long: "primary attempts", Short: "primary", Num: true},
+		{Long: "per request", Short: "per req", Num: true}, {Long: "half-open trials", Short: "trials", Num: true},
+		{Long: "store fallbacks", Short: "fallbacks", Num: true}}}
 	for _, r := range f.PerReplica {
-		fmt.Fprintf(tw, "  %d\t%d\t%d\t%d\t%d\t%.3f\t%d\t%d\n", r.Replica, r.Requests, r.Attempts, r.OutageRequests,
-			r.PrimaryAttempts, r.PrimaryAttemptsPerRequest, r.HalfOpenTrials, r.Degraded)
+		t.Rows = append(t.Rows, []string{fmt.Sprint(r.Replica), fmt.Sprint(r.Requests), fmt.Sprint(r.Attempts), fmt.Sprint(r.OutageRequests),
+			fmt.Sprint(r.PrimaryAttempts), fmt.Sprintf("%.3f", r.PrimaryAttemptsPerRequest), fmt.Sprint(r.HalfOpenTrials), fmt.Sprint(r.Degraded)})
 	}
-	_ = tw.Flush()
+	writeTable(b, t)
 }
 
 // fleetRows are the fleet's rows of the Markdown overall table.

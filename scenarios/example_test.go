@@ -64,3 +64,15 @@ func ExampleParseContestant() {
 	// brownout: brownout gateway gateway.yaml
 	// error: "nameless": want NAME=URL or NAME=GATEWAY_CONFIG
 }
+
+// FormatDuration is how verdicts and every report print a measured
+// duration: rounded to 100 ms.
+func ExampleFormatDuration() {
+	for _, d := range []time.Duration{829107756, 11390393840, 62700 * time.Millisecond} {
+		fmt.Println(scenarios.FormatDuration(d))
+	}
+	// Output:
+	// 800ms
+	// 11.4s
+	// 1m2.7s
+}

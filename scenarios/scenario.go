@@ -522,7 +522,9 @@ type AlertExpect struct {
 	UndeliveredTo string            `yaml:"undelivered_to,omitempty"`
 }
 
-// DurationBound is {max: 30s} and/or {min: 1s}.
+// DurationBound is {max: 30s} and/or {min: 1s}. A verdict compares the
+// measured value unrounded; its Got shows it as [FormatDuration] does, with
+// more digits only where that rounding would contradict the verdict.
 type DurationBound struct {
 	Min *yamlfile.Duration `yaml:"min,omitempty"`
 	Max *yamlfile.Duration `yaml:"max,omitempty"`
