@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
+	"github.com/brownout-dev/brownout/gateway/tracing"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/inbound"
 	"github.com/brownout-dev/brownout/llm/sse"
@@ -83,6 +85,9 @@ type exchange struct {
 	cacheStale bool
 	lastTarget string
 	client     string // the client's ID (clients:), "" when open
+
+	tr      *tracing.Request // the request's spans; nil when tracing is off
+	upModel string           // the model the streamed attempt's upstream named (traces)
 }
 
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, in llm.Codec) {
@@ -223,6 +228,7 @@ func estimateTokens(req *llm.Request) int {
 // stream in BenchmarkCompare/streams) for about 10 µs more to the first
 // token, a trade not taken.
 func (x *exchange) run(ctx context.Context, hint string) {
+	x.tr = x.s.tracer.Begin(ctx, x.id, x.req, x.rt.redact)
 	cacheable := x.rt.cacheable[x.req.Model]
 	if x.serveExact(cacheable) {
 		return
@@ -242,6 +248,7 @@ func (x *exchange) run(ctx context.Context, hint string) {
 		case policy.Wait:
 			wait := time.Until(d.Until)
 			if wait > 0 {
+				x.tr.Wait(wait, d.Target)
 				if timer == nil {
 					timer = time.NewTimer(wait)
 				} else {
@@ -292,6 +299,9 @@ func (x *exchange) serveExact(cacheable bool) bool {
 	x.s.m.cacheLookups.WithLabelValues("hit").Inc()
 	x.resp, x.cacheAge = e.resp, age
 	x.w.Header()[HeaderCache] = []string{"hit"}
+	if x.tr != nil {
+		x.traceServed(e.target, "cache", 0)
+	}
 	x.writeAnswer(e.target, 0, "cache")
 	return true
 }
@@ -326,6 +336,9 @@ func (x *exchange) attempt(ctx context.Context, d *policy.Decision) {
 	} else {
 		o = x.sendOnce(ctx, d)
 	}
+	if x.tr != nil {
+		x.traceAttempt(d, &o)
+	}
 	now := time.Now()
 	x.lc.Observe(now, o)
 	switch {
@@ -355,6 +368,9 @@ func (x *exchange) observeCached() {
 //
 //go:noinline
 func (x *exchange) fail(d *lifecycle.Step) {
+	if x.tr != nil {
+		x.traceFailed(cmp.Or(d.InBand, d.Err))
+	}
 	if d.InBand != nil {
 		// Never a clean end after a truncated answer; and never let a
 		// fall-back's own error (it may reject the prefill) mask the
@@ -374,6 +390,9 @@ func (x *exchange) cutByShutdown(ctx context.Context) bool {
 	e := shutdownError(ctx, x.committed)
 	if e == nil {
 		return false
+	}
+	if x.tr != nil {
+		x.traceFailed(e)
 	}
 	if x.committed {
 		x.streamError(e)
@@ -396,6 +415,9 @@ func (x *exchange) done(d *policy.Decision, cacheable bool) {
 		target = x.lastTarget
 	}
 	put := cacheable && d.Tier != policy.TierCached && x.resp != nil
+	if x.tr != nil {
+		x.traceServed(cmp.Or(x.servedBy, target), d.Tier, x.lc.Attempts())
+	}
 	if x.req.Stream && x.committed {
 		if x.servedBy != "" {
 			x.w.Header()[HeaderTarget] = []string{x.servedBy} // the trailer
@@ -684,6 +706,7 @@ func (x *exchange) prepare(ctx context.Context, d *policy.Decision, stream bool)
 		}
 		return nil, nil, &policy.Outcome{Class: policy.BadRequestParam, Status: 400, Err: llm.BadRequest("", "%v", err)}
 	}
+	x.tr.Send(d, u.name, string(u.kind), hr) // the client span; traceparent
 	return hr, u, nil
 }
 
@@ -919,7 +942,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 		}
 		switch ev.Type {
 		case llm.EventStart:
-			upID, upStart = ev.ID, ev.Usage
+			upID, upStart, x.upModel = ev.ID, ev.Usage, ev.Model
 			continue
 		case llm.EventTextDelta, llm.EventToolCallDelta:
 			now := time.Now()
