@@ -53,6 +53,16 @@ func newBenchEnvTB(b testing.TB) *benchEnv {
 	b.Helper()
 	mock := mockprovider.StartTest(b, mockprovider.ProviderSpec{Name: "alpha", Format: llm.FormatOpenAI, Seed: 1,
 		Models: []mockprovider.ModelSpec{{Name: "gpt-4o", OutputTokens: mockprovider.Length{Min: 20, Max: 20}}}})
+	srv, gw := startBenchGateway(b, mock.URL, "")
+	tr := &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}
+	return &benchEnv{mock: mock, gw: gw, srv: srv, client: &http.Client{Transport: tr},
+		direct: mock.URL + "/v1/chat/completions", through: gw.URL + "/v1/chat/completions"}
+}
+
+// startBenchGateway starts a gateway with one route to the mock at
+// mockURL; extra is appended to its configuration.
+func startBenchGateway(b testing.TB, mockURL, extra string) (*gateway.Server, *httptest.Server) {
+	b.Helper()
 	cfg, err := gateway.ParseConfig("bench.yaml", []byte(fmt.Sprintf(`version: 1
 providers:
   - {name: alpha, kind: openai, base_url: "%s/v1", api_key: sk-bench}
@@ -61,7 +71,7 @@ routes:
     targets:
       - {provider: alpha, model: gpt-4o, price: {input_per_mtok: 2.5, output_per_mtok: 10}}
 cache: {max_entries: -1}
-`, mock.URL)), gateway.LoadOptions{})
+%s`, mockURL, extra)), gateway.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -74,9 +84,7 @@ cache: {max_entries: -1}
 		gw.Close()
 		_ = srv.Close()
 	})
-	tr := &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}
-	return &benchEnv{mock: mock, gw: gw, srv: srv, client: &http.Client{Transport: tr},
-		direct: mock.URL + "/v1/chat/completions", through: gw.URL + "/v1/chat/completions"}
+	return srv, gw
 }
 
 func benchBody(stream bool, model string) []byte {
