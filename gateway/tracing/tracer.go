@@ -100,7 +100,18 @@ func (s *statusWriter) Write(p []byte) (int, error) {
 	return s.ResponseWriter.Write(p)
 }
 
-// Unwrap lets http.ResponseController reach the connection (flushes).
+// FlushError flushes what was written (a stream's events) to the client.
+func (s *statusWriter) FlushError() error {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return http.NewResponseController(s.ResponseWriter).Flush()
+}
+
+// Flush is FlushError for writers that look for an http.Flusher.
+func (s *statusWriter) Flush() { _ = s.FlushError() }
+
+// Unwrap lets http.ResponseController reach the connection (deadlines).
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // Request is the trace of one inbound request: its server span and the

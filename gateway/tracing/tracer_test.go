@@ -174,3 +174,26 @@ func TestClip(t *testing.T) {
 	assert.Equal(t, strings.Repeat("é", maxAttrLen/2), got, "cut on a rune boundary")
 	assert.Equal(t, "short", clip("short"))
 }
+
+// TestHandlerKeepsFlushing: the wrapped writer still flushes, both for
+// http.ResponseController (the streaming proxy) and for writers that look
+// for an http.Flusher (the idempotency recorder), and a flush alone is a
+// 200.
+func TestHandlerKeepsFlushing(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
+	for name, flush := range map[string]func(w http.ResponseWriter){
+		"controller": func(w http.ResponseWriter) { require.NoError(t, http.NewResponseController(w).Flush()) },
+		"flusher":    func(w http.ResponseWriter) { w.(http.Flusher).Flush() },
+	} {
+		t.Run(name, func(t *testing.T) {
+			exp.Reset()
+			rec := httptest.NewRecorder()
+			New(tp).Handler("POST /v1/chat/completions", "openai", func(w http.ResponseWriter, r *http.Request) { flush(w) })(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil))
+			assert.True(t, rec.Flushed)
+			require.Len(t, exp.GetSpans(), 1)
+			assert.Equal(t, "200", get(exp.GetSpans()[0].Attributes, keyStatus))
+		})
+	}
+}
