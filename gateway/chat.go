@@ -257,7 +257,11 @@ func (x *exchange) run(ctx context.Context, hint string) {
 				select {
 				case <-timer.C:
 				case <-ctx.Done():
-					x.lc.Cancel(time.Now()) // request.end: failed, client_canceled
+					if e := shutdownError(ctx, x.committed); e != nil {
+						x.lc.Shutdown(time.Now(), e) // request.end: failed, 503, shutdown
+					} else {
+						x.lc.Cancel(time.Now()) // request.end: failed, 499, client_canceled
+					}
 					x.cutByShutdown(ctx)
 					return
 				}
@@ -340,6 +344,12 @@ func (x *exchange) attempt(ctx context.Context, d *policy.Decision) {
 		x.traceAttempt(d, &o)
 	}
 	now := time.Now()
+	if o.Class == policy.ClientCanceled {
+		if e := shutdownError(ctx, x.committed); e != nil {
+			// Not the client: the gateway's own drain deadline cut it.
+			o.Class, o.Err, o.Status = policy.Shutdown, e, 0
+		}
+	}
 	x.lc.Observe(now, o)
 	switch {
 	case o.Class == policy.OK:
@@ -929,7 +939,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 				malformed++
 				if malformed <= x.rt.cfg.Policy.MalformedLimit() {
 					x.s.emit(events.Event{Time: time.Now(), Kind: events.StreamMalformed, RequestID: x.id, Route: x.req.Model,
-						Target: x.lastTarget, Attempt: d.Try, Stream: true, Value: float64(malformed), Reason: "event " + strconv.Itoa(ee.Index) + " skipped"})
+						Target: x.lastTarget, Attempt: d.Try, Stream: true, Value: float64(malformed), Reason: "unparseable event after token " + strconv.Itoa(tokens) + " skipped"})
 					continue
 				}
 				obs.End = lifecycle.Malformed

@@ -366,6 +366,7 @@ func TestMalformedEventSkipped(t *testing.T) {
 			for i, e := range mal {
 				assert.Equal(t, "p:primary-model", e.Target)
 				assert.Equal(t, float64(i+1), e.Value)
+				assert.Equal(t, "unparseable event after token 2 skipped", e.Reason)
 			}
 			if tt.skipped > 0 {
 				assert.Equal(t, float64(tt.skipped), metricValue(t, g, `brownout_stream_malformed_events_total{target="p:primary-model"}`))

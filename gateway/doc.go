@@ -120,6 +120,8 @@
 // first and keeps serving for a lame-duck period (shutdown.lame_duck,
 // default 5s), then closes its listener and drains requests and streams up
 // to shutdown.drain (default 30s); a stream still open then ends with an
-// in-band error event in its API's shape, never a bare TCP close. A panic in one request is recovered and never takes the
-// process down.
+// in-band error event in its API's shape, never a bare TCP close, and a
+// request still waiting gets a 503 shutting_down; their events carry class
+// shutdown (never client_canceled, never held against a target). A panic
+// in one request is recovered and never takes the process down.
 package gateway

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/mockprovider"
@@ -39,7 +40,8 @@ shutdown: {lame_duck: 1s, drain: 300ms}
 cache: {max_entries: -1}
 `, m.URL)), gateway.LoadOptions{})
 	require.NoError(t, err)
-	srv, err := gateway.New(cfg, gateway.Options{Logger: discardLogger()})
+	log := &events.Log{}
+	srv, err := gateway.New(cfg, gateway.Options{Logger: discardLogger(), Events: log})
 	require.NoError(t, err)
 	defer srv.Close()
 	ln, err := newListener()
@@ -108,6 +110,22 @@ cache: {max_entries: -1}
 		assert.Contains(t, text, "the gateway is shutting down; the answer above is incomplete", "stream %d", i)
 	}
 	require.NoError(t, <-served)
+	// The log tells a request the gateway cut from one the client left: a
+	// 503 of class shutdown, never held against the target, never a 499.
+	var cut int
+	for _, e := range log.Events() {
+		switch {
+		case e.Kind == events.RequestEnd && e.Route == "chat":
+			cut++
+			assert.Equal(t, 503, e.Status, "%+v", e)
+			assert.Equal(t, "shutdown", e.Class, "%+v", e)
+		case e.Kind == events.AttemptEnd && e.Route == "chat":
+			assert.Equal(t, "shutdown", e.Class, "%+v", e)
+		case e.Kind == events.BreakerTransition:
+			t.Errorf("the drain moved a breaker: %+v", e)
+		}
+	}
+	assert.Equal(t, 3, cut)
 	// The listener is closed.
 	_, err = http.Get(url + "/readyz")
 	require.Error(t, err)

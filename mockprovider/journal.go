@@ -473,13 +473,22 @@ func (j *journal) finish(seq uint64, end time.Time, o Outcome, sent, status int,
 }
 
 // each calls yield with every entry, oldest first, until it returns false.
-func (j *journal) each(yield func(JournalEntry) bool) {
-	seq := j.first
+func (j *journal) each(yield func(JournalEntry) bool) { j.eachFrom(0, yield) }
+
+// eachFrom calls yield with every entry whose Seq is at least from, oldest
+// first, until it returns false.
+func (j *journal) eachFrom(from uint64, yield func(JournalEntry) bool) {
+	seq := max(from, j.first)
+	if j.n == 0 || seq-j.first >= uint64(j.n) {
+		return
+	}
 	var e JournalEntry
-	for k, b := range j.blocks {
+	start := j.off + int(seq-j.first)
+	for k := start / journalBlock; k < len(j.blocks); k++ {
+		b := j.blocks[k]
 		i := 0
-		if k == 0 {
-			i = j.off
+		if k == start/journalBlock {
+			i = start % journalBlock
 		}
 		for ; i < len(b.e); i++ {
 			j.decode(b, i, seq, &e)

@@ -745,6 +745,18 @@ func (m *Model) JournalEntries() iter.Seq[JournalEntry] {
 	}
 }
 
+// JournalSince yields the journal's entries from sequence number seq on
+// (Seq >= seq), oldest first, without reading the older ones: a reader that
+// follows the journal keeps the next Seq it wants. The model is locked
+// while the loop runs: its body must not call the model.
+func (m *Model) JournalSince(seq uint64) iter.Seq[JournalEntry] {
+	return func(yield func(JournalEntry) bool) {
+		m.lock()
+		defer m.unlock()
+		m.jr.eachFrom(seq, yield)
+	}
+}
+
 // Stats returns the provider's counters.
 func (m *Model) Stats() Stats {
 	m.lock()

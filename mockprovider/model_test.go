@@ -698,3 +698,31 @@ func TestJournalEntries(t *testing.T) {
 	}
 	m.Finish(t0, m.Plan(t0, userReq("gpt-4o", "hi"), mockprovider.Meta{})) // not locked after a break
 }
+
+// TestJournalSince: a reader following the journal by Seq sees exactly the
+// entries from that Seq on, across blocks and after the oldest were dropped.
+func TestJournalSince(t *testing.T) {
+	s := spec("openai", llm.FormatOpenAI, "gpt-4o")
+	s.JournalSize = 2500
+	m := newModel(t, s)
+	for i := range 3000 {
+		m.Finish(t0, m.Plan(t0, userReq("gpt-4o", "hi"), mockprovider.Meta{RequestID: fmt.Sprint(i)}))
+	}
+	all := m.Journal()
+	first := all[0].Seq
+	for _, from := range []uint64{0, first, first + 1, first + 1023, first + 1024, all[len(all)-1].Seq, all[len(all)-1].Seq + 1, 1 << 40} {
+		var got []mockprovider.JournalEntry
+		for e := range m.JournalSince(from) {
+			got = append(got, e)
+		}
+		var want []mockprovider.JournalEntry
+		for _, e := range all {
+			if e.Seq >= from {
+				want = append(want, e)
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("JournalSince(%d): %d entries, want %d", from, len(got), len(want))
+		}
+	}
+}

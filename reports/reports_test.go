@@ -266,6 +266,25 @@ func TestTrend(t *testing.T) {
 	require.Equal(t, 4*time.Second, pts[2].Steps[0].TTD)
 	require.NoError(t, WriteTrendHTML(&page, tr))
 	require.Contains(t, page.String(), "<svg ")
+	require.NotContains(t, txt.String(), "different result schemas", "one schema: no warning")
+
+	// An archived run from before schema 2 in the same series is named.
+	old := fixture()
+	old.Schema = 1
+	var buf bytes.Buffer
+	require.NoError(t, writeJSON(&buf, old))
+	p := filepath.Join(dir, "2025-q4", "result.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, buf.Bytes(), 0o644))
+	require.NoError(t, os.Chtimes(p, base.AddDate(0, -3, 0), base.AddDate(0, -3, 0)))
+	runs, err = LoadRuns(dir)
+	require.NoError(t, err)
+	txt.Reset()
+	page.Reset()
+	require.NoError(t, WriteTrend(&txt, Trend(runs)))
+	require.Contains(t, txt.String(), "different result schemas (schema 1: 2025-q4; schema 2: 2026-q1, 2026-q2, 2026-q3)")
+	require.NoError(t, WriteTrendHTML(&page, Trend(runs)))
+	require.Contains(t, page.String(), `<p class="warning">`)
 
 	_, err = LoadRuns(t.TempDir())
 	require.ErrorContains(t, err, "no result.json")

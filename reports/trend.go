@@ -79,6 +79,38 @@ type TrendPoint struct {
 	// Steps are the run's fault steps, each on its own (a worst over
 	// steps hides which one moved).
 	Steps []TrendStep
+	// Schema is the run's result schema (scenarios.SchemaVersion when it
+	// was written): scores of different schemas follow different rules.
+	Schema int
+}
+
+// schemaNote warns when a series mixes result schemas: its scores were
+// computed by different rules (schema 2 measures TTM on the good-request
+// rate and counts only detections caused after a step's start), so a move
+// between them may be the rules', not the gateway's. "" when it does not.
+func schemaNote(pts []TrendPoint) string {
+	var vs []int
+	for _, p := range pts {
+		if !slices.Contains(vs, p.Schema) {
+			vs = append(vs, p.Schema)
+		}
+	}
+	if len(vs) < 2 {
+		return ""
+	}
+	slices.Sort(vs)
+	var parts []string
+	for _, v := range vs {
+		var labels []string
+		for _, p := range pts {
+			if p.Schema == v {
+				labels = append(labels, p.Label)
+			}
+		}
+		parts = append(parts, fmt.Sprintf("schema %d: %s", v, strings.Join(labels, ", ")))
+	}
+	return "warning: these runs were scored by different result schemas (" + strings.Join(parts, "; ") +
+		"); scores across them are not comparable: re-run or re-score the older runs"
 }
 
 // TrendStep is one fault step's TTD and TTM in a run; -1 when not detected
@@ -94,7 +126,8 @@ func Trend(runs []Run) map[string][]TrendPoint {
 	out := map[string][]TrendPoint{}
 	for _, run := range runs {
 		r := run.Result
-		tp := TrendPoint{Label: run.Label, Pass: r.Pass && !r.Aborted, Flaps: r.Overall.Flaps, Availability: r.Overall.Availability.Success, Cost: r.Overall.Cost.Total}
+		tp := TrendPoint{Label: run.Label, Pass: r.Pass && !r.Aborted, Flaps: r.Overall.Flaps, Availability: r.Overall.Availability.Success, Cost: r.Overall.Cost.Total,
+			Schema: max(r.Schema, 1)} // results before the field was written are schema 1
 		for _, f := range r.Faults {
 			st := TrendStep{Step: f.Step, Target: f.Target, TTD: f.TTD, TTM: f.TTM}
 			if !f.Detected {
@@ -167,6 +200,9 @@ func WriteTrend(w io.Writer, trend map[string][]TrendPoint) error {
 	var b strings.Builder
 	for _, name := range sortedKeys(trend) {
 		fmt.Fprintf(&b, "%s\n", name)
+		if note := schemaNote(trend[name]); note != "" {
+			fmt.Fprintf(&b, "  %s\n", note)
+		}
 		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 		cols := stepColumns(trend[name])
 		head := "  run\tverdict\tflaps\tavailability\tcost"
@@ -202,6 +238,9 @@ svg polyline{fill:none;stroke-width:2}svg .ttd{stroke:#9b59b6}svg .ttm{stroke:#1
 	for _, name := range sortedKeys(trend) {
 		pts := trend[name]
 		fmt.Fprintf(&b, "<h2>%s</h2>", html.EscapeString(name))
+		if note := schemaNote(pts); note != "" {
+			fmt.Fprintf(&b, `<p class="warning">%s</p>`, html.EscapeString(note))
+		}
 		ymax := 0.0
 		xs := make([]float64, len(pts))
 		ttd := make([]float64, len(pts))

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -31,14 +32,15 @@ func TestSimContinuation(t *testing.T) {
 		d        policy.Decision
 		plan     *faults.Plan
 		fwd      string
+		deltas   int
 		how      string
 		diverged bool
 		end      time.Duration // when the attempt ends
 	}{
-		{name: "continued", d: policy.Decision{Prefill: true}, plan: plan(" the", " mat."), fwd: " the mat.", how: lifecycle.Continued, end: time.Second},
-		{name: "restart: overlap skipped", d: policy.Decision{Prefill: true}, plan: plan("The cat", " sat on", " the", " mat."), fwd: " the mat.", how: lifecycle.Continued, end: time.Second},
+		{name: "continued", d: policy.Decision{Prefill: true}, plan: plan(" the", " mat."), fwd: " the mat.", deltas: 2, how: lifecycle.Continued, end: time.Second},
+		{name: "restart: overlap skipped", d: policy.Decision{Prefill: true}, plan: plan("The cat", " sat on", " the", " mat."), fwd: " the mat.", deltas: 2, how: lifecycle.Continued, end: time.Second},
 		{name: "restart diverges", d: policy.Decision{Prefill: true}, plan: plan("The cat", " sat under", " it."), how: lifecycle.Failed, diverged: true, end: 200 * time.Millisecond},
-		{name: "replayed", d: policy.Decision{Replay: true}, plan: plan("The cat sat", " on the mat."), fwd: " the mat.", how: lifecycle.Replayed, end: time.Second},
+		{name: "replayed", d: policy.Decision{Replay: true}, plan: plan("The cat sat", " on the mat."), fwd: " the mat.", deltas: 1, how: lifecycle.Replayed, end: time.Second},
 		{name: "replay diverges", d: policy.Decision{Replay: true}, plan: plan("A cat", " sat on the mat."), how: lifecycle.Failed, diverged: true, end: 100 * time.Millisecond},
 	}
 	for _, tt := range tests {
@@ -50,6 +52,7 @@ func TestSimContinuation(t *testing.T) {
 			require.True(t, c.on)
 			require.Equal(t, tt.how, c.how)
 			require.Equal(t, tt.fwd, c.fwd)
+			require.Equal(t, tt.deltas, c.deltas)
 			require.Equal(t, tt.diverged, obs.Diverged)
 			require.Equal(t, start.Add(tt.end), end)
 			o := lifecycle.Classify(&obs)
@@ -60,4 +63,23 @@ func TestSimContinuation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSimContinuationBudget: as the gateway, the simulator gives a
+// continuing fallback the client's max_tokens less the deltas the client
+// already received (a cut after 3 of 6 leaves 3).
+func TestSimContinuationBudget(t *testing.T) {
+	c := diffCase{name: "continuation_budget", traffic: "max_tokens: 6", timeline: faultStep("{kind: cut, after: 3}")}
+	s, err := c.scenario()
+	require.NoError(t, err)
+	res, err := Run(context.Background(), s, Options{Mode: ModeSim})
+	require.NoError(t, err)
+	continued := 0
+	for _, j := range res.Journal() {
+		if j.Target == "b:m2" {
+			continued++
+			require.Equal(t, 3, j.OutputTokens, "%+v", j)
+		}
+	}
+	require.Positive(t, continued, "no continuation on the fallback")
 }

@@ -31,7 +31,28 @@ type diffCase struct {
 	timeline []string
 	// route is the route traffic asks for (default chat).
 	route string
+	// inline declares the gateway in the scenario (gateway: {routes,
+	// policy}) instead of gateway.yaml: the live engine builds its file.
+	inline bool
 }
+
+// inlineGateway is gateway.yaml's chat route and policy, declared inline.
+const inlineGateway = `gateway:
+  routes:
+    - name: chat
+      tiers: [primary, equivalent]
+      targets:
+        - {provider: a, model: m, tier: primary, retry: {attempts: 2, base: 20ms, cap: 40ms, retry_after_cap: 5s},
+           timeouts: {connect: 500ms, first_token: 600ms, idle: 400ms, total: 5s}}
+        - {provider: b, model: m2, tier: equivalent, fallback_candidate: true, retry: {attempts: 1},
+           capabilities: {streaming: true, tools: true, structured_output: true, prefill: true},
+           timeouts: {connect: 500ms, first_token: 600ms, idle: 400ms, total: 5s}}
+  policy:
+    max_attempts: 4
+    retry_budget: {ratio: 100%, min_retries: 100, window: 10s}
+    breaker: {window: 30s, error_rate: 90%, min_samples: 1000, open_for: 30s}
+    health: {failures: 1000, window: 30s, cooldown: 1m}
+`
 
 func faultStep(spec string) []string {
 	return []string{"{name: f, at: 400ms, for: 500ms, target: a/m, fault: " + spec + "}"}
@@ -42,6 +63,7 @@ var diffCases = []diffCase{
 	{name: "reject_param", covers: []string{"reject_param"}, traffic: "temperature: 0.5", timeline: faultStep("{kind: reject_param, param: temperature}")},
 	{name: "context_length", covers: []string{"context_length"}, timeline: faultStep("{kind: context_length, window: 10}")},
 	{name: "http_error", covers: []string{"http_error"}, timeline: faultStep("{kind: http_error, status: 503}")},
+	{name: "inline_gateway", covers: []string{"gateway:inline"}, inline: true, timeline: faultStep("{kind: http_error, status: 503}")},
 	{name: "http_error_in_band", covers: []string{"http_error", "continuation"}, timeline: faultStep("{kind: http_error, status: 529, after: 3}")},
 	{name: "reset", covers: []string{"reset"}, timeline: faultStep("{kind: reset}")},
 	{name: "no_response", covers: []string{"no_response"}, timeline: faultStep("{kind: no_response, for: 2s}")},
@@ -90,7 +112,12 @@ func (c *diffCase) scenario() (*Scenario, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "version: 1\nname: diff-%s\nseed: 7\nduration: %s\n", c.name, dur)
-	b.WriteString("providers: {file: providers.yaml}\ngateway: {config: gateway.yaml}\n")
+	b.WriteString("providers: {file: providers.yaml}\n")
+	if c.inline {
+		b.WriteString(inlineGateway)
+	} else {
+		b.WriteString("gateway: {config: gateway.yaml}\n")
+	}
 	fmt.Fprintf(&b, "traffic:\n  - {%s}\ntimeline:\n", traffic)
 	for _, st := range c.timeline {
 		fmt.Fprintf(&b, "  - %s\n", st)
@@ -123,6 +150,12 @@ func transcriptOf(log []events.Event) transcript {
 			tr.Steps = append(tr.Steps, fmt.Sprintf("%s %s target=%s reason=%s", e.Kind, e.Name, e.Target, e.Reason))
 		case events.ConfigReload:
 			tr.Steps = append(tr.Steps, fmt.Sprintf("%s ok=%v", e.Kind, e.OK))
+		case events.StreamMalformed:
+			s = fmt.Sprintf("%s target=%s attempt=%d reason=%s", e.Kind, e.Target, e.Attempt, e.Reason)
+			tr.Requests[e.RequestID] = append(tr.Requests[e.RequestID], s)
+		case events.StreamContinuation:
+			s = fmt.Sprintf("%s from=%s to=%s outcome=%s attempt=%d", e.Kind, e.From, e.To, e.Outcome, e.Attempt)
+			tr.Requests[e.RequestID] = append(tr.Requests[e.RequestID], s)
 		case events.BreakerTransition, events.HealthChange:
 			tr.Steps = append(tr.Steps, fmt.Sprintf("%s target=%s", e.Kind, e.Target))
 		}
@@ -179,7 +212,7 @@ func TestDifferentialCoversEveryKind(t *testing.T) {
 			covered[k] = true
 		}
 	}
-	need := []string{"cancel:first_token", "cancel:mid_stream", "cancel:backoff", "continuation"}
+	need := []string{"cancel:first_token", "cancel:mid_stream", "cancel:backoff", "continuation", "gateway:inline"}
 	for _, k := range faults.Kinds() {
 		need = append(need, string(k))
 	}

@@ -221,8 +221,25 @@ func firedString(sc AlertScore, firstFault time.Time) string {
 
 // detectedBy reports whether a detection source matches an expected one:
 // equal, or want is "detector" and got names a detector.
+// detectedBy reports whether the detection source got is one that want
+// accepts: a source, "detector" for any detector, or alternatives joined
+// by "|" ("detector:json_invalid | health").
 func detectedBy(got, want string) bool {
-	return got == want || (want == "detector" && strings.HasPrefix(got, "detector:"))
+	for _, w := range detectionSources(want) {
+		if got == w || (w == "detector" && strings.HasPrefix(got, "detector:")) {
+			return true
+		}
+	}
+	return false
+}
+
+// detectionSources splits a detected_by expectation into its alternatives.
+func detectionSources(want string) []string {
+	alts := strings.Split(want, "|")
+	for i := range alts {
+		alts[i] = strings.TrimSpace(alts[i])
+	}
+	return alts
 }
 
 func detectedString(f FaultScore) string {

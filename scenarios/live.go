@@ -55,7 +55,9 @@ type liveRun struct {
 	nreq             atomic.Int64
 	inflight         sync.WaitGroup
 	requests, errs   atomic.Int64
-	stopWin          stopWindow // per-second user results for stop_when
+	stopWin          stopWindow  // per-second user results for stop_when
+	stopSLO          SLO         // the scenario's, with defaults: stop_when judges by it
+	corrupt          corruptions // stop_when's view of corrupted answers
 	targetCount      map[string]int
 	aborted          string
 	stopOnce         sync.Once
@@ -105,7 +107,7 @@ func startSink() (*sinkServer, error) {
 func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Result, error) {
 	l := &liveRun{s: s, opts: opts, provs: map[string]*mockprovider.Provider{}, specs: map[string]mockprovider.ProviderSpec{},
 		sinks: map[string]*sinkServer{}, faultIDs: map[int][]faultRef{}, targetCount: map[string]int{}, stop: make(chan struct{}),
-		blackBox: s.env.blackBox}
+		blackBox: s.env.blackBox, stopSLO: s.SLO.slo().withDefaults()}
 	l.structSchema = &llm.ResponseFormat{Type: llm.ResponseJSONSchema, Name: "answer", Strict: true,
 		Schema: []byte(`{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"}},"required":["answer","confidence"],"additionalProperties":false}`)}
 	tr := &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}
@@ -257,8 +259,19 @@ func (l *liveRun) closeAll() {
 
 // gatewayConfig loads the gateway file and points it at the in-process
 // mocks and alert sinks.
+//
+// An empty path is the scenario's inline gateway (inlineGatewayFile).
 func (l *liveRun) gatewayConfig(path string, seed uint64) (*gateway.Config, error) {
-	cfg, err := gateway.LoadConfig(path, gateway.LoadOptions{LookupEnv: lookupPlaceholder})
+	var cfg *gateway.Config
+	var err error
+	if path == "" {
+		var data []byte
+		if data, err = l.s.inlineGatewayFile(); err == nil {
+			cfg, err = gateway.ParseConfig(l.s.file+" (inline gateway)", data, gateway.LoadOptions{LookupEnv: lookupPlaceholder})
+		}
+	} else {
+		cfg, err = gateway.LoadConfig(path, gateway.LoadOptions{LookupEnv: lookupPlaceholder})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -367,7 +380,8 @@ func (l *liveRun) send(ctx context.Context, t *Traffic, stream, structured bool,
 	}
 	l.requests.Add(1)
 	l.mu.Lock()
-	l.stopWin.record(end.Sub(l.start), ok)
+	l.stopWin.recordID(end.Sub(l.start), id, goodEnd(&l.stopSLO,
+		endFacts{ok: ok, stream: stream, ttft: ttft, dur: end.Sub(start)}))
 	if ok {
 		l.targetCount[target]++
 	}
@@ -645,11 +659,30 @@ func (l *liveRun) monitor(ctx context.Context) {
 func (l *liveRun) checkStop(elapsed time.Duration) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	why, stop := l.stopWin.breached(l.s.StopWhen, elapsed)
+	var bad func(string) bool
+	if l.stopSLO.Correctness {
+		for _, p := range l.provs {
+			l.corrupt.follow(p.Model())
+		}
+		// A request judged now started at most For plus its client
+		// timeout ago; older marks are never read again.
+		l.corrupt.forget(l.start.Add(elapsed - l.s.StopWhen.For.D() - l.maxClientTimeout() - time.Second))
+		bad = l.corrupt.bad
+	}
+	why, stop := l.stopWin.breached(l.s.StopWhen, elapsed, bad)
 	if stop {
 		l.aborted = why
 	}
 	return stop
+}
+
+// maxClientTimeout is the longest a user request of the run may last.
+func (l *liveRun) maxClientTimeout() time.Duration {
+	var d time.Duration
+	for i := range l.s.Traffic {
+		d = max(d, l.s.Traffic[i].ClientTimeout.D())
+	}
+	return d
 }
 
 // lookupPlaceholder resolves ${NAME} in a gateway file from the environment,

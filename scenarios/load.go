@@ -494,7 +494,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 			continue
 		}
 		if se.DetectedBy != "" && !validDetectedBy(se.DetectedBy) {
-			add(p+".detected_by", "%q is not a detection source (detector:<name>, detector, breaker, health, probe, traffic_shift)", se.DetectedBy)
+			add(p+".detected_by", "%q is not a detection source (detector:<name>, detector, breaker, health, probe, traffic_shift, or alternatives such as \"detector | health\")", se.DetectedBy)
 		}
 		faulted := s.stepTargets(name)
 		for _, k := range sortedKeys(se.Targets) {
@@ -502,7 +502,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 				add(p+".targets."+k, "step %q does not fault %q (it faults: %s)", name, k, strings.Join(faulted, ", "))
 			}
 			if tb := se.Targets[k]; tb.DetectedBy != "" && !validDetectedBy(tb.DetectedBy) {
-				add(p+".targets."+k+".detected_by", "%q is not a detection source (detector:<name>, detector, breaker, health, probe, traffic_shift)", tb.DetectedBy)
+				add(p+".targets."+k+".detected_by", "%q is not a detection source (detector:<name>, detector, breaker, health, probe, traffic_shift, or alternatives such as \"detector | health\")", tb.DetectedBy)
 			}
 		}
 	}
@@ -536,6 +536,14 @@ func (s *Scenario) stepTargets(name string) []string {
 // validDetectedBy reports whether s names a detection source of
 // FaultScore.DetectedBy, or "detector" for any detector.
 func validDetectedBy(s string) bool {
+	if alts := detectionSources(s); len(alts) > 1 {
+		for _, a := range alts {
+			if !validDetectedBy(a) {
+				return false
+			}
+		}
+		return true
+	}
 	switch s {
 	case "detector", "breaker", "health", "probe", "traffic_shift":
 		return true

@@ -342,9 +342,11 @@ type Sink struct {
 	Kind string `yaml:"kind"` // webhook or log
 }
 
-// StopWhen aborts a run when user impact passes a bound: the success rate of
-// the requests that ended over the last For (checked every second, once For
-// has passed) is below SuccessRateBelow.
+// StopWhen aborts a run when user impact passes a bound: the good-request
+// rate (success, correctness and the per-request latency bounds of the SLO)
+// of the requests that ended over the last For (checked every second, once
+// For has passed) is below SuccessRateBelow. With an SLO of success alone,
+// the good-request rate is the success rate.
 type StopWhen struct {
 	SuccessRateBelow yamlfile.Percent  `yaml:"success_rate_below"`
 	For              yamlfile.Duration `yaml:"for"`
@@ -395,7 +397,9 @@ type StepBounds struct {
 	Detected *bool          `yaml:"detected,omitempty"`
 	// DetectedBy names the detection source the step must be detected by:
 	// exactly as FaultScore.DetectedBy ("detector:json_invalid", "breaker",
-	// "health", "probe", ...), or "detector" for any detector.
+	// "health", "probe", ...), "detector" for any detector, or alternatives
+	// joined by "|" ("detector:json_invalid | health") when two sources
+	// race to see the fault first.
 	DetectedBy         string        `yaml:"detected_by,omitempty"`
 	Availability       *PercentBound `yaml:"availability,omitempty"`
 	Failed             *PercentBound `yaml:"failed,omitempty"`

@@ -71,6 +71,8 @@ traffic: [{route: chat, rate: 5/s}]
 		{"provider-wide overlap", "timeline: [{name: a, at: 10s, for: 30s, target: openai, fault: {kind: reset}}, {name: b, at: 20s, target: openai/gpt-4o, fault: {kind: reset}}]\n", `overlaps step "a" on openai:gpt-4o`},
 		{"bad detected_by", "timeline: [{name: a, at: 10s, for: 10s, target: openai, fault: {kind: reset}}]\nexpect: {steps: {a: {detected_by: detector:nope}}}\n", `expect.steps.a.detected_by: "detector:nope" is not a detection source`},
 		{"detected_by a detector", "timeline: [{name: a, at: 10s, for: 10s, target: openai, fault: {kind: reset}}]\nexpect: {steps: {a: {detected_by: detector:json_invalid}}}\n", ""},
+		{"detected_by alternatives", "timeline: [{name: a, at: 10s, for: 10s, target: openai, fault: {kind: reset}}]\nexpect: {steps: {a: {detected_by: detector:json_invalid | health}}}\n", ""},
+		{"detected_by a bad alternative", "timeline: [{name: a, at: 10s, for: 10s, target: openai, fault: {kind: reset}}]\nexpect: {steps: {a: {detected_by: health | bogus}}}\n", `expect.steps.a.detected_by: "health | bogus" is not a detection source`},
 		{"unknown step expectation", "expect: {steps: {nope: {ttd: {max: 1s}}}}\n", `no timeline step named "nope"`},
 		{"unknown alert rule", "expect: {alerts: [{name: nope}]}\n", `no alert rule named "nope"`},
 		{"unknown route", "", ""},

@@ -126,17 +126,10 @@ func (s *scorer) interToken(r *reqRec) (time.Duration, bool) {
 }
 
 // isGood reports whether an ended request met every part of the SLO that
-// is judged per request: it succeeded, was not a corrupted answer (when
-// correctness is part of it) and kept to the per-request latency bound of
-// its kind (TTFT for streams, total time otherwise).
+// is judged per request (goodEnd, the rule stop_when applies during a run).
 func (s *scorer) isGood(r *reqRec) bool {
-	if !r.ended || r.outcome == outFailed || (s.slo.Correctness && r.bad) {
-		return false
-	}
-	if r.stream {
-		return s.slo.TTFT.Max <= 0 || r.ttft <= s.slo.TTFT.Max
-	}
-	return s.slo.Latency.Max <= 0 || r.dur <= s.slo.Latency.Max
+	return r.ended && goodEnd(&s.slo, endFacts{ok: r.outcome != outFailed, stream: r.stream,
+		corrupted: r.bad, ttft: r.ttft, dur: r.dur})
 }
 
 func (t *tally) spendPerRequest() float64 {

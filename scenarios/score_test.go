@@ -633,6 +633,9 @@ func TestJudgeDetectedBy(t *testing.T) {
 		{"other detector", "detector:json_invalid", FaultScore{Detected: true, DetectedBy: "detector:refusal"}, "detector:refusal", false},
 		{"breaker", "breaker", FaultScore{Detected: true, DetectedBy: "breaker"}, "breaker", true},
 		{"not detected", "health", FaultScore{}, "not detected", false},
+		{"one of two", "detector:json_invalid | health", FaultScore{Detected: true, DetectedBy: "health"}, "health", true},
+		{"the other of two", "detector:json_invalid|health", FaultScore{Detected: true, DetectedBy: "detector:json_invalid"}, "detector:json_invalid", true},
+		{"neither of two", "detector:json_invalid | health", FaultScore{Detected: true, DetectedBy: "breaker"}, "breaker", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -191,6 +191,7 @@ type simReq struct {
 	haveOb  bool
 	tgt     *simTarget // the target of the attempt in flight
 	partial string     // answer text that already reached the client
+	sent    int        // in how many output deltas
 	// servedBy is the target whose output the client received last; cont
 	// is the continuation the attempt in flight makes, if any.
 	servedBy string
@@ -201,6 +202,16 @@ type simReq struct {
 	// timers counts the timers that refer to the request; a done request
 	// with none left is reused for a later arrival.
 	timers int32
+	// For stop_when's good-request rate: when the request arrived, when
+	// its first token (or answer) reached the client, and whether the
+	// answer served was corrupted by a fault.
+	start, firstTok int64
+	corrupted       bool
+	// malformed is the token event of the attempt in flight that was an
+	// unparseable event the stream skipped, -1 when none; try is the
+	// attempt's number.
+	malformed int
+	try       int
 }
 
 type sim struct {
@@ -239,6 +250,7 @@ type sim struct {
 	aborted      string
 	err          error      // a step that could not be carried out; the run stops
 	stopWin      stopWindow // per-second user results for stop_when
+	slo          SLO        // the scenario's, with defaults: stop_when judges by it
 	structSchema *llm.ResponseFormat
 	end          int64
 	tgts         map[*policy.Target]*simTarget
@@ -476,6 +488,7 @@ func (m *sim) run() {
 	m.scheduleTick()
 	m.scheduleProbe()
 	if m.s.StopWhen != nil {
+		m.slo = m.s.SLO.slo().withDefaults()
 		m.schedule(int64(time.Second), tStop, 0, nil)
 	}
 	steps := 0
@@ -659,6 +672,7 @@ func (m *sim) arrive(i int) {
 		m.reqTab = append(m.reqTab, r)
 	}
 	r.id, r.n, r.traffic, r.deadline = m.requestID(m.nreq), int32(m.nreq), i, m.now+int64(t.ClientTimeout)
+	r.start = m.now
 	r.prompt = m.rnd.IntN(len(m.prompts[i]))
 	stream := m.rnd.Float64() < t.Stream.F()
 	structured := m.rnd.Float64() < t.Structured.F()
@@ -695,16 +709,16 @@ func (m *sim) next(r *simReq) {
 		r.lc.Observe(now, o)
 		if o.Class == policy.OK {
 			m.setDone(r)
-			m.userResult(true)
+			m.userResult(r, true)
 			return
 		}
 		m.next(r)
 	case policy.Fail:
 		m.setDone(r)
-		m.userResult(false)
+		m.userResult(r, false)
 	case policy.Done:
 		m.setDone(r)
-		m.userResult(true)
+		m.userResult(r, true)
 	}
 }
 
@@ -718,7 +732,7 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	start := m.now
 	r.tgt = st
 	r.gen++
-	r.sentAt, r.killed = start, false
+	r.sentAt, r.killed, r.malformed, r.try = start, false, -1, d.Try
 	if p == nil || (len(m.killed) > 0 && m.killed[tgt.Provider]) {
 		// The process is gone: the connection is refused.
 		r.pending = lifecycle.Classify(&lifecycle.Observation{End: lifecycle.Refused})
@@ -736,6 +750,11 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 		// from an assistant prefill, as the gateway sends it.
 		req.Messages = append(append([]llm.Message(nil), req.Messages...),
 			llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart(r.partial)}})
+		if req.MaxTokens > 0 {
+			// The continuation budget, as the gateway sets it: what the
+			// client asked for, less the deltas it already received.
+			req.MaxTokens = max(1, req.MaxTokens-r.sent)
+		}
 	}
 	if err := tgt.Apply(req); err != nil {
 		// As the gateway: a request the target cannot take is a
@@ -752,7 +771,9 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	r.filler = plan.Filler != "" && plan.Response.Content == plan.Filler && len(plan.Response.ToolCalls) == 0 && st.refusalFree
 	if req.Stream && plan.MalformedAt >= 0 && m.malformedOK() {
 		// As the gateway: an unparseable event in a stream that goes on is
-		// skipped (policy.max_malformed_events; a plan has at most one).
+		// skipped (policy.max_malformed_events; a plan has at most one),
+		// and reported (stream.malformed) when the attempt ends.
+		r.malformed = plan.MalformedAt
 		plan.MalformedAt = -1
 	}
 	end, obs := lifecycle.Play(plan, d, m.t(start), req.Stream)
@@ -793,6 +814,10 @@ func (m *sim) messages(i, k int) []llm.Message {
 func (m *sim) observe(r *simReq) {
 	now := m.nowT
 	o := r.pending
+	if r.malformed >= 0 && o.OutputTokens > r.malformed {
+		m.Emit(events.Event{Time: now, Kind: events.StreamMalformed, RequestID: r.id, Route: r.req.Model, Target: r.tgt.key,
+			Attempt: r.try, Stream: true, Value: 1, Reason: "unparseable event after token " + strconv.Itoa(r.malformed) + " skipped"})
+	}
 	if c := &r.cont; c.on && c.how != "" {
 		m.Emit(events.Event{Time: now, Kind: events.StreamContinuation, RequestID: r.id, Route: r.req.Model, Target: r.tgt.key,
 			Attempt: c.try, Stream: true, From: r.servedBy, To: r.tgt.key, Outcome: c.how, Reason: c.reason})
@@ -807,11 +832,20 @@ func (m *sim) observe(r *simReq) {
 		switch {
 		case r.cont.on:
 			r.partial += r.cont.fwd
+			r.sent += r.cont.deltas
 		case r.plan != nil:
-			r.partial += strings.Join(r.plan.Chunks[:min(o.OutputTokens, len(r.plan.Chunks))], "")
+			n := min(o.OutputTokens, len(r.plan.Chunks))
+			r.partial += strings.Join(r.plan.Chunks[:n], "")
+			r.sent += n
 		}
 	}
 	corrupted := r.plan != nil && r.plan.Corrupted
+	if r.firstTok == 0 && o.TTFT > 0 && (o.Class == policy.OK || (r.req.Stream && o.OutputTokens > 0)) {
+		r.firstTok = r.sentAt + int64(o.TTFT)
+	}
+	if o.Class == policy.OK {
+		r.corrupted = corrupted
+	}
 	if r.plan != nil {
 		switch {
 		case r.killed:
@@ -910,7 +944,7 @@ func (m *sim) cancel(r *simReq) {
 	// outcome is void.
 	r.gen++
 	r.lc.Cancel(now)
-	m.userResult(false)
+	m.userResult(r, false)
 }
 
 // killStreams cuts the attempts in flight on provider p, whose process
@@ -944,17 +978,21 @@ func (m *sim) killStreams(p provider) {
 	}
 }
 
-func (m *sim) userResult(ok bool) {
+func (m *sim) userResult(r *simReq, ok bool) {
 	if m.s.StopWhen == nil {
 		return
 	}
-	m.stopWin.record(time.Duration(m.now), ok)
+	f := endFacts{ok: ok, stream: r.req.Stream, corrupted: r.corrupted, dur: time.Duration(m.now - r.start)}
+	if r.firstTok > 0 {
+		f.ttft = time.Duration(r.firstTok - r.start)
+	}
+	m.stopWin.record(time.Duration(m.now), goodEnd(&m.slo, f))
 }
 
 // checkStop reports whether the success rate stayed below the bound over
 // the last For seconds, and then sets the abort reason.
 func (m *sim) checkStop() bool {
-	why, stop := m.stopWin.breached(m.s.StopWhen, time.Duration(m.now))
+	why, stop := m.stopWin.breached(m.s.StopWhen, time.Duration(m.now), nil)
 	if stop {
 		m.aborted = why
 	}
@@ -1132,6 +1170,7 @@ func (m *sim) malformedOK() bool {
 type simCont struct {
 	on          bool
 	fwd         string // what of the output reached the client
+	deltas      int    // in how many deltas
 	how, reason string // the stream.continuation event's Outcome and Reason
 	try         int
 }
@@ -1149,8 +1188,8 @@ func (c *simCont) verify(sent string, d *policy.Decision, plan *faults.Plan, obs
 		return end
 	}
 	n := min(obs.Tokens, len(plan.Chunks))
-	fwd, at := lifecycle.Verify(v, plan.Chunks[:n], obs.End == lifecycle.Answered && obs.Status == 200)
-	*c = simCont{on: true, fwd: fwd, how: v.Completion(), reason: v.Reason(), try: d.Try}
+	fwd, deltas, at := lifecycle.Verify(v, plan.Chunks[:n], obs.End == lifecycle.Answered && obs.Status == 200)
+	*c = simCont{on: true, fwd: fwd, deltas: deltas, how: v.Completion(), reason: v.Reason(), try: d.Try}
 	if at < 0 {
 		return end
 	}

@@ -51,10 +51,13 @@ type SweepScore struct {
 	N       int `json:"n"`
 	Missing int `json:"missing,omitempty"`
 	// Median, P90 and Worst are the values half, 90% and all of the seeds
-	// are at least as good as; nil when that rank is a missing value.
+	// are at least as good as; nil when that rank is a missing value. Best
+	// is the value no seed beats (with Worst, the range a single run of the
+	// scenario may land in).
 	Median *float64 `json:"median"`
 	P90    *float64 `json:"p90"`
 	Worst  *float64 `json:"worst"`
+	Best   *float64 `json:"best,omitempty"`
 	// DetectedBy counts the detection sources of a ttd over the seeds.
 	DetectedBy map[string]int `json:"detected_by,omitempty"`
 }
@@ -189,7 +192,7 @@ func (s *Scenario) summarize(seeds []uint64, results []*Result) *Sweep {
 				a.Missing++
 			}
 		}
-		a.Median, a.P90, a.Worst = at(0.5), at(0.9), at(1)
+		a.Median, a.P90, a.Worst, a.Best = at(0.5), at(0.9), at(1), at(0)
 		sw.Scores = append(sw.Scores, a.SweepScore)
 	}
 

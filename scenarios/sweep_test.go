@@ -73,7 +73,7 @@ func TestSweepSummary(t *testing.T) {
 	}
 	sec := func(v float64) *float64 { v *= 1e9; return &v }
 	want := SweepScore{Name: "ttd", Step: "s", Target: "a:m", Unit: "duration", HigherIsWorse: true, N: 10, Missing: 1,
-		Median: sec(5), P90: sec(9), Worst: nil, DetectedBy: map[string]int{"breaker": 9}}
+		Median: sec(5), P90: sec(9), Worst: nil, Best: sec(1), DetectedBy: map[string]int{"breaker": 9}}
 	if d := cmp.Diff(want, ttd); d != "" {
 		t.Errorf("ttd (-want +got):\n%s", d)
 	}

@@ -38,7 +38,7 @@ type ReportRenderOptions struct {
 // NewCmdReport groups the report commands.
 func NewCmdReport(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "report", Short: "Render, compare and trend game-day results"}
-	cmd.AddCommand(NewCmdReportDiff(f, nil), NewCmdReportTrend(f, nil), NewCmdReportRender(f, nil))
+	cmd.AddCommand(NewCmdReportDiff(f, nil), NewCmdReportTrend(f, nil), NewCmdReportRender(f, nil), NewCmdReportFidelity(f, nil))
 	return cmd
 }
 

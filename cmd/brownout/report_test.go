@@ -68,3 +68,30 @@ func TestReportTrendAndRender(t *testing.T) {
 		require.FileExists(t, filepath.Join(outDir, f))
 	}
 }
+
+func TestReportFidelity(t *testing.T) {
+	dir := t.TempDir()
+	sim := writeResult(t, filepath.Join(dir, "sim"), sampleResult(2*time.Second))
+	live := sampleResult(2500 * time.Millisecond)
+	live.Mode = scenarios.ModeLive
+	near := writeResult(t, filepath.Join(dir, "live"), live)
+	live.Faults[0].TTD = 9 * time.Second
+	far := writeResult(t, filepath.Join(dir, "far"), live)
+
+	code, out, errOut := runCLI(t, "report", "fidelity", "--fail-on-disagreement", sim, near)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "| s | f · openai:gpt-4o | 2s / 2.5s |")
+
+	code, out, _ = runCLI(t, "report", "fidelity", sim, far)
+	require.Equal(t, 0, code, "without --fail-on-disagreement a difference is reported, not failed")
+	require.Contains(t, out, "2s / 9s ✗")
+	code, _, _ = runCLI(t, "report", "fidelity", "--fail-on-disagreement", sim, far)
+	require.Equal(t, exitFailed, code)
+
+	code, _, errOut = runCLI(t, "report", "fidelity", sim)
+	require.Equal(t, exitUsageErr, code)
+	require.Contains(t, errOut, "pairs")
+	code, _, errOut = runCLI(t, "report", "fidelity", near, sim)
+	require.Equal(t, exitUsageErr, code, "live first")
+	require.Contains(t, errOut, "want a simulated and a live run")
+}

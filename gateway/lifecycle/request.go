@@ -82,6 +82,10 @@ func (r *Request) Observe(now time.Time, o policy.Outcome) {
 // outstanding or not (policy.Attempt.Cancel: request.end failed, 499).
 func (r *Request) Cancel(now time.Time) { r.att.Cancel(now) }
 
+// Shutdown ends the request because the gateway is stopping
+// (policy.Attempt.Shutdown): request.end carries err and class shutdown.
+func (r *Request) Shutdown(now time.Time, err *llm.Error) { r.att.Shutdown(now, err) }
+
 // Attempts returns the upstream attempts made so far.
 func (r *Request) Attempts() int { return r.att.Attempts() }
 

@@ -679,6 +679,14 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 		a.fail(now, &llm.Error{Status: 499, Type: llm.ErrInvalidRequest, Code: "client_canceled", Message: "the client canceled the request"})
 		return
 	}
+	if o.Class == Shutdown {
+		err := o.Err
+		if err == nil {
+			err = &llm.Error{Status: 503, Type: llm.ErrOverloaded, Code: "shutting_down", Message: "the gateway is shutting down; retry the request"}
+		}
+		a.fail(now, err)
+		return
+	}
 	if a.req.NonRetryable && a.bytesSent {
 		a.fail(now, a.lastError())
 		return

@@ -15,6 +15,17 @@ import (
 // and class client_canceled. After Cancel, Next returns Fail. Cancelling a
 // request that already ended (Done, Fail) does nothing.
 func (a *Attempt) Cancel(now time.Time) {
+	a.abort(now, ClientCanceled, &llm.Error{Status: 499, Type: llm.ErrInvalidRequest, Code: "client_canceled",
+		Message: "the client canceled the request"})
+}
+
+// Shutdown ends the request as Cancel does, because the gateway itself is
+// stopping (its drain deadline passed): an outstanding attempt ends with
+// class shutdown, never held against its target, and the request ends with
+// err (a 503 the client may retry elsewhere) and class shutdown.
+func (a *Attempt) Shutdown(now time.Time, err *llm.Error) { a.abort(now, Shutdown, err) }
+
+func (a *Attempt) abort(now time.Time, class Class, err *llm.Error) {
 	if a.phase == phaseFinal {
 		return
 	}
@@ -24,16 +35,15 @@ func (a *Attempt) Cancel(now time.Time) {
 		ts := a.r.states[i]
 		a.e.sink.Emit(events.Event{Time: now, Kind: events.AttemptEnd, RequestID: a.req.ID, Route: a.req.Route, Client: a.req.Client,
 			Target: ts.key, Tier: t.Tier, Attempt: a.attempts, Stream: a.req.Stream,
-			Class: string(ClientCanceled), Duration: now.Sub(a.curStart)})
+			Class: string(class), Duration: now.Sub(a.curStart)})
 		var p pending
 		ts.mu.Lock()
-		ts.record(now, a.curGen, a.curTrial, ClientCanceled, 0, now.Sub(a.curStart), 0, &p)
+		ts.record(now, a.curGen, a.curTrial, class, 0, now.Sub(a.curStart), 0, &p)
 		ts.mu.Unlock()
 		p.flush(a.e.sink)
 	}
-	a.last = ClientCanceled
-	a.fail(now, &llm.Error{Status: 499, Type: llm.ErrInvalidRequest, Code: "client_canceled",
-		Message: "the client canceled the request"})
+	a.last = class
+	a.fail(now, err)
 }
 
 // End fails the request with err between attempts, because the caller can

@@ -52,6 +52,10 @@ const (
 	// ClientCanceled: the client went away. Not retried, not held against
 	// the target.
 	ClientCanceled Class = "client_canceled"
+	// Shutdown: the gateway cut the attempt because it is stopping (its
+	// drain deadline passed). Not retried, not held against the target;
+	// the request ends with the gateway's 503 shutting_down (Outcome.Err).
+	Shutdown Class = "shutdown"
 	// Truncated: an eval found the answer cut short (finish length at a
 	// suspicious count). Fails over; counts for passive health, not the breaker.
 	Truncated Class = "truncated"
@@ -97,7 +101,7 @@ var Classes = []Class{
 	OK, RateLimited, Overloaded, ServerError, ConnectError, Reset, TimeoutTTFT,
 	Stall, TokenRateFloor, CutMidStream, MalformedStream, TimeoutTotal, Auth,
 	BadRequestParam, ContextLength, ContentFilter, ClientCanceled, Truncated,
-	InvalidOutput, ProtocolError, UpstreamCanceled, Rejected, Skipped,
+	InvalidOutput, ProtocolError, UpstreamCanceled, Rejected, Skipped, Shutdown,
 }
 
 // Classify returns the class of an HTTP error answer from its status and,
@@ -204,7 +208,7 @@ func (c Class) info() classInfo {
 		return classInfo{breaker: true, health: true, failover: true}
 	case BadRequestParam, ContextLength, ContentFilter, Skipped:
 		return classInfo{ignore: true, failover: true}
-	case ClientCanceled, CacheMiss:
+	case ClientCanceled, Shutdown, CacheMiss:
 		return classInfo{ignore: true}
 	case Truncated, InvalidOutput:
 		return classInfo{health: true, failover: true}
