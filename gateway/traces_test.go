@@ -76,7 +76,7 @@ func attrs(kvs []attribute.KeyValue, names ...string) string {
 	for _, n := range names {
 		for _, kv := range kvs {
 			if string(kv.Key) == n {
-				parts = append(parts, n+"="+kv.Value.Emit())
+				parts = append(parts, n+"="+kv.Value.String())
 			}
 		}
 	}
@@ -128,7 +128,7 @@ func TestTraceRetryThenFailoverMidStream(t *testing.T) {
 			continue
 		}
 		addr, ok := attr(s.Attributes, "server.address")
-		assert.True(t, ok && addr.AsString() == "127.0.0.1", "%s: server.address %v", s.Name, addr.Emit())
+		assert.True(t, ok && addr.AsString() == "127.0.0.1", "%s: server.address %v", s.Name, addr.String())
 		if v, _ := attr(s.Attributes, "brownout.outcome"); v.AsString() == "ok" {
 			out, ok := attr(s.Attributes, "gen_ai.usage.output_tokens")
 			assert.True(t, ok && out.AsInt64() > 0, "output tokens on the ok attempt")
@@ -205,7 +205,7 @@ func TestTraceEveryInboundAPI(t *testing.T) {
 
 func emit(kvs []attribute.KeyValue, name string) string {
 	v, _ := attr(kvs, name)
-	return v.Emit()
+	return v.String()
 }
 
 // TestTraceOffSendsNoTraceContext: with tracing off the gateway neither

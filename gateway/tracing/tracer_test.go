@@ -70,7 +70,7 @@ func find(spans tracetest.SpanStubs, kind trace.SpanKind) []tracetest.SpanStub {
 func get(kvs []attribute.KeyValue, k attribute.Key) string {
 	for _, kv := range kvs {
 		if kv.Key == k {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
