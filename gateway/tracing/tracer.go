@@ -1,6 +1,7 @@
 package tracing
 
 import (
+	"cmp"
 	"context"
 	"net"
 	"net/http"
@@ -75,7 +76,18 @@ func (t *Tracer) Handler(pattern, format string, next http.HandlerFunc) http.Han
 		ctx, span := t.tr.Start(ctx, pattern, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 		req := &Request{t: t, span: span}
 		sw := &statusWriter{ResponseWriter: w}
-		defer func() { req.end(sw.status) }()
+		defer func() {
+			if v := recover(); v != nil {
+				// The server recovers it and answers 500 (unless the
+				// answer was under way): the span says so and re-panics.
+				req.failed = true
+				req.span.SetAttributes(keyErrorType.String("panic"))
+				req.span.SetStatus(codes.Error, "panic serving the request")
+				req.end(cmp.Or(sw.status, http.StatusInternalServerError))
+				panic(v)
+			}
+			req.end(sw.status)
+		}()
 		next(sw, r.WithContext(context.WithValue(ctx, requestKey{}, req)))
 	}
 }

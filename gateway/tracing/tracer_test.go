@@ -197,3 +197,20 @@ func TestHandlerKeepsFlushing(t *testing.T) {
 		})
 	}
 }
+
+// TestHandlerPanics: a panic in the handler ends the server span as an
+// error and goes on to the server's recovery.
+func TestHandlerPanics(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
+	h := New(tp).Handler("POST /v1/responses", "openai_responses", func(http.ResponseWriter, *http.Request) { panic("boom") })
+	assert.PanicsWithValue(t, "boom", func() {
+		h(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/v1/responses", nil))
+	})
+	require.Len(t, exp.GetSpans(), 1)
+	s := exp.GetSpans()[0]
+	assert.Equal(t, codes.Error, s.Status.Code)
+	assert.Equal(t, "panic", get(s.Attributes, keyErrorType))
+	assert.Equal(t, "500", get(s.Attributes, keyStatus))
+}
