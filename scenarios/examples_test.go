@@ -30,3 +30,34 @@ func TestGameDayLibrary(t *testing.T) {
 		})
 	}
 }
+
+// TestGameDayLibrarySeeds: every example game day holds its expectations
+// over several seeds, not only the one it names — a live run is a new draw
+// of what the scenario leaves to chance, and an example that passes by its
+// seed's luck fails there.
+func TestGameDayLibrarySeeds(t *testing.T) {
+	if raceEnabled || testing.Short() {
+		t.Skip("the seed sweeps of every example run in make test's pass without -race")
+	}
+	files, err := filepath.Glob("../examples/gamedays/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no game days found: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			s, err := Load(f)
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			sw, err := RunSweep(context.Background(), s, 4)
+			if err != nil {
+				t.Fatalf("sweep: %v", err)
+			}
+			for _, e := range sw.Expectations {
+				if !e.Pass {
+					t.Errorf("%s %s %s %s: held in %d of %d seeds", e.Name, e.Step, e.Target, e.Want, e.Passed, e.N)
+				}
+			}
+		})
+	}
+}

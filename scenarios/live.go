@@ -28,8 +28,8 @@ import (
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
-// liveDrain is how long requests in flight may finish after a live run ends
-// (or is canceled) before they are canceled.
+// liveDrain is how long requests in flight may finish after a live run is
+// stopped early (stop_when, Ctrl-C) before they are canceled.
 const liveDrain = 5 * time.Second
 
 // liveRun is one live game day: mock providers and (unless black box) the
@@ -208,12 +208,22 @@ func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Resu
 	end := time.Now()
 	cancel()
 	wg.Wait()
-	// Requests in flight finish, up to a short drain; then they are canceled.
+	// Requests in flight finish, as in the simulator: at the scenario's end
+	// each may take up to its client timeout (a long stream started in the
+	// last seconds is not a failure of the gateway); a run stopped early
+	// (stop_when, Ctrl-C) gives them a short drain. Then they are canceled.
+	drain := liveDrain
+	l.mu.Lock()
+	stopped := l.aborted != ""
+	l.mu.Unlock()
+	if !stopped {
+		drain = max(drain, l.maxClientTimeout()+time.Second)
+	}
 	drained := make(chan struct{})
 	go func() { l.inflight.Wait(); close(drained) }()
 	select {
 	case <-drained:
-	case <-time.After(liveDrain):
+	case <-time.After(drain):
 		l.reqCancel()
 		<-drained
 	}

@@ -141,3 +141,33 @@ expect:
 	}
 	requirePass(t, res)
 }
+
+// TestLiveEndLetsRequestsFinish: at a scenario's end the requests in flight
+// finish within their client timeout, as in the simulator, instead of being
+// canceled (and counted failed) after a short drain.
+func TestLiveEndLetsRequestsFinish(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("a live run of about 9s of real time; timings need a build without -race")
+	}
+	s, err := Load("testdata/drain/long-streams.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := Run(context.Background(), s, Options{Mode: ModeSim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := Run(context.Background(), s, Options{Mode: ModeLive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Result{sim, live} {
+		a := r.Overall.Availability
+		if a.Requests == 0 || a.Failed != 0 {
+			t.Errorf("%s: %d requests, %d failed; want every long stream served", r.Mode, a.Requests, a.Failed)
+		}
+	}
+	if sim.Overall.Availability.Requests != live.Overall.Availability.Requests {
+		t.Errorf("requests: sim %d, live %d", sim.Overall.Availability.Requests, live.Overall.Availability.Requests)
+	}
+}
