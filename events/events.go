@@ -81,6 +81,9 @@ type Event struct {
 	// Client is the gateway client's ID (never its key) on request and
 	// attempt events, when the gateway has client keys.
 	Client string `json:"client,omitempty"`
+	// Replica is the gateway replica (1..N) that emitted the event, in a
+	// game day of a fleet of N > 1; 0 otherwise.
+	Replica int `json:"replica,omitempty"`
 
 	// Attempt and request results.
 	Status       int           `json:"status,omitempty"`

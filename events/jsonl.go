@@ -76,6 +76,7 @@ func (c *jsonEncoder) append(dst []byte, e *Event) ([]byte, error) {
 		dst = append(dst, `,"stream":true`...)
 	}
 	dst = appendStr(dst, `,"client":`, e.Client)
+	dst = appendInt(dst, `,"replica":`, int64(e.Replica))
 	dst = appendInt(dst, `,"status":`, int64(e.Status))
 	dst = c.appendStr(dst, jClass, `,"class":`, e.Class)
 	dst = c.appendStr(dst, jOutcome, `,"outcome":`, e.Outcome)

@@ -45,6 +45,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 			Attempt:      rapid.Int().Draw(t, "attempt"),
 			Stream:       rapid.Bool().Draw(t, "stream"),
 			Client:       anyString(t, "client"),
+			Replica:      rapid.IntRange(0, 12).Draw(t, "replica"),
 			Status:       rapid.Int().Draw(t, "status"),
 			Class:        anyString(t, "class"),
 			Outcome:      anyString(t, "outcome"),

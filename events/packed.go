@@ -90,7 +90,7 @@ const (
 // packedBlock is the size of a storage block; an event never spans two.
 const (
 	packedBlock  = 256 << 10
-	maxPackedLen = 4 + 5 + 10 + 25*10 // mask, kind, time, every field as a 10-byte varint
+	maxPackedLen = 4 + 5 + 10 + 26*10 // mask, kind, time, every field as a 10-byte varint
 	// maxIDLen is the longest request id written out in a log block; a
 	// longer one is numbered in the string table.
 	maxIDLen = 1 << 10
@@ -123,6 +123,7 @@ const (
 	fOK
 	fValue
 	fClient
+	fReplica
 )
 
 // Len returns the number of events appended.
@@ -144,7 +145,8 @@ func (p *Packed) Append(e *Event) {
 		bit(e.OutputTokens != 0, fOutputTokens) | bit(e.CachedTokens != 0, fCachedTokens) |
 		bit(e.Cost != 0, fCost) | bit(e.From != "", fFrom) | bit(e.To != "", fTo) | bit(e.Reason != "", fReason) |
 		bit(e.Name != "", fName) | bit(e.Severity != "", fSeverity) | bit(e.Sink != "", fSink) |
-		bit(e.OK, fOK) | bit(e.Value != 0, fValue) | bit(e.Client != "", fClient)
+		bit(e.OK, fOK) | bit(e.Value != 0, fValue) | bit(e.Client != "", fClient) |
+		bit(e.Replica != 0, fReplica)
 
 	b := p.room()
 	b = binary.AppendUvarint(b, mask)
@@ -214,6 +216,9 @@ func (p *Packed) Append(e *Event) {
 	}
 	if mask&fCost != 0 {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(e.Cost))
+	}
+	if mask&fReplica != 0 {
+		b = binary.AppendVarint(b, int64(e.Replica))
 	}
 	if mask&(fFrom|fTo|fReason|fName|fSeverity|fSink|fValue|fClient) != 0 {
 		b = p.appendRare(b, mask, e)
@@ -496,6 +501,9 @@ func (d *decoder) decode(i int, e *Event) {
 	}
 	if mask&fCost != 0 {
 		e.Cost = d.float()
+	}
+	if mask&fReplica != 0 {
+		e.Replica = int(d.varint())
 	}
 	if mask&(fFrom|fTo|fReason|fName|fSeverity|fSink|fValue|fClient) != 0 {
 		decodeRare(d, mask, e)

@@ -26,6 +26,7 @@ func genEvent(t *rapid.T, i int) Event {
 		Attempt:      rapid.IntRange(-3, 1000).Draw(t, "attempt"),
 		Stream:       rapid.Bool().Draw(t, "stream"),
 		Client:       str.Draw(t, "client"),
+		Replica:      rapid.IntRange(0, 12).Draw(t, "replica"),
 		Status:       rapid.SampledFrom([]int{0, 200, 429, 529}).Draw(t, "status"),
 		Class:        str.Draw(t, "class"),
 		Outcome:      str.Draw(t, "outcome"),

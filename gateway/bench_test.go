@@ -59,19 +59,11 @@ func newBenchEnvTB(b testing.TB) *benchEnv {
 		direct: mock.URL + "/v1/chat/completions", through: gw.URL + "/v1/chat/completions"}
 }
 
-// startBenchGateway starts a gateway with one route to the mock at
+// startBenchGateway starts a gateway on benchConfig for the mock at
 // mockURL; extra is appended to its configuration.
 func startBenchGateway(b testing.TB, mockURL, extra string) (*gateway.Server, *httptest.Server) {
 	b.Helper()
-	cfg, err := gateway.ParseConfig("bench.yaml", []byte(fmt.Sprintf(`version: 1
-providers:
-  - {name: alpha, kind: openai, base_url: "%s/v1", api_key: sk-bench}
-routes:
-  - name: chat
-    targets:
-      - {provider: alpha, model: gpt-4o, price: {input_per_mtok: 2.5, output_per_mtok: 10}}
-cache: {max_entries: -1}
-%s`, mockURL, extra)), gateway.LoadOptions{})
+	cfg, err := gateway.ParseConfig("bench.yaml", []byte(benchConfig(mockURL)+extra), gateway.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -85,6 +77,19 @@ cache: {max_entries: -1}
 		_ = srv.Close()
 	})
 	return srv, gw
+}
+
+// benchConfig is the benchmarks' gateway configuration on the mock at url.
+func benchConfig(url string) string {
+	return fmt.Sprintf(`version: 1
+providers:
+  - {name: alpha, kind: openai, base_url: "%s/v1", api_key: sk-bench}
+routes:
+  - name: chat
+    targets:
+      - {provider: alpha, model: gpt-4o, price: {input_per_mtok: 2.5, output_per_mtok: 10}}
+cache: {max_entries: -1}
+`, url)
 }
 
 func benchBody(stream bool, model string) []byte {

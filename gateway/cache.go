@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"container/list"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -46,6 +47,8 @@ type responseCache struct {
 	exact    map[string]*list.Element // route|target|hash
 	latest   map[string]*list.Element // route|hash → most recently stored
 	lru      *list.List               // front: newest
+	// shared, when set, shares the answers with a fleet (cachefleet.go).
+	shared *sharedCache
 }
 
 func newResponseCache(c CacheConfig) *responseCache {
@@ -63,6 +66,14 @@ func (c *responseCache) put(now time.Time, route, target, hash string, resp *llm
 		return
 	}
 	e := &cacheEntry{key: route + "|" + target + "|" + hash, rkey: route + "|" + hash, target: target, resp: resp, stored: now}
+	if c.shared != nil {
+		c.shared.put(e)
+	}
+	c.insert(e)
+}
+
+// insert adds e as the newest entry.
+func (c *responseCache) insert(e *cacheEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.exact[e.key]; ok {
@@ -82,20 +93,27 @@ func (c *responseCache) put(now time.Time, route, target, hash string, resp *llm
 	}
 }
 
-// get returns the newest answer on route to hash and its age. fresh says
-// whether it is within the TTL; ok is false when there is none, or when it
-// is older than TTL + MaxStale.
-func (c *responseCache) get(now time.Time, route, hash string) (e *cacheEntry, age time.Duration, fresh, ok bool) {
+// get returns the newest answer on route to hash and its age (a fleet's
+// replica also asks the store on a local miss). fresh says whether it is
+// within the TTL; ok is false when there is none, or when it is older than
+// TTL + MaxStale.
+func (c *responseCache) get(ctx context.Context, now time.Time, route, hash string) (e *cacheEntry, age time.Duration, fresh, ok bool) {
 	if c == nil || hash == "" {
 		return nil, 0, false, false
 	}
 	c.mu.Lock()
 	el := c.latest[route+"|"+hash]
 	c.mu.Unlock()
-	if el == nil {
+	if el != nil {
+		e = el.Value.(*cacheEntry)
+	} else if c.shared != nil {
+		if e = c.shared.get(ctx, route, hash); e != nil {
+			c.insert(e)
+		}
+	}
+	if e == nil {
 		return nil, 0, false, false
 	}
-	e = el.Value.(*cacheEntry)
 	age = now.Sub(e.stored)
 	if age > c.ttl+c.maxStale {
 		return nil, age, false, false

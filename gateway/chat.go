@@ -230,7 +230,7 @@ func estimateTokens(req *llm.Request) int {
 func (x *exchange) run(ctx context.Context, hint string) {
 	x.tr = x.s.tracer.Begin(ctx, x.id, x.req, x.rt.redact)
 	cacheable := x.rt.cacheable[x.req.Model]
-	if x.serveExact(cacheable) {
+	if x.serveExact(ctx, cacheable) {
 		return
 	}
 	x.begin(hint)
@@ -267,7 +267,7 @@ func (x *exchange) run(ctx context.Context, hint string) {
 				}
 			}
 		case policy.ServeCached:
-			x.observeCached()
+			x.observeCached(ctx)
 		case policy.Fail:
 			if !x.cutByShutdown(ctx) {
 				x.fail(&d)
@@ -286,7 +286,7 @@ func (x *exchange) run(ctx context.Context, hint string) {
 // serveExact answers from the exact-match cache (routes with cache.exact).
 //
 //go:noinline
-func (x *exchange) serveExact(cacheable bool) bool {
+func (x *exchange) serveExact(ctx context.Context, cacheable bool) bool {
 	x.promptTokens = estimateTokens(x.req)
 	if !cacheable {
 		return false
@@ -295,7 +295,7 @@ func (x *exchange) serveExact(cacheable bool) bool {
 	if !x.rt.cfg.Cache.Exact {
 		return false
 	}
-	e, age, fresh, ok := x.s.cache.get(time.Now(), x.req.Model, x.hash)
+	e, age, fresh, ok := x.s.cache.get(ctx, time.Now(), x.req.Model, x.hash)
 	if !ok || !fresh {
 		return false
 	}
@@ -366,8 +366,8 @@ func (x *exchange) attempt(ctx context.Context, d *policy.Decision) {
 // observeCached carries out a ServeCached decision.
 //
 //go:noinline
-func (x *exchange) observeCached() {
-	if x.serveCachedLookup() {
+func (x *exchange) observeCached(ctx context.Context) {
+	if x.serveCachedLookup(ctx) {
 		x.lc.Observe(time.Now(), policy.Outcome{Class: policy.OK})
 	} else {
 		x.lc.Observe(time.Now(), policy.Outcome{Class: policy.CacheMiss})
@@ -453,11 +453,11 @@ func (x *exchange) unknown(d *policy.Decision) {
 }
 
 // serveCachedLookup finds a cached answer for the cached tier.
-func (x *exchange) serveCachedLookup() bool {
+func (x *exchange) serveCachedLookup(ctx context.Context) bool {
 	if x.hash == "" {
 		x.hash = requestHash(x.req)
 	}
-	e, age, fresh, ok := x.s.cache.get(time.Now(), x.req.Model, x.hash)
+	e, age, fresh, ok := x.s.cache.get(ctx, time.Now(), x.req.Model, x.hash)
 	if !ok {
 		x.s.m.cacheLookups.WithLabelValues("miss").Inc()
 		return false

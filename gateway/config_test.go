@@ -50,6 +50,7 @@ func TestConfigErrors(t *testing.T) {
 		{"alert threshold percent", minimalConfig + "alerts:\n  rules:\n    - {name: x, kind: fallback_rate, severity: loud, window: 5m, threshold: 5%}\n", `alerts.rules.0.severity: "loud" is not warn or page`},
 		{"webhook without url", minimalConfig + "alerts:\n  sinks:\n    - {name: hook, kind: webhook}\n", "alerts.sinks.0.url"},
 		{"duplicate provider", strings.Replace(minimalConfig, "routes:", "  - {name: openai, kind: anthropic}\nroutes:", 1), `providers.1.name: duplicate provider "openai"`},
+		{"unknown store policy", minimalConfig + "state: {backend: redis, url: \"redis://127.0.0.1:6379/0\", on_store_unavailable: fail_open}\n", `state.on_store_unavailable: unknown policy "fail_open" (local or fail_closed)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,17 +6,23 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/gateway/clients"
 	"github.com/brownout-dev/brownout/gateway/fleet"
 	"github.com/brownout-dev/brownout/gateway/policy"
+	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
 // StateConfig says where the gateway's resilience state lives: in this
 // process (memory, the default) or shared by a fleet of replicas in Redis.
-// Today the breakers are shared (with one fleet-wide half-open trial budget,
-// see the fleet package); retry budgets, health, idempotency records, the
-// cache and client limits stay per replica. The section is read at start:
-// changing it needs a restart (a reload keeps the running store).
+// A fleet shares its breakers (with one fleet-wide half-open trial budget),
+// its routes' retry budgets, its clients' requests and tokens per minute
+// and spend budgets, its health demotions, its idempotency records and its
+// cached answers (see the fleet package, idemfleet.go, cachefleet.go);
+// concurrency caps stay per replica. The
+// section is read at start: changing it needs a restart (a reload keeps
+// the running store).
 type StateConfig struct {
 	// Backend is memory or redis. Default memory.
 	Backend string `yaml:"backend,omitempty"`
@@ -26,9 +32,19 @@ type StateConfig struct {
 	// Prefix starts every key and channel. Default "brownout".
 	Prefix string `yaml:"prefix,omitempty"`
 	// OnStoreUnavailable is what a replica does while the store is down or
-	// slow: local (the default, and the only policy today) follows its own
-	// breakers, emits state.degraded and resyncs when the store is back.
-	// No request waits for the store in any case.
+	// slow (a store call failed or took longer than Timeout, and the store
+	// has not answered since). Either way the replica emits state.degraded,
+	// sets brownout_state_backend_up to 0 and resyncs when the store is
+	// back. Policies:
+	//   - local (the default): the replica keeps serving by its own state
+	//     (breakers, budgets, client limits, idempotency records); no
+	//     request waits for or fails because of the store.
+	//   - fail_closed: the replica serves nothing that needs the fleet's
+	//     state: every request on an inference endpoint is refused with 503
+	//     (type overloaded, in the inbound API's shape) and Retry-After 1,
+	//     and /readyz answers 503, so a load balancer sends the traffic to
+	//     replicas that still reach the store. For a fleet whose client
+	//     budgets or idempotency must never be exceeded N-fold.
 	OnStoreUnavailable string `yaml:"on_store_unavailable,omitempty"`
 	// Timeout bounds every store call; a slower one counts as unavailable.
 	// Default 100ms.
@@ -51,20 +67,36 @@ func (c *StateConfig) validate(add func(path, format string, args ...any)) {
 		add("state.backend", "unknown backend %q (memory or redis)", c.Backend)
 	}
 	switch c.OnStoreUnavailable {
-	case "", "local":
-	case "fail_closed":
-		add("state.on_store_unavailable", "fail_closed is not supported yet; local is")
+	case "", "local", "fail_closed":
 	default:
-		add("state.on_store_unavailable", "unknown policy %q (local)", c.OnStoreUnavailable)
+		add("state.on_store_unavailable", "unknown policy %q (local or fail_closed)", c.OnStoreUnavailable)
 	}
 }
 
 // fleetState is a server's link to its fleet's store.
 type fleetState struct {
-	f     *fleet.Fleet
-	store *fleet.Redis
-	stop  context.CancelFunc
-	done  chan struct{}
+	f       *fleet.Fleet
+	store   *fleet.Redis
+	records fleet.Records
+	// timeout bounds each store call; lease is how long a pending
+	// idempotency record holds its key.
+	timeout, lease time.Duration
+	failClosed     bool
+	stop           context.CancelFunc
+	done           chan struct{}
+}
+
+// stateUnavailable is the error of a request refused under fail_closed.
+func stateUnavailable() *llm.Error {
+	return &llm.Error{Status: 503, Type: llm.ErrOverloaded, RetryAfter: time.Second,
+		Message: "the gateway's shared state store is unavailable (state.on_store_unavailable: fail_closed); retry shortly"}
+}
+
+// refuseWithoutStore reports whether requests are refused right now:
+// fail_closed while the store is unavailable.
+func (s *Server) refuseWithoutStore() bool {
+	fs := s.fleet
+	return fs != nil && fs.failClosed && !fs.f.Up()
 }
 
 // startFleet connects the server to the store its configuration names, if
@@ -81,9 +113,11 @@ func (s *Server) startFleet(cfg *Config) error {
 	up := prometheus.NewGauge(prometheus.GaugeOpts{Name: "brownout_state_backend_up",
 		Help: "1 while the fleet's shared state store answers, 0 while the replica follows local state."})
 	up.Set(1)
-	s.m.reg.MustRegister(up)
+	s.m.reg.MustRegister(up, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "brownout_state_store_calls_total",
+		Help: "Round trips this replica made to the fleet's shared state store."}, func() float64 { return float64(store.Calls()) }))
 	f := fleet.New(store, func() *policy.Engine { return s.rt.Load().engine }, fleet.Options{
 		Timeout: st.Timeout.D(),
+		Clients: func() *clients.Table { return s.rt.Load().clientsOrNil() },
 		Events:  (*serverSink)(s),
 		Up: func(ok bool) {
 			if ok {
@@ -93,7 +127,17 @@ func (s *Server) startFleet(cfg *Config) error {
 			}
 		},
 	})
-	s.fleet = &fleetState{f: f, store: store, done: make(chan struct{})}
+	lease := cfg.Policy.RequestTimeout.D()
+	if lease > 0 {
+		lease += 30 * time.Second
+	} else {
+		lease = or(cfg.Idempotency.TTL.D(), 10*time.Minute)
+	}
+	s.fleet = &fleetState{f: f, store: store, records: store, timeout: or(st.Timeout.D(), 100*time.Millisecond), lease: lease,
+		failClosed: st.OnStoreUnavailable == "fail_closed", done: make(chan struct{})}
+	if s.cache != nil {
+		s.cache.shared = newSharedCache(store, s.fleet.timeout, cfg.Cache.ttl()+cfg.Cache.maxStale(), f.Up)
+	}
 	return nil
 }
 
@@ -107,6 +151,9 @@ func (s *Server) runFleet() {
 	fs.stop = cancel
 	go func() {
 		defer close(fs.done)
+		if sc := s.cache.sharing(); sc != nil {
+			go sc.run(ctx)
+		}
 		_ = fs.f.Run(ctx)
 	}()
 }
@@ -117,6 +164,13 @@ func (s *Server) stopFleet() {
 		fs.stop()
 		<-fs.done
 		_ = fs.store.Close()
+	}
+}
+
+// shareHealth tells the fleet of a demotion this replica made.
+func (s *Server) shareHealth(ev *events.Event) {
+	if s.fleet != nil && ev.Kind == events.HealthChange && ev.To == string(policy.Unhealthy) {
+		s.fleet.f.Demoted(ev.Target, ev.Reason, ev.Time)
 	}
 }
 
@@ -135,6 +189,9 @@ type FleetView struct {
 	// Shared is true while the breakers follow the store.
 	Shared bool      `json:"shared"`
 	At     time.Time `json:"at"`
+	// SharedAt is when the replica last synced its retry budgets and
+	// client limits with the store.
+	SharedAt time.Time `json:"shared_at,omitzero"`
 }
 
 func (s *Server) fleetView() FleetView {
@@ -142,6 +199,7 @@ func (s *Server) fleetView() FleetView {
 	if s.fleet != nil {
 		v.Backend = "redis"
 		v.Shared = s.rt.Load().engine.Shared()
+		v.SharedAt = s.fleet.f.SharedAt()
 	}
 	return v
 }

@@ -22,8 +22,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in llm.
 	e, leader := s.idem.begin(time.Now(), scoped, fp)
 	if !leader {
 		if e.fingerprint != fp {
-			writeLLMError(w, in, &llm.Error{Status: 422, Type: llm.ErrInvalidRequest, Param: "Idempotency-Key",
-				Message: "this Idempotency-Key was used with a different request body"})
+			writeLLMError(w, in, idemConflictError())
 			return
 		}
 		select {
@@ -36,13 +35,28 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in llm.
 				Message: "a request with this Idempotency-Key was processed but its response cannot be replayed; retry with a new key"})
 			return
 		}
-		s.m.idemReplays.Inc()
-		h := w.Header()
-		maps.Copy(h, e.header)
-		h[HeaderReplay] = []string{"true"}
-		w.WriteHeader(e.status)
-		_, _ = w.Write(e.body)
+		s.replay(w, e.status, e.header, e.body)
 		return
+	}
+	var pending []byte // the fleet's record of this request's claim
+	if fs := s.fleet; fs != nil {
+		c, fr, p := fs.claimIdem(r.Context(), scoped, fp, id)
+		switch {
+		case c == idemReplay:
+			s.idem.complete(time.Now(), e, fr.Status, fr.Header, fr.Body, true)
+			s.replay(w, fr.Status, fr.Header, fr.Body)
+			return
+		case c == idemConflict:
+			le := idemConflictError()
+			s.idem.complete(time.Now(), e, le.Status, nil, nil, false)
+			writeLLMError(w, in, le)
+			return
+		case c == idemStoreDown && fs.failClosed:
+			s.idem.complete(time.Now(), e, http.StatusServiceUnavailable, nil, nil, false)
+			writeLLMError(w, in, stateUnavailable())
+			return
+		}
+		pending = p // nil when the store is down: this replica decides alone
 	}
 	rec := &recorder{ResponseWriter: w, limit: maxReplayBody}
 	x := s.newExchange(rec, in, req, id)
@@ -52,7 +66,28 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in llm.
 		if status == 0 {
 			status = http.StatusOK
 		}
-		s.idem.complete(time.Now(), e, status, w.Header().Clone(), rec.buf, !rec.over && r.Context().Err() == nil)
+		header, storable := w.Header().Clone(), !rec.over && r.Context().Err() == nil
+		s.idem.complete(time.Now(), e, status, header, rec.buf, storable)
+		if pending != nil {
+			_ = http.NewResponseController(w).Flush() // the client has its answer before the store hears of it
+			s.fleet.releaseIdem(scoped, pending, fp, status, header, rec.buf, storable, s.idem.ttl)
+		}
 	}()
 	x.run(r.Context(), r.Header.Get(HeaderHint))
+}
+
+// replay writes a stored response, marked as a replay.
+func (s *Server) replay(w http.ResponseWriter, status int, header http.Header, body []byte) {
+	s.m.idemReplays.Inc()
+	h := w.Header()
+	maps.Copy(h, header)
+	h[HeaderReplay] = []string{"true"}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// idemConflictError is the answer to a key reused with another body.
+func idemConflictError() *llm.Error {
+	return &llm.Error{Status: 422, Type: llm.ErrInvalidRequest, Param: "Idempotency-Key",
+		Message: "this Idempotency-Key was used with a different request body"}
 }

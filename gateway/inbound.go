@@ -54,6 +54,7 @@ const (
 	rejTimeout      = "body_timeout"
 	rejMessages     = "too_many_messages"
 	rejDecoded      = "decoded_too_large"
+	rejStateDown    = "state_unavailable"
 )
 
 // guard serves an inference endpoint behind the trust boundary.
@@ -73,6 +74,10 @@ func (s *Server) guard(in llm.Codec) http.HandlerFunc {
 			return
 		}
 		defer s.in.requests.Add(-1)
+		if s.refuseWithoutStore() {
+			refuse(rejStateDown, stateUnavailable())
+			return
+		}
 
 		var acct *clients.Account
 		if rt.clients.Len() > 0 {

@@ -273,6 +273,7 @@ func (s *Server) emitEvent(ev *events.Event) {
 	}
 	s.al.observe(ev)
 	s.publish(ev)
+	s.shareHealth(ev)
 }
 
 // writeUsage writes the usage record of an attempt.end event.
@@ -322,6 +323,11 @@ func (s *Server) routes() http.Handler {
 		if s.draining.Load() {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = w.Write([]byte("draining\n"))
+			return
+		}
+		if s.refuseWithoutStore() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("state store unavailable\n"))
 			return
 		}
 		_, _ = w.Write([]byte("ready\n"))

@@ -3,7 +3,6 @@ package reports
 import (
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/brownout-dev/brownout/scenarios"
 )
@@ -27,20 +26,42 @@ func charts(r *scenarios.Result) []string {
 	for i, p := range s.Points {
 		ts[i] = p.T.Seconds() + step/2
 	}
-	decorate := func(p *plot, marks bool) {
+	// decorate shades the fault windows (labelled when labels is set) and,
+	// with marks, marks each fault's detection and mitigation.
+	decorate := func(p *plot, labels, marks bool) {
 		for _, f := range r.Faults {
-			p.shade(f.Start.Sub(r.Start).Seconds(), f.End.Sub(r.Start).Seconds(), f.Step+" · "+f.Target, p.h >= plotH)
+			t0, t1 := f.Start.Sub(r.Start).Seconds(), f.End.Sub(r.Start).Seconds()
+			full, short := f.Step+" · "+f.Target, f.Step
+			if !labels {
+				full, short = "", ""
+			}
+			p.shade(t0, t1, f.Step+" · "+f.Target, full, short)
 		}
 		if !marks {
 			return
 		}
+		// Faults detected or mitigated at the same moment (a shared
+		// fallback) share one mark.
+		type mark struct {
+			x     float64
+			label string
+		}
+		drawn := map[mark]bool{}
+		vline := func(at float64, label, tip, class string) {
+			k := mark{math.Round(p.x(at)), label}
+			if drawn[k] {
+				return
+			}
+			drawn[k] = true
+			p.vline(at, label, tip, class)
+		}
 		for _, f := range r.Faults {
 			t0 := f.Start.Sub(r.Start).Seconds()
 			if f.Detected {
-				p.vline(t0+f.TTD.Seconds(), "TTD "+fmtDur(f.TTD), "detect")
+				vline(t0+f.TTD.Seconds(), "TTD "+fmtDur(f.TTD), f.Step+" · "+f.Target+": TTD "+detect(f), "detect")
 			}
 			if f.Impact && f.Mitigated {
-				p.vline(t0+f.TTM.Seconds(), "TTM "+fmtDur(f.TTM), "mitigate")
+				vline(t0+f.TTM.Seconds(), "TTM "+fmtDur(f.TTM), f.Step+" · "+f.Target+": TTM "+mitigate(f), "mitigate")
 			}
 		}
 	}
@@ -56,11 +77,15 @@ func charts(r *scenarios.Result) []string {
 			}
 			ymax = math.Max(ymax, sum/step)
 		}
-		p := newPlot("Requests per second by serving target", plotH, xmax, niceCeil(ymax*1.1))
-		p.axes(func(v float64) string { return fmt.Sprintf("%g/s", round2(v)) })
-		decorate(p, false)
-		lo := make([]float64, len(ts))
 		var legend []legendItem
+		for ti, name := range s.Targets {
+			legend = append(legend, legendItem{palette[ti%len(palette)], name})
+		}
+		legend = append(legend, legendItem{"#d62728", "failed"})
+		p := newPlot("Requests per second by serving target", plotH, xmax, legend)
+		p.axes(rateTicks(ymax * 1.05))
+		decorate(p, true, false)
+		lo := make([]float64, len(ts))
 		layers := make([][]float64, 0, len(s.Targets)+1)
 		for ti := range s.Targets {
 			l := make([]float64, len(ts))
@@ -80,9 +105,7 @@ func charts(r *scenarios.Result) []string {
 			for i := range ts {
 				hi[i] = lo[i] + l[i]
 			}
-			color := palette[li%len(palette)]
-			p.area(ts, lo, hi, color, s.Targets[li])
-			legend = append(legend, legendItem{color, s.Targets[li]})
+			p.area(ts, lo, hi, legend[li].color, s.Targets[li])
 			lo = hi
 		}
 		hi := make([]float64, len(ts))
@@ -90,8 +113,6 @@ func charts(r *scenarios.Result) []string {
 			hi[i] = lo[i] + failed[i]
 		}
 		p.area(ts, lo, hi, "#d62728", "failed")
-		legend = append(legend, legendItem{"#d62728", "failed"})
-		p.legend(legend)
 		out = append(out, p.String())
 	}
 
@@ -107,17 +128,15 @@ func charts(r *scenarios.Result) []string {
 			vs[i] = pt.Success
 			lo = math.Min(lo, pt.Success)
 		}
-		lo = math.Min(lo, r.SLO.SuccessRate)
-		p := newPlot(fmt.Sprintf("User success rate (%s window)", fmtDur(r.SLO.Window)), plotH, xmax, 1)
-		p.ymin = math.Max(0, math.Floor(lo*10-0.5)/10)
-		if p.ymin >= 1 {
-			p.ymin = 0.9
+		if r.SLO.SuccessRate > 0 {
+			lo = math.Min(lo, r.SLO.SuccessRate)
 		}
-		p.axes(func(v float64) string { return fmtPct(round2(v*100) / 100) })
-		decorate(p, true)
+		p := newPlot(fmt.Sprintf("User success rate (%s window)", fmtDur(r.SLO.Window)), plotH, xmax, nil)
+		p.axes(percentTicks(1 - 1.25*(1-lo)))
 		if r.SLO.SuccessRate > 0 {
 			p.hline(r.SLO.SuccessRate, "SLO "+fmtPct(r.SLO.SuccessRate), "slo")
 		}
+		decorate(p, true, true)
 		p.line(ts, vs, "success", "success rate")
 		out = append(out, p.String())
 	}
@@ -134,9 +153,9 @@ func charts(r *scenarios.Result) []string {
 			vs[i] = pt.P95TTFT.Seconds()
 			ymax = math.Max(ymax, vs[i])
 		}
-		p := newPlot("p95 time to first token", plotH, xmax, niceCeil(ymax*1.1))
-		p.axes(func(v float64) string { return fmtDur(time.Duration(v * float64(time.Second))) })
-		decorate(p, true)
+		p := newPlot("p95 time to first token", plotH, xmax, nil)
+		p.axes(durationTicks(ymax * 1.05))
+		decorate(p, true, true)
 		p.line(ts, vs, "ttft", "p95 TTFT")
 		out = append(out, p.String())
 	}
@@ -155,19 +174,15 @@ func charts(r *scenarios.Result) []string {
 		}
 		const rowH = 22.0
 		h := marginTop + marginBot + rowH*float64(len(rows))
-		p := newPlot("Breaker and health state per target", h, xmax, 1)
-		decorate(p, false)
+		p := newPlot("Breaker and health state per target", h, xmax,
+			[]legendItem{{stateColor("closed"), "closed / healthy"}, {stateColor("half_open"), "half-open / recovering"}, {stateColor("open"), "open / unhealthy"}})
+		p.xAxis()
+		decorate(p, false, false)
 		for _, b := range s.Breakers {
 			p.band(seen[row{b.Target, b.Kind}], rowH, b.From.Seconds(), b.To.Seconds(), stateColor(b.State), b.Target+" "+b.Kind+": "+b.State)
 		}
 		for i, rw := range rows {
 			p.rowLabel(i, rowH, rw.target+" "+rw.kind)
-		}
-		p.legend([]legendItem{{stateColor("closed"), "closed / healthy"}, {stateColor("half_open"), "half-open / recovering"}, {stateColor("open"), "open / unhealthy"}})
-		// x ticks without y grid.
-		step := niceCeil(xmax / 8)
-		for t := 0.0; t <= xmax+1e-9; t += step {
-			fmt.Fprintf(&p.b, `<text x="%.1f" y="%.1f" class="xlabel">%s</text>`, p.x(t), h-8, fmtSeconds(t))
 		}
 		out = append(out, p.String())
 	}
@@ -175,9 +190,10 @@ func charts(r *scenarios.Result) []string {
 	// 5. Cumulative cost against the counterfactual.
 	{
 		last := s.Points[len(s.Points)-1]
-		p := newPlot("Cumulative cost vs counterfactual (all traffic at the primary's price)", plotH, xmax, niceCeil(math.Max(last.Cost, last.Counterfactual)*1.1))
-		p.axes(func(v float64) string { return fmt.Sprintf("$%.3g", v) })
-		decorate(p, false)
+		p := newPlot("Cumulative cost vs counterfactual (all traffic at the primary's price)", plotH, xmax,
+			[]legendItem{{"#3b6fd6", "actual"}, {"#999999", "counterfactual"}})
+		p.axes(moneyTicks(math.Max(last.Cost, last.Counterfactual) * 1.05))
+		decorate(p, true, false)
 		ends := make([]float64, len(ts))
 		cost := make([]float64, len(ts))
 		cf := make([]float64, len(ts))
@@ -187,13 +203,10 @@ func charts(r *scenarios.Result) []string {
 		}
 		p.line(ends, cf, "counterfactual", "counterfactual")
 		p.line(ends, cost, "cost", "actual cost")
-		p.legend([]legendItem{{"#3b6fd6", "actual"}, {"#999999", "counterfactual"}})
 		out = append(out, p.String())
 	}
 	return out
 }
-
-func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
 func stateColor(state string) string {
 	switch state {

@@ -108,6 +108,8 @@ func Diff(old, new *scenarios.Result, tol Tolerances) *RunDiff {
 	rate("availability", old.Overall.Availability.Success, new.Overall.Availability.Success)
 	count("bad served", old.Overall.BadServed, new.Overall.BadServed)
 	count("flaps", old.Overall.Flaps, new.Overall.Flaps)
+	// The flaps row names the targets they come from.
+	d.Rows[len(d.Rows)-1].Old, d.Rows[len(d.Rows)-1].New = flapsByTarget(old), flapsByTarget(new)
 	ratio("retry amplification", old.Overall.Retry.Amplification, new.Overall.Retry.Amplification, func(v float64) string { return fmt.Sprintf("%.2f", v) })
 	ratio("peak amplification", old.Overall.Retry.PeakAmplification, new.Overall.Retry.PeakAmplification, func(v float64) string { return fmt.Sprintf("%.2f", v) })
 	ratio("cost", old.Overall.Cost.Total, new.Overall.Cost.Total, fmtMoney)

@@ -279,12 +279,17 @@ func CompareFidelitySweep(sw *scenarios.Sweep, live *scenarios.Result, tol Fidel
 }
 
 // windowedRange is the tolerance of a windowed duration score against a
-// sweep: Duration, or Relative of the sweep's longest value.
+// sweep: Duration, or Relative of the longest value the seeds measured.
 func windowedRange(s *scenarios.SweepScore, tol FidelityTolerances) time.Duration {
-	if s == nil || s.Worst == nil {
+	if s == nil {
 		return tol.Duration
 	}
-	return max(tol.Duration, time.Duration(tol.Relative*(*s.Worst)))
+	for _, v := range []*float64{s.Worst, s.P90, s.Median, s.Best} {
+		if v != nil {
+			return max(tol.Duration, time.Duration(tol.Relative*(*v)))
+		}
+	}
+	return tol.Duration
 }
 
 // rangeCell compares a live value (measured says it is one) with the range

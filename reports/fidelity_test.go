@@ -112,7 +112,7 @@ func TestCompareFidelitySweep(t *testing.T) {
 		{"ttr inside", nil, func(r *scenarios.Result) {
 			r.Faults[0].Recovered, r.Faults[0].TTR, r.Faults[0].Superseded = true, 55*time.Second, false
 		},
-			func(f *Fidelity) FidelityCell { return f.Steps[0].TTR }, true, "50s–1m00s"},
+			func(f *Fidelity) FidelityCell { return f.Steps[0].TTR }, true, "50s–1m0s"},
 		{"ttr within 10% of the worst", nil, func(r *scenarios.Result) {
 			r.Faults[0].Recovered, r.Faults[0].TTR, r.Faults[0].Superseded = true, 65*time.Second, false
 		},

@@ -10,23 +10,10 @@ import (
 	"github.com/brownout-dev/brownout/scenarios"
 )
 
-// fmtDur prints a duration compactly: "850ms", "12.4s", "2m05s".
-func fmtDur(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "0s"
-	case d < time.Millisecond:
-		return fmt.Sprintf("%dµs", d.Microseconds())
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		return strings.TrimSuffix(fmt.Sprintf("%.1f", d.Seconds()), ".0") + "s"
-	default:
-		m := int(d / time.Minute)
-		s := int((d % time.Minute) / time.Second)
-		return fmt.Sprintf("%dm%02ds", m, s)
-	}
-}
+// fmtDur prints a measured duration: every report uses the rounding of
+// the verdicts in result.json ([scenarios.FormatDuration]), so a TTD reads
+// the same in a chart, a table and an expectation.
+func fmtDur(d time.Duration) string { return scenarios.FormatDuration(d) }
 
 // fmtPct prints a fraction as a percentage with up to two decimals.
 func fmtPct(f float64) string {

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"strings"
 
-	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/scenarios"
 )
 
@@ -14,87 +12,28 @@ import (
 // inline SVG charts, a few lines of inline script for the timeline filter,
 // and no network access of any kind.
 func WriteHTML(w io.Writer, r *scenarios.Result) error {
-	svgs := charts(r)
-	data := htmlData{R: r, Verdict: runVerdict(r)}
-	for _, s := range svgs {
+	data := htmlData{R: r, Verdict: runVerdict(r), Overall: overallRows(r),
+		Faults: faultTable(r), Targets: targetTable(r), Demotions: demotionTable(r),
+		Timeline: groupTimeline(r.Start, r.Series.Timeline), Kinds: timelineKinds(r.Series.Timeline), TimelineNote: timelineNote(r)}
+	for _, s := range charts(r) {
 		data.Charts = append(data.Charts, template.HTML(s)) // #nosec: built by plot with every text escaped
-	}
-	a := r.Overall.Availability
-	data.Overall = [][2]string{
-		{"requests", fmt.Sprint(a.Requests)},
-		{"success (served + degraded)", fmtPct(a.Success)},
-		{"served in full / degraded / failed", fmtPct(a.ServedRate) + " / " + fmtPct(a.DegradedRate) + " / " + fmtPct(a.FailedRate)},
-		{"bad responses served as success", fmt.Sprint(r.Overall.BadServed)},
-		{"retry amplification (peak 10 s)", fmt.Sprintf("%.2f (%.2f)", r.Overall.Retry.Amplification, r.Overall.Retry.PeakAmplification)},
-		{"TTFT p50 / p95 / p99 baseline", fmtDur(r.Overall.Latency.BaselineTTFT.P50) + " / " + fmtDur(r.Overall.Latency.BaselineTTFT.P95) + " / " + fmtDur(r.Overall.Latency.BaselineTTFT.P99)},
-		{"TTFT p50 / p95 / p99 during faults", fmtDur(r.Overall.Latency.FaultTTFT.P50) + " / " + fmtDur(r.Overall.Latency.FaultTTFT.P95) + " / " + fmtDur(r.Overall.Latency.FaultTTFT.P99)},
-		{"latency penalty (p95 TTFT, total)", fmtRatio(r.Overall.Latency.TTFTPenalty) + ", " + fmtRatio(r.Overall.Latency.TotalPenalty)},
-		{"cost / counterfactual / premium", fmtMoney(r.Overall.Cost.Total) + " / " + fmtMoney(r.Overall.Cost.Counterfactual) + " / " + fmtMoney(r.Overall.Cost.FallbackPremium)},
-		{"cost multiplier during faults", fmtRatio(r.Overall.Cost.Multiplier)},
-		{"prompt-cache warm-up penalty", fmtMoney(r.Overall.Cost.CacheWarmupPenalty)},
-		{"flaps", fmt.Sprint(r.Overall.Flaps)},
-	}
-	for _, f := range r.Faults {
-		data.Faults = append(data.Faults, []string{f.Step, f.Target, f.Kind, detect(f), mitigate(f), recoverStr(f),
-			fmtPct(f.Availability.Success), fmt.Sprintf("%.2f", f.Retry.Amplification), fmtRatio(f.LoadRatio), fmtRatio(f.CostMultiplier),
-			fmt.Sprint(f.Flaps), fmt.Sprint(f.BadServed)})
-	}
-	for _, t := range r.Targets {
-		data.Targets = append(data.Targets, []string{t.Target, fmt.Sprint(t.Attempts), fmt.Sprint(t.OK), fmt.Sprint(t.Served), fmtPct(t.Share),
-			fmtMoney(t.Cost), fmt.Sprintf("%s (n=%d)", fmtPct(t.Quality), t.QualityN), fmt.Sprint(t.Openings), fmt.Sprint(t.FalsePositives)})
 	}
 	for _, al := range r.Alerts {
 		data.Alerts = append(data.Alerts, []string{al.Name, al.Severity, fmt.Sprint(al.Fired), countMap(al.Delivered), countMap(al.Undelivered)})
 	}
-	kinds := map[string]bool{}
-	for _, e := range r.Series.Timeline {
-		kinds[string(e.Kind)] = true
-		data.Timeline = append(data.Timeline, timelineRow{
-			At: fmtDur(e.Time.Sub(r.Start)), Kind: string(e.Kind), Target: e.Target, Detail: eventDetail(e),
-		})
-	}
-	data.Kinds = sortedKeys(kinds)
 	return htmlTmpl.Execute(w, data)
 }
 
-type timelineRow struct{ At, Kind, Target, Detail string }
-
 type htmlData struct {
-	R        *scenarios.Result
-	Verdict  string
-	Charts   []template.HTML
-	Overall  [][2]string
-	Faults   [][]string
-	Targets  [][]string
-	Alerts   [][]string
-	Timeline []timelineRow
-	Kinds    []string
-}
-
-// eventDetail summarises the fields of a notable event.
-func eventDetail(e events.Event) string {
-	var parts []string
-	add := func(k, v string) {
-		if v != "" {
-			parts = append(parts, k+"="+v)
-		}
-	}
-	add("name", e.Name)
-	if e.From != "" || e.To != "" {
-		parts = append(parts, e.From+" → "+e.To)
-	}
-	add("reason", e.Reason)
-	add("severity", e.Severity)
-	add("sink", e.Sink)
-	add("route", e.Route)
-	add("tier", e.Tier)
-	if e.Kind == events.AlertDelivered || e.Kind == events.ProbeResult || e.Kind == events.ConfigReload {
-		parts = append(parts, fmt.Sprintf("ok=%t", e.OK))
-	}
-	if e.Value != 0 {
-		parts = append(parts, fmt.Sprintf("value=%.4g", e.Value))
-	}
-	return strings.Join(parts, " ")
+	R                          *scenarios.Result
+	Verdict                    string
+	Charts                     []template.HTML
+	Overall                    [][2]string
+	Faults, Targets, Demotions table
+	Alerts                     [][]string
+	Timeline                   []timelineRow
+	Kinds                      []kindCount
+	TimelineNote               string
 }
 
 var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
@@ -113,6 +52,7 @@ table{border-collapse:collapse;width:100%;margin:6px 0;font-size:13px}
 th,td{border-bottom:1px solid #e5e5e5;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f6f7f9;font-weight:600}
 td.pass{color:#2e9e6a;font-weight:600}td.fail{color:#c0392b;font-weight:600}
+td:first-child,#timeline td:nth-child(-n+4){white-space:nowrap}
 svg.chart{width:100%;height:auto;display:block;margin:10px 0 4px;background:#fcfcfd;border:1px solid #eee}
 svg .title{font-size:13px;font-weight:600;fill:#222}
 svg .grid{stroke:#e6e6e6}svg .tick{stroke:#999}
@@ -146,15 +86,14 @@ label.kind{margin-right:10px;font-size:12px;white-space:nowrap}
 <h2>Overall</h2>
 <table>{{range .Overall}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
 
-{{if .Faults}}<h2>Fault steps</h2>
-<table><tr><th>step</th><th>target</th><th>kind</th><th>TTD</th><th>TTM</th><th>TTR</th><th>success</th><th>amplification</th><th>load ×</th><th>cost ×</th><th>flaps</th><th>bad served</th></tr>
-{{range .Faults}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>{{end}}
+{{if .Faults.Rows}}<h2>Fault steps</h2>
+{{template "table" .Faults}}{{end}}
 
-{{if .Targets}}<h2>Targets</h2>
-<table><tr><th>target</th><th>attempts</th><th>ok</th><th>served</th><th>share</th><th>cost</th><th>quality</th><th>openings</th><th>false positives</th></tr>
-{{range .Targets}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>{{end}}
+{{if .Targets.Rows}}<h2>Targets</h2>
+{{template "table" .Targets}}
+<h2>Demotions and flaps per target</h2>
+<p class="meta">Demotions are breaker openings and unhealthy markings: re-detections within a fault, oscillations after one, false positives outside every fault. Flaps are oscillations plus false positives.</p>
+{{template "table" .Demotions}}{{end}}
 
 {{if .Alerts}}<h2>Alerts</h2>
 <table><tr><th>alert</th><th>severity</th><th>fired</th><th>delivered</th><th>undelivered</th></tr>
@@ -162,14 +101,18 @@ label.kind{margin-right:10px;font-size:12px;white-space:nowrap}
 {{end}}</table>{{end}}
 
 <h2>Event timeline</h2>
+<p class="meta">Consecutive events that read the same are one row with a count; per-request events (tier.served, budget.exhausted, stream.*) are one row per target and detail between two other events.{{if .TimelineNote}} Showing {{.TimelineNote}}.{{end}}</p>
 <div id="controls"><input id="filter" type="search" placeholder="filter: target, name, reason…">
-{{range .Kinds}}<label class="kind"><input type="checkbox" class="kindbox" value="{{.}}" checked> {{.}}</label>{{end}}</div>
-<table id="timeline"><tr><th>at</th><th>kind</th><th>target</th><th>detail</th></tr>
-{{range .Timeline}}<tr data-kind="{{.Kind}}"><td>{{.At}}</td><td>{{.Kind}}</td><td>{{.Target}}</td><td>{{.Detail}}</td></tr>
+{{range .Kinds}}<label class="kind"><input type="checkbox" class="kindbox" value="{{.Kind}}" checked> {{.Kind}} ({{.Count}})</label>{{end}}</div>
+<table id="timeline"><tr><th>at</th><th>kind</th><th>count</th><th>target</th><th>detail</th></tr>
+{{range .Timeline}}<tr data-kind="{{.Kind}}"><td>{{.At}}</td><td>{{.Kind}}</td><td>{{.Times}}</td><td>{{.Target}}</td><td>{{.Detail}}</td></tr>
 {{end}}</table>
 
 {{if .R.Source}}<h2>Scenario file{{if .R.File}} ({{.R.File}}){{end}}</h2>
 <pre>{{.R.Source}}</pre>{{end}}
+{{define "table"}}<table><tr>{{range .Cols}}<th>{{.Long}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
 <script>
 (function(){
   var f=document.getElementById('filter'),boxes=document.querySelectorAll('.kindbox'),rows=document.querySelectorAll('#timeline tr[data-kind]');

@@ -38,39 +38,21 @@ func WriteMarkdown(w io.Writer, r *scenarios.Result) error {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", verdictWord(v.Pass), mdEscape(name), mdEscape(v.Want), mdEscape(v.Got))
 	}
 
-	a := r.Overall.Availability
 	b.WriteString("\n## Overall\n\n| score | value |\n|---|---|\n")
-	rows := [][2]string{
-		{"requests", fmt.Sprint(a.Requests)},
-		{"success (served + degraded)", fmtPct(a.Success)},
-		{"served in full / degraded / failed", fmtPct(a.ServedRate) + " / " + fmtPct(a.DegradedRate) + " / " + fmtPct(a.FailedRate)},
-		{"bad responses served as success", fmt.Sprint(r.Overall.BadServed)},
-		{"retry amplification (peak 10 s)", fmt.Sprintf("%.2f (%.2f)", r.Overall.Retry.Amplification, r.Overall.Retry.PeakAmplification)},
-		{"retry budget exhausted", fmt.Sprint(r.Overall.Retry.BudgetExhausted)},
-		{"TTFT p95 baseline → fault", fmtDur(r.Overall.Latency.BaselineTTFT.P95) + " → " + fmtDur(r.Overall.Latency.FaultTTFT.P95) + " (" + fmtRatio(r.Overall.Latency.TTFTPenalty) + ")"},
-		{"cost / counterfactual", fmtMoney(r.Overall.Cost.Total) + " / " + fmtMoney(r.Overall.Cost.Counterfactual)},
-		{"fallback premium", fmtMoney(r.Overall.Cost.FallbackPremium)},
-		{"cost multiplier during faults", fmtRatio(r.Overall.Cost.Multiplier)},
-		{"flaps", fmt.Sprint(r.Overall.Flaps)},
+	for _, row := range append(overallRows(r), fleetRows(r.Fleet)...) {
+		fmt.Fprintf(&b, "| %s | %s |\n", row[0], mdEscape(row[1]))
 	}
-	for _, row := range rows {
-		fmt.Fprintf(&b, "| %s | %s |\n", row[0], row[1])
-	}
-
 	if len(r.Faults) > 0 {
-		b.WriteString("\n## Fault steps\n\n| step | target | kind | TTD | TTM | TTR | success | amplification | load × | cost × | flaps | bad served |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-		for _, f := range r.Faults {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %.2f | %s | %s | %d | %d |\n",
-				mdEscape(f.Step), f.Target, mdEscape(f.Kind), detect(f), mitigate(f), recoverStr(f), fmtPct(f.Availability.Success),
-				f.Retry.Amplification, fmtRatio(f.LoadRatio), fmtRatio(f.CostMultiplier), f.Flaps, f.BadServed)
-		}
+		b.WriteString("\n## Fault steps\n\n")
+		writeMDTable(&b, faultTable(r))
 	}
 	if len(r.Targets) > 0 {
-		b.WriteString("\n## Targets\n\n| target | attempts | ok | served | share | cost | quality | openings | false positives |\n|---|---|---|---|---|---|---|---|---|\n")
-		for _, t := range r.Targets {
-			fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %s | %s (n=%d) | %d | %d |\n",
-				t.Target, t.Attempts, t.OK, t.Served, fmtPct(t.Share), fmtMoney(t.Cost), fmtPct(t.Quality), t.QualityN, t.Openings, t.FalsePositives)
-		}
+		b.WriteString("\n## Targets\n\n")
+		writeMDTable(&b, targetTable(r))
+		b.WriteString("\n## Demotions and flaps per target\n\n" +
+			"Demotions are breaker openings and unhealthy markings: re-detections within a fault, oscillations " +
+			"after one, false positives outside every fault. Flaps are oscillations plus false positives.\n\n")
+		writeMDTable(&b, demotionTable(r))
 	}
 	if len(r.Alerts) > 0 {
 		b.WriteString("\n## Alerts\n\n| alert | severity | fired | first | delivered | undelivered |\n|---|---|---|---|---|---|\n")
@@ -82,8 +64,52 @@ func WriteMarkdown(w io.Writer, r *scenarios.Result) error {
 			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s |\n", mdEscape(al.Name), al.Severity, al.Fired, first, countMap(al.Delivered), countMap(al.Undelivered))
 		}
 	}
+	writeMDTimeline(&b, r)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// mdTimelineRows bounds the Markdown timeline; report.html has every row.
+const mdTimelineRows = 200
+
+// writeMDTimeline writes the grouped event timeline: the count of each
+// kind, then one row per group (see groupTimeline).
+func writeMDTimeline(b *strings.Builder, r *scenarios.Result) {
+	if len(r.Series.Timeline) == 0 {
+		return
+	}
+	b.WriteString("\n## Timeline\n\n")
+	var kinds []string
+	for _, k := range timelineKinds(r.Series.Timeline) {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k.Kind, k.Count))
+	}
+	b.WriteString("Events: " + strings.Join(kinds, ", ") + ".")
+	if note := timelineNote(r); note != "" {
+		b.WriteString(" Showing " + note + ".")
+	}
+	b.WriteString(" Repeated events are one row with a count.\n\n| at | kind | count | target | detail |\n|---|---|---|---|---|\n")
+	rows := groupTimeline(r.Start, r.Series.Timeline)
+	for i, t := range rows {
+		if i == mdTimelineRows {
+			fmt.Fprintf(b, "\n%d more rows in report.html.\n", len(rows)-i)
+			break
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", t.At(), t.Kind, t.Times(), mdEscape(t.Target), mdEscape(t.Detail))
+	}
+}
+
+// writeMDTable writes a table with its long headers.
+func writeMDTable(b *strings.Builder, t table) {
+	for _, c := range t.Cols {
+		b.WriteString("| " + c.Long + " ")
+	}
+	b.WriteString("|\n" + strings.Repeat("|---", len(t.Cols)) + "|\n")
+	for _, row := range t.Rows {
+		for _, cell := range row {
+			b.WriteString("| " + mdEscape(cell) + " ")
+		}
+		b.WriteString("|\n")
+	}
 }
 
 func countMap(m map[string]int) string {

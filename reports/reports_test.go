@@ -26,10 +26,58 @@ func TestFixtureIsAnIncident(t *testing.T) {
 	require.NotEmpty(t, r.Series.Breakers)
 }
 
-func TestMarkdownGolden(t *testing.T) {
-	var buf bytes.Buffer
-	require.NoError(t, WriteMarkdown(&buf, fixture()))
-	golden.Check(t, "testdata/report.md.golden", buf.Bytes())
+// TestRenderingsGolden: the scorecard and the Markdown of a one-fault run
+// and of a run with crowded faults, flaps on two targets and a grouped
+// timeline.
+func TestRenderingsGolden(t *testing.T) {
+	for name, r := range map[string]*scenarios.Result{"report": fixture(), "incidents": incidents()} {
+		t.Run(name, func(t *testing.T) {
+			var md bytes.Buffer
+			require.NoError(t, WriteMarkdown(&md, r))
+			golden.Check(t, "testdata/"+name+".md.golden", md.Bytes())
+			golden.Check(t, "testdata/"+name+".scorecard.golden", []byte(Scorecard(r)))
+		})
+	}
+}
+
+// TestFlapsPerTargetInEveryFormat: the run's flaps name the targets they
+// come from, and each target's demotions show how its flaps arose — in the
+// scorecard, the Markdown and the HTML.
+func TestFlapsPerTargetInEveryFormat(t *testing.T) {
+	r := incidents()
+	require.Equal(t, 2, r.Overall.Flaps)
+	const overall = "2 (anthropic:claude-sonnet-4-5 1, gemini:gemini-2.5-flash 1)"
+	var md, page bytes.Buffer
+	require.NoError(t, WriteMarkdown(&md, r))
+	require.NoError(t, WriteHTML(&page, r))
+	card := Scorecard(r)
+	require.Contains(t, card, "flaps "+overall)
+	require.Contains(t, md.String(), "| flaps (by target) | "+overall+" |")
+	require.Contains(t, page.String(), "<td>"+overall+"</td>")
+	// anthropic: 3 unhealthy markings, 1 re-detection, 1 oscillation; gemini: 1 false positive.
+	require.Regexp(t, `anthropic:claude-sonnet-4-5 +0 +3 +1 +1 +0 +1\n`, card)
+	require.Regexp(t, `gemini:gemini-2.5-flash +0 +1 +0 +0 +1 +1\n`, card)
+	require.Contains(t, md.String(), "| anthropic:claude-sonnet-4-5 | 0 | 3 | 1 | 1 | 0 | 1 | 0s |")
+	require.Contains(t, page.String(), "<tr><td>gemini:gemini-2.5-flash</td><td>0</td><td>1</td><td>0</td><td>0</td><td>1</td><td>1</td><td>0s</td></tr>")
+}
+
+// TestDurationsReadTheSameEverywhere: a TTD of 829ms is "800ms" in the
+// chart's mark, the scorecard, the Markdown and the HTML tables, as in the
+// verdicts of result.json.
+func TestDurationsReadTheSameEverywhere(t *testing.T) {
+	r := incidents()
+	f := r.Faults[0]
+	require.Equal(t, 829*time.Millisecond, f.TTD)
+	var md, page bytes.Buffer
+	require.NoError(t, WriteMarkdown(&md, r))
+	require.NoError(t, WriteHTML(&page, r))
+	require.Contains(t, page.String(), ">TTD 800ms</text>")
+	require.Contains(t, page.String(), "<td>800ms (breaker)</td>")
+	require.Contains(t, md.String(), "| 800ms (breaker) |")
+	require.Contains(t, Scorecard(r), "TTD 800ms (breaker)")
+	for _, out := range []string{page.String(), md.String(), Scorecard(r)} {
+		require.NotContains(t, out, "829ms")
+	}
 }
 
 func TestJUnitGolden(t *testing.T) {
@@ -227,6 +275,15 @@ func TestDiff(t *testing.T) {
 	require.NoError(t, WriteDiff(&buf, d, false))
 	require.Contains(t, buf.String(), "REGRESSION")
 	require.Contains(t, buf.String(), "4 regression(s)")
+
+	// Flaps name their targets.
+	inc := incidents()
+	flappier := incidents()
+	flappier.Overall.Flaps++
+	flappier.Targets[1].Flaps++
+	buf.Reset()
+	require.NoError(t, WriteDiff(&buf, Diff(inc, flappier, DefaultTolerances), false))
+	require.Regexp(t, `flaps +2 \(anthropic:claude-sonnet-4-5 1, gemini:gemini-2.5-flash 1\) +3 \(anthropic:claude-sonnet-4-5 1, gemini:gemini-2.5-flash 2\) +\+1 +REGRESSION`, buf.String())
 }
 
 func TestTrend(t *testing.T) {

@@ -257,11 +257,16 @@ svg polyline{fill:none;stroke-width:2}svg .ttd{stroke:#9b59b6}svg .ttm{stroke:#1
 				ymax = math.Max(ymax, ttm[i])
 			}
 		}
-		pl := newPlot("Time to detect and to mitigate per run (seconds)", plotH, math.Max(float64(len(pts)-1), 1), niceCeil(ymax*1.1))
-		pl.axes(func(v float64) string { return fmt.Sprintf("%gs", round2(v)) })
+		pl := newPlot("Time to detect and to mitigate per run", plotH, math.Max(float64(len(pts)-1), 1), []legendItem{{"#9b59b6", "TTD"}, {"#17a2b8", "TTM"}})
+		pl.xlabel = func(v float64) string {
+			if i := int(v); i < len(pts) {
+				return pts[i].Label
+			}
+			return ""
+		}
+		pl.axes(durationTicks(ymax * 1.05))
 		pl.line(xs, ttd, "ttd", "TTD")
 		pl.line(xs, ttm, "ttm", "TTM")
-		pl.legend([]legendItem{{"#9b59b6", "TTD"}, {"#17a2b8", "TTM"}})
 		b.WriteString(pl.String())
 		cols := stepColumns(pts)
 		b.WriteString("<table><tr><th>run</th><th>verdict</th><th>TTD</th><th>TTM</th><th>flaps</th><th>availability</th><th>cost</th>")

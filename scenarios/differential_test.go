@@ -31,6 +31,9 @@ type diffCase struct {
 	timeline []string
 	// route is the route traffic asks for (default chat).
 	route string
+	// gateway replaces the gateway entry's fields (flow style; default
+	// config: gateway.yaml).
+	gateway string
 	// inline declares the gateway in the scenario (gateway: {routes,
 	// policy}) instead of gateway.yaml: the live engine builds its file.
 	inline bool
@@ -92,6 +95,22 @@ var diffCases = []diffCase{
 		timeline: faultStep("{kind: ttft, delay: 2s}")},
 	{name: "cancel_mid_stream", covers: []string{"cancel:mid_stream"}, traffic: "client_timeout: 400ms",
 		timeline: faultStep("{kind: token_rate, rate: 5}")},
+	// Two replicas share their breakers; the store goes down for 0.5s:
+	// both fall back to local state at once, and both resync at their
+	// next retry (a second later).
+	{name: "store_down", covers: []string{"step:store_down"}, duration: "1750ms",
+		gateway:  "config: gateway-fleet.yaml, replicas: 2, state: redis",
+		timeline: []string{"{name: away, at: 400ms, for: 500ms, store: down}"}},
+	// The store answers 15ms late: replica 2's breaker opens on a 503 at
+	// 0.5s and its proposal reaches the store; replica 1 obeys it when the
+	// late publication arrives, before req-3 (0.75s). Live, the delay
+	// applies to every round trip, and a replica's first calls make
+	// several (connection handshake, script load): a delay near the 100ms
+	// timeout fails them there, where the simulator charges it once.
+	{name: "store_slow", covers: []string{"step:store_slow"},
+		gateway: "config: gateway-fleet.yaml, replicas: 2, state: redis",
+		timeline: []string{"{name: late, at: 300ms, for: 600ms, store: {slow: 15ms}}",
+			"{name: f, at: 400ms, for: 500ms, target: a/m, fault: {kind: http_error, status: 503}}"}},
 	{name: "cancel_during_backoff", covers: []string{"cancel:backoff"}, traffic: "client_timeout: 500ms",
 		timeline: faultStep("{kind: http_error, status: 429, retry_after: 1s}")},
 }
@@ -113,9 +132,12 @@ func (c *diffCase) scenario() (*Scenario, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "version: 1\nname: diff-%s\nseed: 7\nduration: %s\n", c.name, dur)
 	b.WriteString("providers: {file: providers.yaml}\n")
-	if c.inline {
+	switch {
+	case c.inline:
 		b.WriteString(inlineGateway)
-	} else {
+	case c.gateway != "":
+		fmt.Fprintf(&b, "gateway: {%s}\n", c.gateway)
+	default:
 		b.WriteString("gateway: {config: gateway.yaml}\n")
 	}
 	fmt.Fprintf(&b, "traffic:\n  - {%s}\ntimeline:\n", traffic)
@@ -158,6 +180,8 @@ func transcriptOf(log []events.Event) transcript {
 			tr.Requests[e.RequestID] = append(tr.Requests[e.RequestID], s)
 		case events.BreakerTransition, events.HealthChange:
 			tr.Steps = append(tr.Steps, fmt.Sprintf("%s target=%s", e.Kind, e.Target))
+		case events.StateDegraded:
+			tr.Steps = append(tr.Steps, fmt.Sprintf("%s ok=%v", e.Kind, e.OK))
 		}
 	}
 	return tr
@@ -179,6 +203,9 @@ func TestDifferential(t *testing.T) {
 			s, err := c.scenario()
 			if err != nil {
 				t.Fatal(err)
+			}
+			if s.Gateway.shared() {
+				requireRedis(t)
 			}
 			sim, err := Run(context.Background(), s, Options{Mode: ModeSim})
 			if err != nil {

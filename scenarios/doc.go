@@ -39,6 +39,34 @@
 // stop_when, and on cancellation stops cleanly with a partial result marked
 // aborted.
 //
+// # Fleets
+//
+// gateway.replicas plays the gateway as a fleet behind a round-robin
+// balancer (user request n on replica (n-1) mod N), each replica with its
+// own decision core and detectors, its events stamped with its number
+// (events.Event.Replica). gateway.state picks where their breakers live:
+// memory, each its own; redis, shared through a store in the core's fleet
+// mode (policy.Options.Fleet). The simulator models the store with
+// fleet.Memory's atomic rules: a replica's proposals and trial results
+// reach it at once, its answers and published changes come back
+// gateway.propagation later, half-open trials are claimed from it, and a
+// replica whose call fails (the store down) or times out (slower than the
+// gateway's state.timeout) falls back to local breakers (state.degraded)
+// and retries every second, resyncing when the store answers — as
+// gateway/fleet does, deterministically per seed. Live, each replica is an
+// in-process gateway on its own loopback listener and, with state: redis,
+// the runner starts a redis-server on a free loopback port behind a
+// loopback proxy ([ErrNoRedis] when it is not installed). Store steps
+// (store: down, store: {slow: 200ms}) mean the same in both engines: down
+// cuts and refuses the replicas' connections, what the store holds
+// surviving; slow delays what the store sends. [FleetScore] scores the
+// fleet and each replica: primary attempts per request during outages,
+// half-open trials per recovery, fallbacks and resyncs.
+// Two parts of a fleet are not yet modelled per replica in the simulator:
+// active probes report to replica 1's core only, and the alert rules are
+// evaluated once over the whole fleet's events; live, every replica probes
+// and evaluates its own.
+//
 // # Scores
 //
 // [Score] is a pure function over the event log and the mocks' journals that

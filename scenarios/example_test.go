@@ -47,3 +47,15 @@ func ExampleScore() {
 	// Output:
 	// 2.5s breaker 1
 }
+
+// FormatDuration is how verdicts and every report print a measured
+// duration: rounded to 100 ms.
+func ExampleFormatDuration() {
+	for _, d := range []time.Duration{829107756, 11390393840, 62700 * time.Millisecond} {
+		fmt.Println(scenarios.FormatDuration(d))
+	}
+	// Output:
+	// 800ms
+	// 11.4s
+	// 1m2.7s
+}

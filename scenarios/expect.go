@@ -22,14 +22,14 @@ func (s *Scenario) judge(res *Result) []Verdict {
 			return
 		}
 		want, pass := b.judge(got)
-		v(name, step, target, want, pct(got), pass)
+		v(name, step, target, want, b.show(got), pass)
 	}
 	checkN := func(name string, b *NumberBound, got float64, step, target string) {
 		if b == nil {
 			return
 		}
 		want, pass := b.judge(got)
-		v(name, step, target, want, num(got), pass)
+		v(name, step, target, want, b.show(got), pass)
 	}
 	checkP("availability", e.Availability, o.Availability.Success, "", "")
 	checkP("failed", e.Failed, o.Availability.FailedRate, "", "")
@@ -47,14 +47,16 @@ func (s *Scenario) judge(res *Result) []Verdict {
 			p95 = o.Latency.BaselineTTFT.P95
 		}
 		want, pass := e.TTFTP95.judge(p95, true)
-		v("ttft_p95", "", "", want, fmtDur(p95), pass)
+		v("ttft_p95", "", "", want, e.TTFTP95.show(p95), pass)
 	}
 
 	if e.FailTimeP95 != nil {
 		p95 := o.Latency.Failed.P95
 		want, pass := e.FailTimeP95.judge(p95, true)
-		v("fail_time_p95", "", "", want, fmtDur(p95)+fmt.Sprintf(" (%d failed)", o.Latency.Failed.N), pass)
+		v("fail_time_p95", "", "", want, e.FailTimeP95.show(p95)+fmt.Sprintf(" (%d failed)", o.Latency.Failed.N), pass)
 	}
+
+	out = append(out, s.judgeFleet(res)...)
 
 	// Per fault step and target: the run-wide step bounds, then the step's own.
 	for _, f := range res.Faults {
@@ -90,9 +92,9 @@ func (s *Scenario) judge(res *Result) []Verdict {
 			got := "not detected"
 			switch {
 			case f.Detected && f.Masked:
-				got = fmtDur(f.TTD) + " (" + f.DetectedBy + ", masked by " + maskedBy(f) + ")"
+				got = ttd.show(f.TTD) + " (" + f.DetectedBy + ", masked by " + maskedBy(f) + ")"
 			case f.Detected:
-				got = fmtDur(f.TTD) + " (" + f.DetectedBy + ")"
+				got = ttd.show(f.TTD) + " (" + f.DetectedBy + ")"
 			case f.Masked:
 				got = "not re-detected (masked by " + maskedBy(f) + ")"
 			}
@@ -105,7 +107,7 @@ func (s *Scenario) judge(res *Result) []Verdict {
 			case !f.Impact:
 				got = "0s (no impact)"
 			case f.Mitigated:
-				got = fmtDur(f.TTM)
+				got = ttm.show(f.TTM)
 			}
 			want, pass := ttm.judge(f.TTM, f.Mitigated)
 			v("ttm", f.Step, f.Target, want, got, pass)
@@ -113,7 +115,7 @@ func (s *Scenario) judge(res *Result) []Verdict {
 		if ttr != nil && !f.Superseded {
 			got := "not recovered"
 			if f.Recovered {
-				got = fmtDur(f.TTR)
+				got = ttr.show(f.TTR)
 			}
 			want, pass := ttr.judge(f.TTR, f.Recovered)
 			v("ttr", f.Step, f.Target, want, got, pass)
@@ -140,7 +142,7 @@ func (s *Scenario) judge(res *Result) []Verdict {
 		checkN("attempts", te.Attempts, float64(t.Attempts), "", key)
 		if te.UnnecessaryFallback != nil {
 			want, pass := te.UnnecessaryFallback.judge(t.UnnecessaryFallback, true)
-			v("unnecessary_fallback", "", key, want, fmtDur(t.UnnecessaryFallback), pass)
+			v("unnecessary_fallback", "", key, want, te.UnnecessaryFallback.show(t.UnnecessaryFallback), pass)
 		}
 	}
 
@@ -216,7 +218,7 @@ func firedString(sc AlertScore, firstFault time.Time) string {
 	if firstFault.IsZero() {
 		return fmt.Sprintf("fired ×%d", sc.Fired)
 	}
-	return fmt.Sprintf("fired ×%d, first %s after the first fault", sc.Fired, fmtDur(sc.FirstAt.Sub(firstFault)))
+	return fmt.Sprintf("fired ×%d, first %s after the first fault", sc.Fired, FormatDuration(sc.FirstAt.Sub(firstFault)))
 }
 
 // detectedBy reports whether a detection source matches an expected one:
@@ -307,8 +309,43 @@ func (b *PercentBound) judge(x float64) (string, bool) {
 	return strings.Join(want, " and "), pass
 }
 
-func num(x float64) string {
-	s := strconv.FormatFloat(x, 'f', 3, 64)
+// show prints x for a verdict against b: with three decimals, or as many
+// more as it takes for the printed figure not to contradict the verdict.
+func (b *NumberBound) show(x float64) string {
+	_, pass := b.judge(x)
+	for prec := 3; prec < 9; prec++ {
+		if _, p := b.judge(roundTo(x, prec)); p == pass {
+			return numPrec(x, prec)
+		}
+	}
+	return numPrec(x, -1)
+}
+
+// show prints x for a verdict against b: as a percentage with two
+// decimals, or as many more as it takes for the printed figure not to
+// contradict the verdict.
+func (b *PercentBound) show(x float64) string {
+	_, pass := b.judge(x)
+	for prec := 2; prec < 8; prec++ {
+		if _, p := b.judge(roundTo(x*100, prec) / 100); p == pass {
+			return strconv.FormatFloat(x*100, 'f', prec, 64) + "%"
+		}
+	}
+	return strconv.FormatFloat(x*100, 'f', -1, 64) + "%"
+}
+
+// roundTo rounds x to prec decimals, as strconv prints it.
+func roundTo(x float64, prec int) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', prec, 64), 64)
+	return r
+}
+
+func num(x float64) string { return numPrec(x, 3) }
+
+// numPrec prints x with prec decimals (-1: as many as needed), trailing
+// zeros dropped.
+func numPrec(x float64, prec int) string {
+	s := strconv.FormatFloat(x, 'f', prec, 64)
 	if strings.Contains(s, ".") {
 		s = strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
 	}
@@ -317,5 +354,21 @@ func num(x float64) string {
 
 func pct(x float64) string { return strconv.FormatFloat(x*100, 'f', 2, 64) + "%" }
 
-// fmtDur prints a duration rounded to 100ms.
-func fmtDur(d time.Duration) string { return d.Round(100 * time.Millisecond).String() }
+// FormatDuration prints a measured duration the way every verdict and
+// report shows it: rounded to 100 ms, in Go's notation ("800ms", "12.4s",
+// "1m2.7s"). A verdict compares the unrounded value; see [DurationBound].
+func FormatDuration(d time.Duration) string { return d.Round(100 * time.Millisecond).String() }
+
+// show prints a measured duration for a verdict against b: rounded as
+// [FormatDuration] does, unless the rounded figure would pass where d fails
+// or fail where d passes (829ms against "<= 810ms" is not "800ms"); then
+// with as many more digits as the verdict needs.
+func (b *DurationBound) show(d time.Duration) string {
+	_, pass := b.judge(d, true)
+	for _, unit := range []time.Duration{100 * time.Millisecond, 10 * time.Millisecond, time.Millisecond, time.Microsecond} {
+		if _, p := b.judge(d.Round(unit), true); p == pass {
+			return d.Round(unit).String()
+		}
+	}
+	return d.String()
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -25,7 +24,6 @@ import (
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/codecs"
 	"github.com/brownout-dev/brownout/mockprovider"
-	"github.com/brownout-dev/brownout/yamlfile"
 )
 
 // liveDrain is how long requests in flight may finish after a live run is
@@ -68,6 +66,12 @@ type liveRun struct {
 	structSchema     *llm.ResponseFormat
 	promptsByTraffic [][]string
 	traces           *traceKeeper // the gateway's spans (Options.Traces); nil when off
+
+	// replicas are the gateway's replicas (srv is the first) and
+	// replicaURLs their addresses; storeProxy fronts their shared store.
+	replicas    []*gateway.Server
+	replicaURLs []string
+	storeProxy  *storeProxy
 }
 
 // Emit records an event (events.Sink); safe for concurrent use.
@@ -151,27 +155,11 @@ func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Resu
 	if l.blackBox {
 		l.gwURL = strings.TrimSuffix(s.Gateway.URL, "/")
 	} else {
-		cfg, err := l.gatewayConfig(s.env.gatewayFile, seed)
+		stop, err := l.startGateways(ctx, seed)
 		if err != nil {
 			return nil, err
 		}
-		// No load balancer watches the run's own gateway: it stops without
-		// a lame-duck period.
-		cfg.Shutdown.LameDuck = new(yamlfile.Duration)
-		srv, err := gateway.New(cfg, gateway.Options{Events: l, Logger: slog.New(slog.DiscardHandler), TracerProvider: l.traces.provider()})
-		if err != nil {
-			return nil, fmt.Errorf("%w: gateway: %w", ErrInvalid, err)
-		}
-		l.srv = srv
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		l.gwURL = "http://" + ln.Addr().String()
-		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		done := make(chan struct{})
-		go func() { _ = srv.Serve(sctx, ln); close(done) }()
-		defer func() { cancel(); <-done; _ = srv.Close() }()
+		defer stop()
 	}
 
 	l.promptsByTraffic = make([][]string, len(s.Traffic))
@@ -229,7 +217,9 @@ func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Resu
 	}
 	l.endSteps(end)
 	if l.srv != nil {
-		l.srv.EvaluateAlerts(time.Now())
+		for _, srv := range l.replicas {
+			srv.EvaluateAlerts(time.Now())
+		}
 		time.Sleep(200 * time.Millisecond) // let deliveries report
 	}
 
@@ -443,7 +433,7 @@ func (l *liveRun) do(ctx context.Context, format llm.Format, req *llm.Request, i
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	hr, err := http.NewRequestWithContext(cctx, http.MethodPost, l.gwURL+path, bytes.NewReader(body))
+	hr, err := http.NewRequestWithContext(cctx, http.MethodPost, l.replicaURL(id)+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -580,17 +570,15 @@ func (l *liveRun) stepStart(i int) {
 		if l.srv == nil {
 			return
 		}
-		cfg, err := l.gatewayConfig(l.s.rel(st.Reload.Config), l.s.Seed)
-		if err == nil {
-			err = l.srv.Reload(cfg)
-		}
-		if err != nil {
+		if err := l.reloadReplicas(l.s.rel(st.Reload.Config)); err != nil {
 			l.Emit(events.Event{Time: now, Kind: events.ConfigReload, Name: st.Name, OK: false, Reason: firstLine(err.Error())})
 		}
 	case StepSinkDown:
 		if k := l.sinks[st.SinkDown]; k != nil {
 			k.down.Store(true)
 		}
+	case StepStoreDown, StepStoreSlow:
+		l.storeStep(st, true)
 	}
 }
 
@@ -626,6 +614,8 @@ func (l *liveRun) stepEnd(i int, now time.Time) {
 		if k := l.sinks[st.SinkDown]; k != nil {
 			k.down.Store(false)
 		}
+	case StepStoreDown, StepStoreSlow:
+		l.storeStep(st, false)
 	}
 }
 

@@ -100,6 +100,8 @@ type environment struct {
 	// it sends.
 	probes   gateway.ProbesConfig
 	probeDef probe.Definition
+	// storeTimeout is the gateway config's state.timeout (fleet runs).
+	storeTimeout time.Duration
 }
 
 func (s *Scenario) validate() yamlfile.Errors {
@@ -190,6 +192,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 			env.rules = gatewayRules(gc)
 			env.alertEvery = gc.Alerts.EvaluateEvery.D()
 			env.detectors = gc.Detectors
+			env.storeTimeout = gc.State.Timeout.D()
 			env.probes = gc.Probes
 			env.probeDef = probe.Default()
 			if env.probes.Enabled && !reflect.DeepEqual(env.probes.Probe, probe.Spec{}) {
@@ -231,6 +234,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 			}
 		}
 	}
+	s.validateFleet(add)
 	if g.Format != "" && g.Format != "openai" && g.Format != "anthropic" {
 		add("gateway.format", "must be openai or anthropic")
 	}
@@ -385,18 +389,18 @@ func (s *Scenario) validate() yamlfile.Errors {
 		for _, a := range []struct {
 			name string
 			set  bool
-		}{{"fault", st.Fault != nil}, {"kill", st.Kill != ""}, {"reload", st.Reload != nil}, {"sink_down", st.SinkDown != ""}} {
+		}{{"fault", st.Fault != nil}, {"kill", st.Kill != ""}, {"reload", st.Reload != nil}, {"sink_down", st.SinkDown != ""}, {"store", st.Store != nil}} {
 			if a.set {
 				actions = append(actions, a.name)
 			}
 		}
 		switch len(actions) {
 		case 0:
-			add(p, "the step does nothing: set one of fault, kill, reload and sink_down")
+			add(p, "the step does nothing: set one of fault, kill, reload, sink_down and store")
 			continue
 		case 1:
 		default:
-			add(p, "the step sets %s: set exactly one of fault, kill, reload and sink_down", strings.Join(actions, " and "))
+			add(p, "the step sets %s: set exactly one of fault, kill, reload, sink_down and store", strings.Join(actions, " and "))
 			continue
 		}
 		s.validateRepeat(st, p, add)
@@ -449,6 +453,8 @@ func (s *Scenario) validate() yamlfile.Errors {
 			if !sinks[st.SinkDown] {
 				add(p+".sink_down", "unknown alert sink %q", st.SinkDown)
 			}
+		case StepStoreDown, StepStoreSlow:
+			s.validateStoreStep(st, p, add)
 		}
 		for _, at := range s.starts(st) {
 			rep := *st

@@ -59,6 +59,9 @@ type Result struct {
 	Faults  []FaultScore  `json:"faults"`
 	Targets []TargetScore `json:"targets"`
 	Alerts  []AlertScore  `json:"alerts,omitempty"`
+	// Fleet scores the gateway's replicas (gateway.replicas, state); nil
+	// for a gateway alone.
+	Fleet *FleetScore `json:"fleet,omitempty"`
 	// Expectations holds one verdict per checked expectation, in file order.
 	Expectations []Verdict    `json:"expectations"`
 	Pass         bool         `json:"pass"` // every expectation holds (and the run was not aborted)

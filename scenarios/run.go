@@ -102,6 +102,7 @@ func finish(s *Scenario, res *Result, in Input, mode Mode, seed uint64, aborted 
 	if in.journalTargets != nil {
 		res.journal = nil // made on demand (Journal)
 	}
+	res.Fleet = s.fleetScore(&in)
 	res.Expectations = s.judge(res)
 	res.Pass = !res.Aborted
 	for _, v := range res.Expectations {

@@ -107,7 +107,29 @@ type Gateway struct {
 	URL     string `yaml:"url,omitempty"`
 	Format  string `yaml:"format,omitempty"`
 	Primary string `yaml:"primary,omitempty"`
+	// Replicas runs the gateway as a fleet of that many replicas behind
+	// the runner's round-robin balancer: user request n goes to replica
+	// (n-1) mod Replicas. Default 1.
+	Replicas int `yaml:"replicas,omitempty"`
+	// State is where the replicas keep their breakers: memory (each its
+	// own, the default) or redis (shared through one store, with one
+	// fleet-wide half-open trial budget). Live runs start a redis-server;
+	// the simulator models the store.
+	State string `yaml:"state,omitempty"`
+	// Propagation is, in the simulator, how long a store call takes until
+	// its result is applied by every replica (the store's round trip and
+	// its pub/sub). Default 1ms; only with state: redis.
+	Propagation yamlfile.Duration `yaml:"propagation,omitempty"`
 }
+
+// State backends of Gateway.State.
+const (
+	StateMemory = "memory"
+	StateRedis  = "redis"
+)
+
+// shared reports whether the gateway's replicas share their breakers.
+func (g *Gateway) shared() bool { return g.State == StateRedis }
 
 // Traffic is one open-loop load source.
 type Traffic struct {
@@ -244,6 +266,10 @@ type Step struct {
 	Kill     string       `yaml:"kill,omitempty"`
 	Reload   *Reload      `yaml:"reload,omitempty"`
 	SinkDown string       `yaml:"sink_down,omitempty"`
+	// Store takes the fleet's state store down (store: down) or makes
+	// every call to it slow (store: {slow: 200ms}) for For; it needs
+	// gateway.state: redis.
+	Store *StoreFault `yaml:"store,omitempty"`
 	// Every repeats the step: it starts again Every after each start,
 	// Count times in all (0: until the run ends). Each repeat is its own
 	// step, named "NAME#2", "NAME#3"...; expectations on NAME apply to
@@ -264,6 +290,35 @@ type Step struct {
 type Relative struct {
 	TokenRate float64 `yaml:"token_rate,omitempty"`
 	TTFT      float64 `yaml:"ttft,omitempty"`
+}
+
+// StoreFault is what a store step does to the fleet's state store: Down
+// makes it unreachable (connections cut and refused; what it holds stays),
+// Slow delays everything it sends — answers and published changes — by
+// that much (it still applies what it receives; a call whose answer comes
+// later than the gateway's state.timeout fails). Written "down" or
+// {slow: 200ms}.
+type StoreFault struct {
+	Down bool              `yaml:"down,omitempty"`
+	Slow yamlfile.Duration `yaml:"slow,omitempty"`
+}
+
+// UnmarshalYAML reads "down" or {slow: 200ms}.
+func (f *StoreFault) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		if n.Value != "down" {
+			return yamlfile.ValueError(n, "write \"down\" or {slow: 200ms} (got %q)", n.Value)
+		}
+		*f = StoreFault{Down: true}
+		return nil
+	}
+	for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; k.Value != "down" && k.Value != "slow" {
+			return yamlfile.ValueError(k, "unknown field (one of down, slow)")
+		}
+	}
+	type plain StoreFault
+	return n.Decode((*plain)(f))
 }
 
 // Reload swaps the gateway's config for another file.
@@ -287,12 +342,19 @@ const (
 	StepReload
 	// StepSinkDown takes an alert sink down for For.
 	StepSinkDown
+	// StepStoreDown takes the fleet's state store away for For: every
+	// replica falls back to its local breakers (state.degraded) and
+	// resyncs when it is back.
+	StepStoreDown
+	// StepStoreSlow makes every store call and published change slower
+	// by Store.Slow for For.
+	StepStoreSlow
 )
 
 // StepKinds lists every step kind.
-var StepKinds = []StepKind{StepFault, StepKill, StepReload, StepSinkDown}
+var StepKinds = []StepKind{StepFault, StepKill, StepReload, StepSinkDown, StepStoreDown, StepStoreSlow}
 
-var stepKindNames = [...]string{"", "fault", "kill", "reload", "sink_down"}
+var stepKindNames = [...]string{"", "fault", "kill", "reload", "sink_down", "store_down", "store_slow"}
 
 func (k StepKind) String() string {
 	if int(k) < len(stepKindNames) {
@@ -312,6 +374,10 @@ func (s *Step) Kind() StepKind {
 		return StepReload
 	case s.SinkDown != "":
 		return StepSinkDown
+	case s.Store != nil && s.Store.Down:
+		return StepStoreDown
+	case s.Store != nil:
+		return StepStoreSlow
 	}
 	return 0
 }
@@ -376,6 +442,8 @@ type Expect struct {
 	Alerts                 []AlertExpect           `yaml:"alerts,omitempty"`
 	Steps                  map[string]StepExpect   `yaml:"steps,omitempty"`
 	Targets                map[string]TargetExpect `yaml:"targets,omitempty"`
+	// Fleet bounds the scores of a fleet of replicas (see FleetScore).
+	Fleet *FleetExpect `yaml:"fleet,omitempty"`
 	// PassRate is the share of a seed sweep's seeds (gameday run --seeds)
 	// in which every expectation must hold. Default 100%.
 	PassRate *yamlfile.Percent `yaml:"pass_rate,omitempty"`
@@ -449,7 +517,9 @@ type AlertExpect struct {
 	UndeliveredTo string            `yaml:"undelivered_to,omitempty"`
 }
 
-// DurationBound is {max: 30s} and/or {min: 1s}.
+// DurationBound is {max: 30s} and/or {min: 1s}. A verdict compares the
+// measured value unrounded; its Got shows it as [FormatDuration] does, with
+// more digits only where that rounding would contradict the verdict.
 type DurationBound struct {
 	Min *yamlfile.Duration `yaml:"min,omitempty"`
 	Max *yamlfile.Duration `yaml:"max,omitempty"`

@@ -58,6 +58,7 @@ const (
 	tStop
 	tProbe
 	tProbeDone
+	tFleet // a step of a replica's store syncer (idx: its simStore item)
 )
 
 type timer struct {
@@ -192,6 +193,8 @@ type simReq struct {
 	tgt     *simTarget // the target of the attempt in flight
 	partial string     // answer text that already reached the client
 	sent    int        // in how many output deltas
+	// rep is the replica that serves the request, nil for a gateway alone.
+	rep *simReplica
 	// servedBy is the target whose output the client received last; cont
 	// is the continuation the attempt in flight makes, if any.
 	servedBy string
@@ -229,7 +232,9 @@ type sim struct {
 	idNext       int
 	seq          uint64
 	rnd          *rand.Rand
-	eng          *policy.Engine
+	eng          *policy.Engine      // replica 1's (the gateway's, alone)
+	reps         []*simReplica       // the gateway's replicas
+	store        *simStore           // the replicas' shared store; nil with state: memory
 	provs        map[string]provider // provider name
 	killed       map[string]bool
 	faultIDs     map[int][]faultRef
@@ -393,11 +398,9 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 	m := &sim{s: s, ctx: ctx, nowT: Epoch, rnd: rand.New(rand.NewPCG(seed, seedFor(seed, "traffic"))),
 		provs: map[string]provider{}, killed: map[string]bool{}, faultIDs: map[int][]faultRef{},
 		sinksDown: map[string]bool{}, end: int64(s.Duration), tgts: map[*policy.Target]*simTarget{}}
-	eng, err := policy.New(s.env.policy, policy.Options{Rand: rand.New(rand.NewPCG(seed, seedFor(seed, "policy"))), Events: m})
-	if err != nil {
+	if err := m.newReplicas(seed); err != nil {
 		return nil, fmt.Errorf("%w: gateway policy: %w", ErrInvalid, err)
 	}
-	m.eng = eng
 	for _, p := range s.env.providers {
 		pv, err := newMockProvider(p.spec, rand.New(rand.NewPCG(seed, seedFor(seed, "provider/"+p.name))))
 		if err != nil {
@@ -423,6 +426,10 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 	// The detectors as the gateway config sets them up (see gateway.Server).
 	if dc := s.env.detectors; !dc.Disable {
 		m.det = evals.NewDetectors(dc.DetectorConfig)
+		m.reps[0].det = m.det
+		for _, rp := range m.reps[1:] {
+			rp.det = evals.NewDetectors(dc.DetectorConfig)
+		}
 		m.refusals = dc.Refusals
 		switch dc.Action {
 		case "", "demote":
@@ -527,7 +534,9 @@ func (m *sim) run() {
 			if tm.at == m.tickAt {
 				m.tickAt = 0
 			}
-			m.eng.Tick(m.nowT)
+			for _, rp := range m.reps {
+				rp.eng.Tick(m.nowT)
+			}
 		case tStepStart:
 			m.stepStart(int(tm.idx))
 		case tStepEnd:
@@ -542,6 +551,8 @@ func (m *sim) run() {
 			m.sendProbes()
 		case tProbeDone:
 			m.probeDone(int(tm.idx))
+		case tFleet:
+			m.fleetStep(tm.idx)
 		case tStop:
 			if m.checkStop() {
 				m.end = m.now
@@ -571,6 +582,11 @@ func (m *sim) run() {
 // demoted), so it is checked after every step of the simulation.
 func (m *sim) scheduleTick() {
 	nt := m.eng.NextTick()
+	for _, rp := range m.reps[1:] {
+		if t := rp.eng.NextTick(); !t.IsZero() && (nt.IsZero() || t.Before(nt)) {
+			nt = t
+		}
+	}
 	if nt.IsZero() {
 		return
 	}
@@ -682,7 +698,11 @@ func (m *sim) arrive(i int) {
 		r.req.ResponseFormat = m.structSchema
 	}
 	r.eng = m.eng
-	r.lc.Begin(m.eng, m.nowT, policy.Request{ID: r.id, Route: t.Route, PromptTokens: t.PromptTokens,
+	if len(m.reps) > 1 {
+		r.rep = m.replicaOf(r.n)
+		r.eng = r.rep.eng
+	}
+	r.lc.Begin(r.eng, m.nowT, policy.Request{ID: r.id, Route: t.Route, PromptTokens: t.PromptTokens,
 		Stream: stream, Structured: structured})
 	m.scheduleCancel(r)
 	m.next(r)
@@ -816,11 +836,12 @@ func (m *sim) observe(r *simReq) {
 	o := r.pending
 	if r.malformed >= 0 && o.OutputTokens > r.malformed {
 		m.Emit(events.Event{Time: now, Kind: events.StreamMalformed, RequestID: r.id, Route: r.req.Model, Target: r.tgt.key,
-			Attempt: r.try, Stream: true, Value: 1, Reason: "unparseable event after token " + strconv.Itoa(r.malformed) + " skipped"})
+			Attempt: r.try, Stream: true, Value: 1, Reason: "unparseable event after token " + strconv.Itoa(r.malformed) + " skipped",
+			Replica: r.replica()})
 	}
 	if c := &r.cont; c.on && c.how != "" {
 		m.Emit(events.Event{Time: now, Kind: events.StreamContinuation, RequestID: r.id, Route: r.req.Model, Target: r.tgt.key,
-			Attempt: c.try, Stream: true, From: r.servedBy, To: r.tgt.key, Outcome: c.how, Reason: c.reason})
+			Attempt: c.try, Stream: true, From: r.servedBy, To: r.tgt.key, Outcome: c.how, Reason: c.reason, Replica: r.replica()})
 	}
 	if r.req.Stream && o.OutputTokens > 0 && (!r.cont.on || r.cont.fwd != "") {
 		r.servedBy = r.tgt.key
@@ -902,10 +923,15 @@ func (m *sim) complete(r *simReq, now time.Time, served, corrupted bool) {
 			r.tgt.evals.passed++
 		}
 	}
-	if m.det != nil {
-		for _, sg := range m.det.Observe(now, ob) {
+	det := m.det
+	if r.rep != nil {
+		det = r.rep.det
+	}
+	if det != nil {
+		for _, sg := range det.Observe(now, ob) {
 			e := sg.Event()
 			e.Time, e.RequestID, e.Route = now, r.id, r.req.Model
+			e.Replica = r.replica()
 			m.Emit(e)
 			if m.detAction != "" {
 				_ = r.eng.Signal(now, sg.Target, sg.Detector, m.detAction)
@@ -1034,22 +1060,31 @@ func (m *sim) stepStart(i int) {
 		}
 	case StepReload:
 		cfg, _, err := loadGateway(m.s.rel(st.Reload.Config))
-		eng, kept := m.eng, false
-		if err == nil {
+		engs, kept := make([]*policy.Engine, len(m.reps)), false
+		for k, rp := range m.reps {
+			if err != nil {
+				break
+			}
 			// As the gateway: unchanged routes and policy keep the core;
 			// a change carries breaker and health state into a new one.
-			eng, kept, err = lifecycle.Reload(m.eng, cfg,
-				policy.Options{Rand: rand.New(rand.NewPCG(m.s.Seed, seedFor(m.s.Seed, "policy/"+st.Name))), Events: m})
+			// Every replica reloads.
+			engs[k], kept, err = lifecycle.Reload(rp.eng, cfg, m.replicaOptions(rp, m.s.Seed, "policy/"+st.Name))
 		}
 		if err != nil {
 			m.Emit(events.Event{Time: now, Kind: events.ConfigReload, Name: st.Name, OK: false, Reason: firstLine(err.Error())})
 			return
 		}
-		m.Emit(events.Event{Time: now, Kind: events.ConfigReload, Name: st.Name, OK: true, Reason: lifecycle.ReloadReason(kept)})
-		m.eng = eng
+		for k, rp := range m.reps {
+			// Each replica says it reloaded, as each gateway does.
+			rp.Emit(events.Event{Time: now, Kind: events.ConfigReload, Name: st.Name, OK: true, Reason: lifecycle.ReloadReason(kept)})
+			rp.eng = engs[k]
+		}
+		m.eng = engs[0]
 		m.scheduleTick()
 	case StepSinkDown:
 		m.sinksDown[st.SinkDown] = true
+	case StepStoreDown, StepStoreSlow:
+		m.storeStep(st, true)
 	}
 }
 
@@ -1081,6 +1116,8 @@ func (m *sim) stepEnd(i int) {
 		}
 	case StepSinkDown:
 		m.sinksDown[st.SinkDown] = false
+	case StepStoreDown, StepStoreSlow:
+		m.storeStep(st, false)
 	}
 }
 

@@ -150,6 +150,10 @@ func (s *Scenario) summarize(seeds []uint64, results []*Result) *Sweep {
 		add("peak_retry_amplification", "", "", "ratio", true, o.Retry.PeakAmplification, false)
 		add("cost_multiplier", "", "", "ratio", true, o.Cost.Multiplier, false)
 		add("ttft_p95", "", "", "duration", true, dur(o.Latency.FaultTTFT.P95), false)
+		if f := r.Fleet; f != nil {
+			add("fleet.primary_attempts_per_request", "", "", "ratio", true, f.PrimaryAttemptsPerRequest, false)
+			add("fleet.trials_per_recovery", "", "", "count", true, float64(f.TrialsPerRecovery), false)
+		}
 		for _, f := range r.Faults {
 			if !f.NotExercised {
 				a := add("ttd", f.Step, f.Target, "duration", true, dur(f.TTD), !f.Detected)

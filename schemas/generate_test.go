@@ -65,6 +65,7 @@ var (
 	typeLatency = reflect.TypeFor[faults.Latency]()
 	typeLength  = reflect.TypeFor[mockprovider.Length]()
 	typeSpec    = reflect.TypeFor[faults.Spec]()
+	typeStore   = reflect.TypeFor[scenarios.StoreFault]()
 )
 
 // enumTypes are string types whose constants (declared in their package with
@@ -133,6 +134,7 @@ func scalarForms() map[reflect.Type]*jsonschema.Schema {
 	return map[reflect.Type]*jsonschema.Schema{
 		typeLatency: {Ref: ref(typeDuration), Description: "A fixed duration."},
 		typeLength:  {Type: "integer", Minimum: json.Number("0"), Description: "A fixed number of tokens."},
+		typeStore:   {Type: "string", Enum: []any{"down"}, Description: "The store is down."},
 	}
 }
 
@@ -161,6 +163,7 @@ var fieldEnums = []struct{ def, prop, consts string }{
 	{"gateway.Provider", "protocol", module + "/gateway.Protocol"},
 	{"policy.Budget", "on_exhausted", module + "/gateway/policy.OnExhausted*"},
 	{"faults.Latency", "dist", module + "/faults.Dist*"},
+	{"scenarios.Gateway", "state", module + "/scenarios.State*"},
 }
 
 // constValues resolves a fieldEnums source.

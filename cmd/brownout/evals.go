@@ -83,7 +83,13 @@ func NewCmdEvalsRun(f *Factory, runF func(*EvalsRunOptions) error) *cobra.Comman
 	cmd := &cobra.Command{
 		Use:   "run SUITE --target PROVIDER/MODEL --url URL",
 		Short: "Send a suite's prompts to a target and print pass rates per check",
-		Args:  cobra.ExactArgs(1),
+		Long: `Send every case of a suite to one target, check the answers and print the
+pass rates per route and per check. With --out FILE it also writes the JSON report.
+
+Exit status: 0 when every case passes (or, with --min-pass-rate, when the
+pass rate reaches it), 1 when a case fails (or no case got an answer), 2 for
+usage or input errors (flags, an invalid suite file).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Suite = args[0]
 			if opts.Target == "" {
@@ -99,7 +105,7 @@ func NewCmdEvalsRun(f *Factory, runF func(*EvalsRunOptions) error) *cobra.Comman
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write the JSON report to this file")
 	cmd.Flags().StringArrayVar(&opts.Routes, "route", nil, "only run cases of this route (repeatable)")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 4, "cases in flight at once")
-	cmd.Flags().StringVar(&opts.MinPassRate, "min-pass-rate", "", "exit 1 when the pass rate is below this (e.g. 95%)")
+	cmd.Flags().StringVar(&opts.MinPassRate, "min-pass-rate", "", "tolerate failing cases while the pass rate is at least this (e.g. 95%); default: every case must pass")
 	addEndpointFlags(cmd, &opts.Endpoint)
 	return cmd
 }
@@ -188,7 +194,7 @@ func evalsRun(ctx context.Context, opts *EvalsRunOptions) error {
 	if err != nil {
 		return usageError(fmt.Errorf("--target: %w", err))
 	}
-	var minRate float64 = -1
+	minRate := -1.0 // unset: every case must pass
 	if opts.MinPassRate != "" {
 		p, err := parseRate("--min-pass-rate", opts.MinPassRate)
 		if err != nil {
@@ -218,6 +224,10 @@ func evalsRun(ctx context.Context, opts *EvalsRunOptions) error {
 	}
 	if rep.Total > 0 && rep.Errors == rep.Total {
 		fmt.Fprintf(opts.IO.Out, "no case got an answer from %s\n", rep.Target)
+		return failedError()
+	}
+	if minRate < 0 && rep.Passed < rep.Total {
+		fmt.Fprintf(opts.IO.Out, "%d of %d cases failed\n", rep.Total-rep.Passed, rep.Total)
 		return failedError()
 	}
 	if minRate >= 0 && rep.PassRate+1e-9 < minRate {

@@ -155,3 +155,38 @@ func TestEvalsRunNoAnswerFails(t *testing.T) {
 	require.Equal(t, exitFailed, code)
 	require.Contains(t, stdout, "no case got an answer from a:b")
 }
+
+// TestEvalsRunExitStatus: a failing case fails the command (exit 1) unless
+// --min-pass-rate tolerates it; usage errors are 2; the help says so.
+func TestEvalsRunExitStatus(t *testing.T) {
+	var auth []string
+	var mu sync.Mutex
+	good := openAIServer(t, false, &auth, &mu)
+	drifty := openAIServer(t, true, &auth, &mu) // the JSON case fails: 1 of 2
+	suite := writeSuite(t)
+	tests := []struct {
+		name   string
+		url    string
+		extra  []string
+		code   int
+		stdout string
+	}{
+		{"every case passes", good.URL, nil, exitOK, "2/2 passed"},
+		{"a failing case fails the run", drifty.URL, nil, exitFailed, "1 of 2 cases failed"},
+		{"min pass rate met tolerates it", drifty.URL, []string{"--min-pass-rate", "50%"}, exitOK, "1/2 passed"},
+		{"min pass rate missed", drifty.URL, []string{"--min-pass-rate", "51%"}, exitFailed, "pass rate 50.0% is below 51.0%"},
+		{"min pass rate of 100%", drifty.URL, []string{"--min-pass-rate", "100%"}, exitFailed, "pass rate 50.0% is below 100.0%"},
+		{"bad min pass rate is a usage error", drifty.URL, []string{"--min-pass-rate", "150%"}, exitUsageErr, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"evals", "run", suite, "--target", "openai/gpt-4o", "--url", tt.url, "--api-key-env", "NO_SUCH_KEY_VAR"}, tt.extra...)
+			code, stdout, stderr := runCLI(t, args...)
+			require.Equal(t, tt.code, code, stdout+stderr)
+			require.Contains(t, stdout, tt.stdout)
+		})
+	}
+	_, help, _ := runCLI(t, "evals", "run", "--help")
+	require.Contains(t, help, "1 when a case fails")
+	require.Contains(t, help, "2 for\nusage or input errors")
+}

@@ -17,7 +17,8 @@ const rootLong = `brownout is an LLM failover gateway (serve), programmable mock
 Exit status (every command):
   0  success
   1  a failed verdict: a game day's expectations (or an aborted run),
-     report diff --fail-on-regression
+     a failing eval case (evals run) or an unqualified fallback (evals
+     qualify), report diff --fail-on-regression
   2  usage or input error: an unknown command or flag, an invalid file`
 
 // examples are the Examples section of each command's help, by command path.

@@ -103,6 +103,7 @@ type Account struct {
 	window   int64 // budget window index
 	spent    float64
 	inFlight int
+	pending  Consumption // not yet heard by the fleet (see fleet.go)
 }
 
 // ID returns the client's ID.
@@ -229,6 +230,7 @@ func (a *Account) Admit(now time.Time, route string, tokens int) Decision {
 	a.reqs.take(1)
 	a.toks.take(float64(tokens))
 	a.inFlight++
+	a.pending.Requests++
 	return Decision{}
 }
 
@@ -250,9 +252,14 @@ func (a *Account) Charge(now time.Time, tokens int, dollars float64) {
 	a.mu.Lock()
 	a.toks.advance(now)
 	a.toks.take(float64(tokens))
+	a.pending.Tokens += float64(tokens)
 	if dollars > 0 {
 		a.advanceWindow(now)
 		a.spent += dollars
+		if a.pending.Window != a.window {
+			a.pending.Window, a.pending.Dollars = a.window, 0
+		}
+		a.pending.Dollars += dollars
 	}
 	a.mu.Unlock()
 }

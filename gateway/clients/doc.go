@@ -22,6 +22,7 @@
 // A Table is safe for concurrent use; each client's state has its own lock.
 // Reload builds a table for a new configuration that keeps the counters of
 // the clients (by ID) both configurations have, so a reload neither refills
-// a bucket nor forgets a request in flight — the same state could live in a
-// shared store for a fleet.
+// a bucket nor forgets a request in flight. A fleet of replicas shares the
+// requests, tokens and spend (Pending, Merge; see fleet.go) without a store
+// call on the request path.
 package clients

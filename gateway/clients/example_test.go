@@ -32,3 +32,28 @@ func Example() {
 	// support-bot allow
 	// over_budget budget 14h59m58s
 }
+
+// Two replicas of a fleet share a client's requests per minute: after a
+// sync, each replica's bucket is debited by the other's use.
+func ExampleAccount_Merge() {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	replica := func() *clients.Account {
+		table, _ := clients.New([]clients.Client{{ID: "batch", Digest: clients.Digest("sk-batch"),
+			Limits: clients.Limits{RequestsPerMinute: 3}}})
+		return table.Get("batch")
+	}
+	a, b := replica(), replica()
+	a.Admit(t0, "chat", 0)
+	a.Admit(t0, "chat", 0)
+
+	// The syncer: A's use goes to the fleet's totals; B learns it.
+	sent := a.Pending(t0)
+	a.Merge(t0, sent, clients.Fleet{Window: sent.Window})
+	b.Merge(t0, b.Pending(t0), clients.Fleet{Requests: sent.Requests})
+
+	fmt.Println("B:", b.Admit(t0, "chat", 0).Verdict)
+	fmt.Println("B:", b.Admit(t0, "chat", 0).Verdict)
+	// Output:
+	// B: allow
+	// B: rate_limited
+}

@@ -39,3 +39,43 @@ func Example() {
 	fmt.Println("on B:", u.State, "version", u.Version)
 	// Output: on B: open version 1
 }
+
+// Replicas share counters without a store call per request: each reports
+// its own counts and learns the sum of the others'.
+func ExampleTally() {
+	var store fleet.Tally = &fleet.Memory{} // or a *fleet.Redis
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	row := func(requests, retries float64) []fleet.Row {
+		return []fleet.Row{{Key: "budget:chat", Vals: []float64{requests, retries}}}
+	}
+	_, _ = store.Report(ctx, "replica-a", now, 10*time.Second, row(40, 3))
+	_, _ = store.Report(ctx, "replica-b", now, 10*time.Second, row(25, 1))
+	others, _ := store.Report(ctx, "replica-c", now, 10*time.Second, row(5, 0))
+	fmt.Println("the others counted", others[0].Vals)
+
+	totals, _ := store.Add(ctx, []fleet.Row{{Key: "client:team:1", Vals: []float64{1, 420}}})
+	totals, _ = store.Add(ctx, []fleet.Row{{Key: "client:team:1", Vals: []float64{2, 80}}})
+	fmt.Println("the fleet's totals", totals[0].Vals)
+	// Output:
+	// the others counted [65 4]
+	// the fleet's totals [3 500]
+}
+
+// An idempotency record: the first replica to create it leads; the others
+// find it and wait for the completed record.
+func ExampleRecords() {
+	var store fleet.Records = &fleet.Memory{}
+	ctx := context.Background()
+	_, created, _ := store.Create(ctx, "idem:order-7", []byte("pending:replica-a"), time.Minute)
+	fmt.Println("A leads:", created)
+	cur, created, _ := store.Create(ctx, "idem:order-7", []byte("pending:replica-b"), time.Minute)
+	fmt.Println("B leads:", created, "- it finds", string(cur))
+	ok, _ := store.Swap(ctx, "idem:order-7", []byte("pending:replica-a"), []byte("done:200"), 10*time.Minute)
+	v, _, _ := store.Load(ctx, "idem:order-7")
+	fmt.Println("A completes:", ok, "- B replays", string(v))
+	// Output:
+	// A leads: true
+	// B leads: false - it finds pending:replica-a
+	// A completes: true - B replays done:200
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/gateway/clients"
 	"github.com/brownout-dev/brownout/gateway/policy"
 )
 
@@ -24,6 +25,15 @@ type Options struct {
 	// Up, when set, is told whether the store is available (the
 	// brownout_state_backend_up gauge).
 	Up func(bool)
+	// Share is how often retry budgets and client limits are synced with
+	// the store (see share.go). Default 100ms.
+	Share time.Duration
+	// Member names this replica in the store's budget reports. Default: a
+	// random name.
+	Member string
+	// Clients, when set, returns the current client table, whose limits
+	// the fleet then shares.
+	Clients func() *clients.Table
 }
 
 // Fleet keeps one replica's decision core in step with a fleet's store.
@@ -45,19 +55,23 @@ type Fleet struct {
 	engine func() *policy.Engine
 	o      Options
 
-	mu      sync.Mutex
-	queue   []item
-	wake    chan struct{}
-	busy    bool
-	idle    *sync.Cond
-	up      bool
-	claimed map[string]uint64 // key → version whose trials this replica claimed
+	mu       sync.Mutex
+	queue    []item
+	wake     chan struct{}
+	busy     bool
+	idle     *sync.Cond
+	up       bool
+	claimed  map[string]uint64 // key → version whose trials this replica claimed
+	sharedAt time.Time
+	healthAt map[string]int64      // target → the newest fleet demotion applied (Unix ms; Run's goroutine only)
+	seen     map[string]clientSeen // client counter key → totals at the last sync (Run's goroutine only)
 }
 
 type item struct {
 	prop   policy.Proposal
 	trial  bool
 	remote *policy.BreakerUpdate // a change published by a replica
+	health *healthRecord         // a local demotion to share
 }
 
 // New returns a fleet on store for the engine that engine returns (the
@@ -76,7 +90,13 @@ func New(store Store, engine func() *policy.Engine, o Options) *Fleet {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	f := &Fleet{store: store, engine: engine, o: o, wake: make(chan struct{}, 1), up: true, claimed: map[string]uint64{}}
+	if o.Share <= 0 {
+		o.Share = 100 * time.Millisecond
+	}
+	if o.Member == "" {
+		o.Member = newMember()
+	}
+	f := &Fleet{store: store, engine: engine, o: o, wake: make(chan struct{}, 1), up: true, claimed: map[string]uint64{}, seen: map[string]clientSeen{}, healthAt: map[string]int64{}}
 	f.idle = sync.NewCond(&f.mu)
 	return f
 }
@@ -157,8 +177,14 @@ func (f *Fleet) Run(ctx context.Context) error {
 func (f *Fleet) follow(ctx context.Context, ready <-chan struct{}, errc <-chan error) error {
 	retry := time.NewTicker(f.o.Retry)
 	defer retry.Stop()
+	share := time.NewTicker(f.o.Share)
+	defer share.Stop()
 	for {
 		select {
+		case <-share.C:
+			if ready == nil {
+				f.share(ctx)
+			}
 		case <-ctx.Done():
 			return ctx.Err()
 		case err := <-errc:
@@ -197,6 +223,10 @@ func (f *Fleet) drain(ctx context.Context) {
 		}
 		if !up {
 			continue // local state rules; resync proposes what matters
+		}
+		if it.health != nil {
+			f.putHealth(ctx, *it.health)
+			continue
 		}
 		f.send(ctx, it)
 	}

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/gateway/clients"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
@@ -34,6 +36,11 @@ type replica struct {
 	f   *Fleet
 	log *events.Log
 	up  atomic.Bool
+	// clients is the replica's client table (nil: none).
+	clients *clients.Table
+	// transitions receives the engine's breaker transitions, when there is
+	// room (benchmarks wait on it).
+	transitions chan events.Event
 }
 
 func fleetConfig() policy.Config {
@@ -45,18 +52,32 @@ func fleetConfig() policy.Config {
 	cfg.Policy.Health.Failures = 1000
 	cfg.Policy.Breaker.HalfOpenRequests = 2
 	cfg.Policy.Breaker.OpenFor = d("10s")
+	cfg.Routes[0].Targets[0].Retry.Attempts = 2
+	cfg.Policy.Breaker.MinSamples = 1000
 	return cfg
 }
 
 // newReplicas starts n replicas on store, following clk.
-func newReplicas(t *testing.T, n int, store Store, clk *clock) []*replica {
+func newReplicas(t testing.TB, n int, store Store, clk *clock) []*replica {
 	t.Helper()
 	rs := make([]*replica, n)
 	for i := range rs {
-		r := &replica{log: &events.Log{}}
+		r := &replica{log: &events.Log{}, transitions: make(chan events.Event, 16)}
 		r.up.Store(true)
-		r.f = New(store, func() *policy.Engine { return r.e }, Options{Timeout: time.Second, Retry: 20 * time.Millisecond, Events: r.log, Now: clk.Now, Up: r.up.Store})
-		e, err := policy.New(fleetConfig(), policy.Options{Rand: rand.New(rand.NewPCG(uint64(i), 1)), Events: r.log, Fleet: r.f})
+		sink := events.Tee(r.log, events.SinkFunc(func(e events.Event) {
+			if e.Kind == events.HealthChange && e.To == string(policy.Unhealthy) {
+				r.f.Demoted(e.Target, e.Reason, e.Time) // as the gateway does
+			}
+			if e.Kind == events.BreakerTransition {
+				select {
+				case r.transitions <- e:
+				default:
+				}
+			}
+		}))
+		r.f = New(store, func() *policy.Engine { return r.e }, Options{Timeout: time.Second, Retry: 20 * time.Millisecond, Events: r.log, Now: clk.Now, Up: r.up.Store,
+			Share: time.Hour, Member: fmt.Sprintf("r%d", i), Clients: func() *clients.Table { return r.clients }})
+		e, err := policy.New(fleetConfig(), policy.Options{Rand: rand.New(rand.NewPCG(uint64(i), 1)), Events: sink, Fleet: r.f})
 		require.NoError(t, err)
 		r.e = e
 		ctx, cancel := context.WithCancel(t.Context())
@@ -153,13 +174,17 @@ func TestFleetSharesBreakers(t *testing.T) {
 	})
 }
 
-func TestFleetStoreDownFallsBackAndResyncs(t *testing.T) {
+// redisReplicas starts a redis-server and two replicas on it.
+func redisReplicas(t *testing.T) (redisServer, *Redis, []*replica) {
 	srv := startRedis(t)
 	store, err := NewRedis(srv.url(), RedisOptions{Prefix: "t"})
 	require.NoError(t, err)
-	defer store.Close()
-	clk := &clock{now: t0}
-	rs := newReplicas(t, 2, store, clk)
+	t.Cleanup(func() { store.Close() })
+	return srv, store, newReplicas(t, 2, store, &clock{now: t0})
+}
+
+func TestFleetStoreDownFallsBackAndResyncs(t *testing.T) {
+	srv, _, rs := redisReplicas(t)
 	a, b := rs[0], rs[1]
 
 	srv.stop() // the store dies
@@ -192,4 +217,36 @@ func kindsOf(l *events.Log, k events.Kind) []events.Event {
 		}
 	}
 	return out
+}
+
+// TestFleetStoreRestartKeepsSharing: a restarted store has lost its
+// versions while the replicas keep theirs; the next transition must still
+// reach the fleet.
+func TestFleetStoreRestartKeepsSharing(t *testing.T) {
+	srv, store, rs := redisReplicas(t)
+	a, b := rs[0], rs[1]
+	bothAt := func(state policy.BreakerState, version uint64) func() bool {
+		return func() bool {
+			for _, r := range rs {
+				r.f.Sync()
+				if u, _ := r.e.Breaker("a:m"); u.State != state || u.Version != version {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	require.NoError(t, a.e.Signal(t0, "a:m", "probe_failures", policy.Trip))
+	require.Eventually(t, bothAt(policy.Open, 1), 5*time.Second, time.Millisecond)
+	_, err := store.Propose(t.Context(), policy.Proposal{Key: "a:m", Base: 1, State: policy.Closed, Reason: "test"}, 2)
+	require.NoError(t, err)
+	require.Eventually(t, bothAt(policy.Closed, 2), 5*time.Second, time.Millisecond)
+
+	srv.stop()
+	require.Eventually(t, func() bool { return !a.up.Load() && !b.up.Load() }, 10*time.Second, 5*time.Millisecond)
+	srv.start() // empty: version 0
+	require.Eventually(t, func() bool { return a.up.Load() && b.up.Load() }, 10*time.Second, 5*time.Millisecond)
+
+	require.NoError(t, a.e.Signal(t0, "a:m", "probe_failures", policy.Trip))
+	require.Eventually(t, bothAt(policy.Open, 3), 10*time.Second, 5*time.Millisecond, "B obeys A's breaker after the store's restart")
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,6 +29,7 @@ type Redis struct {
 	c      *redis.Client
 	prefix string
 	ttl    time.Duration
+	calls  atomic.Uint64
 }
 
 var _ Store = (*Redis)(nil)
@@ -54,13 +56,42 @@ func NewRedis(url string, o RedisOptions) (*Redis, error) {
 	opt.ReadTimeout = time.Second
 	opt.WriteTimeout = time.Second
 	opt.MaxRetries = 0 // the fleet retries by its own policy
+	// Without it go-redis ignores the context's deadline on a blocked
+	// read, and a slow store holds a call for ReadTimeout, not the fleet's
+	// Options.Timeout.
+	opt.ContextTimeoutEnabled = true
 	if o.Prefix == "" {
 		o.Prefix = "brownout"
 	}
 	if o.TTL <= 0 {
 		o.TTL = 24 * time.Hour
 	}
-	return &Redis{c: redis.NewClient(opt), prefix: o.Prefix, ttl: o.TTL}, nil
+	r := &Redis{c: redis.NewClient(opt), prefix: o.Prefix, ttl: o.TTL}
+	r.c.AddHook(callCounter{&r.calls})
+	return r, nil
+}
+
+// Calls returns the round trips made to the server so far (a pipeline is
+// one; the subscription's reads are not counted).
+func (r *Redis) Calls() uint64 { return r.calls.Load() }
+
+// callCounter is a go-redis hook that counts round trips.
+type callCounter struct{ n *atomic.Uint64 }
+
+func (callCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h callCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h callCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
 }
 
 // Close closes the connections.
@@ -74,11 +105,11 @@ func (r *Redis) channel() string     { return r.prefix + ":breakers" }
 var (
 	proposeScript = redis.NewScript(`
 local v = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
-if v ~= tonumber(ARGV[1]) then
+if v > tonumber(ARGV[1]) then
   local s = redis.call('HMGET', KEYS[1], 'state', 'version', 'open_until', 'reason')
   return {s[1] or 'closed', s[2] or '0', s[3] or '0', s[4] or ''}
 end
-v = v + 1
+v = tonumber(ARGV[1]) + 1
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'version', v, 'open_until', ARGV[3], 'reason', ARGV[4], 'left', ARGV[5], 'ok', 0, 'need', ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 local msg = cjson.encode({key = ARGV[8], state = ARGV[2], version = v, open_until = tonumber(ARGV[3]), reason = ARGV[4]})

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/brownout-dev/brownout/gateway/policy"
 )
@@ -14,7 +15,10 @@ type Store interface {
 	// Propose applies p if the store's version of p.Key is still p.Base,
 	// and returns the store's state after: p's (version Base+1) when
 	// accepted, the newer one otherwise. need is the number of successful
-	// trials a half-open state needs to close.
+	// trials a half-open state needs to close. A base ahead of the store's
+	// version is accepted too: replicas only learn versions from the store,
+	// so the store lost its state (restarted empty) and the replicas' count
+	// carries on.
 	Propose(ctx context.Context, p policy.Proposal, need int) (policy.BreakerUpdate, error)
 	// Claim takes up to want of the half-open trials left in version and
 	// returns how many it took (0 when the state moved on).
@@ -36,11 +40,18 @@ type Store interface {
 // Memory is a Store in this process: the fleet of one, and the reference
 // the Redis store is tested against. Its zero value is ready to use.
 type Memory struct {
+	// Clock tells records' and counters' lifetimes. Default time.Now.
+	Clock func() time.Time
+
 	mu     sync.Mutex
 	states map[string]*memState
 	subs   map[int]func(policy.BreakerUpdate)
 	nextID int
 	down   bool
+
+	counters map[string]*memCounter
+	reports  map[string]map[string]memReport
+	records  map[string]*memRecord
 }
 
 type memState struct {
@@ -86,7 +97,7 @@ func (m *Memory) Propose(_ context.Context, p policy.Proposal, need int) (policy
 		return policy.BreakerUpdate{}, ErrUnavailable
 	}
 	s := m.state(p.Key)
-	if s.u.Version != p.Base {
+	if s.u.Version > p.Base {
 		return s.u, nil
 	}
 	s.u = policy.BreakerUpdate{Key: p.Key, State: p.State, Version: p.Base + 1, Reason: p.Reason}

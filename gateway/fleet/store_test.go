@@ -55,6 +55,13 @@ func TestStoreContract(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, u, "rejected: the store's state")
 
+		// A base ahead of the store (it restarted empty) is accepted.
+		u, err = s.Propose(ctx, policy.Proposal{Key: "b:m", Base: 7, State: policy.Open, OpenUntil: until, Reason: "resync"}, 2)
+		require.NoError(t, err)
+		require.Equal(t, policy.BreakerUpdate{Key: "b:m", State: policy.Open, Version: 8, OpenUntil: until, Reason: "resync"}, u)
+		_, err = s.Propose(ctx, policy.Proposal{Key: "b:m", Base: 0, State: policy.Closed, Reason: "resync"}, 2)
+		require.NoError(t, err)
+
 		half := policy.Proposal{Key: "a:m", Base: 1, State: policy.HalfOpen, Reason: "open_for_elapsed"}
 		u, err = s.Propose(ctx, half, 2)
 		require.NoError(t, err)
@@ -87,16 +94,16 @@ func TestStoreContract(t *testing.T) {
 
 		got, err = s.Get(ctx, []string{"a:m", "b:m"})
 		require.NoError(t, err)
-		require.Equal(t, []policy.BreakerUpdate{u, {Key: "b:m", State: policy.Closed}}, got)
+		require.Equal(t, []policy.BreakerUpdate{u, {Key: "b:m", State: policy.Open, Version: 8, OpenUntil: until, Reason: "resync"}}, got)
 
-		require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(published) == 3 }, 5*time.Second, 5*time.Millisecond)
+		require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(published) == 4 }, 5*time.Second, 5*time.Millisecond)
 		mu.Lock()
 		defer mu.Unlock()
 		var versions []uint64
 		for _, p := range published {
 			versions = append(versions, p.Version)
 		}
-		require.Equal(t, []uint64{1, 2, 3}, versions, "every accepted change is published, rejected ones are not")
+		require.Equal(t, []uint64{1, 8, 2, 3}, versions, "every accepted change is published, rejected ones are not")
 		require.Equal(t, want, published[0])
 	})
 }

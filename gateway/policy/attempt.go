@@ -771,6 +771,7 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 func (a *Attempt) withdrawLocked(now time.Time) bool {
 	r := a.r
 	req, ret := r.budget.sums(now)
+	req, ret = req+r.fleetReq, ret+r.fleetRet
 	if int(ret)+1 > a.e.allowed(req) {
 		return false
 	}

@@ -17,6 +17,9 @@ import (
 // route uses.
 var ErrUnknownTarget = errors.New("policy: unknown target")
 
+// ErrUnknownRoute is returned by SetFleetBudget for a route not configured.
+var ErrUnknownRoute = errors.New("policy: unknown route")
+
 // Options are an engine's collaborators.
 type Options struct {
 	// Rand is the source of every random choice (weighted routing, jitter,
@@ -85,6 +88,9 @@ type route struct {
 	mu     sync.Mutex
 	rnd    *rand.Rand
 	budget window // a: requests, b: retries
+	// fleetReq and fleetRet are what the other replicas of a fleet counted
+	// on this route's budget window, as of the last SetFleetBudget.
+	fleetReq, fleetRet float64
 }
 
 // sortOrder sets order from the targets.

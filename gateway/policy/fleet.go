@@ -142,6 +142,13 @@ func (e *Engine) SetShared(now time.Time, shared bool) {
 		return
 	}
 	e.shared.Store(shared)
+	if !shared {
+		for _, r := range e.rlist {
+			r.mu.Lock()
+			r.fleetReq, r.fleetRet = 0, 0
+			r.mu.Unlock()
+		}
+	}
 	for _, t := range e.order {
 		var p pending
 		t.mu.Lock()
@@ -154,3 +161,47 @@ func (e *Engine) SetShared(now time.Time, shared bool) {
 
 // Keys returns the engine's target keys ("provider:model"), sorted.
 func (e *Engine) Keys() []string { return slices.Clone(e.keys) }
+
+// A fleet shares its routes' retry budgets too, without a store call on
+// the request path: each replica counts its own requests and retries in
+// its window, reports them to the store now and then (Budgets), and is
+// told what the rest of the fleet counted (SetFleetBudget). A retry is
+// allowed when the fleet's retries, plus one, stay within the budget the
+// fleet's requests allow — the others' counts as of the last report.
+
+// RouteBudget is one route's retry budget counts over its window.
+type RouteBudget struct {
+	Route             string
+	Requests, Retries float64
+}
+
+// Budgets returns this replica's own budget counts per route over the
+// window ending at now, in configuration order.
+func (e *Engine) Budgets(now time.Time) []RouteBudget {
+	out := make([]RouteBudget, len(e.rlist))
+	for i, r := range e.rlist {
+		r.mu.Lock()
+		req, ret := r.budget.sums(now)
+		r.mu.Unlock()
+		out[i] = RouteBudget{Route: r.name, Requests: req, Retries: ret}
+	}
+	return out
+}
+
+// SetFleetBudget sets what the other replicas of the fleet counted on a
+// route's budget window; the route's retries are then allowed by the
+// fleet's counts (see Budgets). It does nothing on an engine that does not
+// follow a fleet's store right now; SetShared(false) forgets the counts.
+func (e *Engine) SetFleetBudget(b RouteBudget) error {
+	r := e.route(b.Route)
+	if r == nil {
+		return fmt.Errorf("%w %q", ErrUnknownRoute, b.Route)
+	}
+	if !e.Shared() {
+		return nil
+	}
+	r.mu.Lock()
+	r.fleetReq, r.fleetRet = max(b.Requests, 0), max(b.Retries, 0)
+	r.mu.Unlock()
+	return nil
+}

@@ -162,3 +162,48 @@ func TestFleetUnsharedFallsBackToLocalRules(t *testing.T) {
 	require.Empty(t, f.props, "nothing is proposed while the store is down")
 	require.Empty(t, f.trials)
 }
+
+func TestFleetBudget(t *testing.T) {
+	const a, b = "a:m1", "b:m2"
+	cfg := noHealth(oneRoute(tgt(a, attempts(2)), tgt(b, prio(1))))
+	fail := byTarget(map[string]Outcome{a: {Class: ServerError, Status: 500}})
+	retry := []string{a, "wait", a, b, "done"}
+	noRetry := []string{a, b, "done"}
+	tests := []struct {
+		name   string
+		shared bool // the engine follows the store
+		fleet  RouteBudget
+		want   []string
+	}{
+		{name: "alone: the floor of 3 retries", shared: true, want: retry},
+		{name: "the fleet used the floor", shared: true, fleet: RouteBudget{Route: "chat", Requests: 9, Retries: 3}, want: noRetry},
+		{name: "the fleet's requests allow more", shared: true, fleet: RouteBudget{Route: "chat", Requests: 100, Retries: 3}, want: retry},
+		{name: "the store is down: local budget", shared: false, fleet: RouteBudget{Route: "chat", Requests: 9, Retries: 3}, want: retry},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := sharedEngine(t, cfg, nil, &fleetLog{})
+			if tt.fleet.Route != "" {
+				require.NoError(t, e.SetFleetBudget(tt.fleet))
+			}
+			e.SetShared(t0, tt.shared)
+			_, trail, _ := drive(e, t0, Request{ID: "1"}, fail)
+			require.Equal(t, tt.want, keys(trail))
+			retries := 0.0
+			if tt.want[1] == "wait" {
+				retries = 1
+			}
+			require.Equal(t, []RouteBudget{{Route: "chat", Requests: 1, Retries: retries}}, e.Budgets(t0.Add(time.Second)), "only this replica's own counts are reported")
+		})
+	}
+	t.Run("unknown route", func(t *testing.T) {
+		e := sharedEngine(t, cfg, nil, &fleetLog{})
+		require.ErrorIs(t, e.SetFleetBudget(RouteBudget{Route: "nope"}), ErrUnknownRoute)
+	})
+	t.Run("a local engine ignores fleet counts", func(t *testing.T) {
+		e := newEngine(t, cfg, nil)
+		require.NoError(t, e.SetFleetBudget(RouteBudget{Route: "chat", Requests: 9, Retries: 3}))
+		_, trail, _ := drive(e, t0, Request{ID: "1"}, fail)
+		require.Equal(t, retry, keys(trail))
+	})
+}

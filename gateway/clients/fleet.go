@@ -1,0 +1,104 @@
+package clients
+
+import (
+	"iter"
+	"maps"
+	"slices"
+	"time"
+)
+
+// A fleet of gateways shares its clients' requests per minute, tokens per
+// minute and spend budgets (MaxConcurrent stays per replica). Nothing here
+// waits for a store: each replica admits by its own buckets, and a syncer
+// (gateway/fleet) now and then adds what the replica consumed to the
+// fleet's totals (Pending) and takes from its buckets what the other
+// replicas consumed meanwhile (Merge). Every replica's buckets are thus
+// debited by the whole fleet's use, late by at most one sync: the fleet
+// admits about one bucket's worth, not one per replica.
+
+// Consumption is what a client consumed: requests admitted, tokens
+// charged, and dollars spent in budget window Window (fixed windows of the
+// budget period from the Unix epoch).
+type Consumption struct {
+	Requests, Tokens, Dollars float64
+	Window                    int64
+}
+
+// Fleet is the rest of a fleet's use of a client, as a syncer learned it.
+type Fleet struct {
+	// Requests and Tokens the other replicas consumed since the last sync.
+	Requests, Tokens float64
+	// Spent is the fleet's spend in Window, this replica's share sent so
+	// far included.
+	Spent  float64
+	Window int64
+}
+
+// Shared reports whether a has a limit a fleet shares: requests or tokens
+// per minute, or a budget.
+func (a *Account) Shared() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lim.RequestsPerMinute > 0 || a.lim.TokensPerMinute > 0 || a.lim.Budget > 0
+}
+
+// Pending returns what a consumed that the fleet has not heard of yet, its
+// spend in now's budget window (spend in an earlier window is dropped).
+func (a *Account) Pending(now time.Time) Consumption {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.advanceWindow(now)
+	if a.pending.Window != a.window {
+		a.pending.Window, a.pending.Dollars = a.window, 0
+	}
+	return a.pending
+}
+
+// Merge applies a sync at now: sent (what Pending returned, now added to
+// the fleet's totals) is no longer pending; the other replicas' requests
+// and tokens are taken from a's buckets, which may go into debt; and a's
+// spend in f.Window becomes the fleet's plus what a charged since Pending.
+func (a *Account) Merge(now time.Time, sent Consumption, f Fleet) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pending.Requests -= sent.Requests
+	a.pending.Tokens -= sent.Tokens
+	if a.pending.Window == sent.Window {
+		a.pending.Dollars -= sent.Dollars
+	}
+	a.reqs.advance(now)
+	a.reqs.take(max(f.Requests, 0))
+	a.toks.advance(now)
+	a.toks.take(max(f.Tokens, 0))
+	if a.lim.Budget > 0 {
+		a.advanceWindow(now)
+		if f.Window == a.window {
+			mine := 0.0
+			if a.pending.Window == a.window {
+				mine = a.pending.Dollars
+			}
+			a.spent = f.Spent + mine
+		}
+	}
+}
+
+// BudgetPeriod returns the length of a's budget windows.
+func (a *Account) BudgetPeriod() time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.period
+}
+
+// All returns the table's accounts in ID order.
+func (t *Table) All() iter.Seq[*Account] {
+	return func(yield func(*Account) bool) {
+		if t == nil {
+			return
+		}
+		for _, id := range slices.Sorted(maps.Keys(t.byID)) {
+			if !yield(t.byID[id]) {
+				return
+			}
+		}
+	}
+}

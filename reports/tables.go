@@ -1,0 +1,122 @@
+package reports
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/brownout-dev/brownout/scenarios"
+)
+
+// The tables every format shows — fault steps, targets, and demotions and
+// flaps per target — built once here; the scorecard, Markdown and HTML only
+// lay them out.
+
+// column is a table column: its header in the documents (Long) and in the
+// terminal's narrow scorecard (Short; "" for Long), whether its values are
+// numbers (right-aligned on the terminal), and whether the scorecard leaves
+// it to a line of its own (Aside) to stay within its width.
+type column struct {
+	Long, Short string
+	Num, Aside  bool
+}
+
+func (c column) short() string {
+	if c.Short != "" {
+		return c.Short
+	}
+	return c.Long
+}
+
+type table struct {
+	Cols []column
+	Rows [][]string
+}
+
+// faultTable has one row per fault step and target.
+func faultTable(r *scenarios.Result) table {
+	t := table{Cols: []column{{Long: "step"}, {Long: "target"}, {Long: "kind"}, {Long: "window"},
+		{Long: "TTD"}, {Long: "TTM"}, {Long: "TTR"}, {Long: "success", Num: true}, {Long: "amplification", Num: true},
+		{Long: "load ×", Short: "load", Num: true}, {Long: "cost ×", Short: "cost", Num: true}, {Long: "re-detections", Short: "re-detected", Num: true},
+		{Long: "flaps", Num: true}, {Long: "bad served", Num: true}}}
+	for _, f := range r.Faults {
+		t.Rows = append(t.Rows, []string{f.Step, f.Target, f.Kind, window(r, f), detect(f), mitigate(f), recoverStr(f),
+			fmtPct(f.Availability.Success), fmt.Sprintf("%.2f", f.Retry.Amplification), fmtRatio(f.LoadRatio),
+			fmtRatio(f.CostMultiplier), fmt.Sprint(f.ReDetections), fmt.Sprint(f.Flaps), fmt.Sprint(f.BadServed)})
+	}
+	return t
+}
+
+// window prints when a fault step ran, as offsets from the run's start.
+func window(r *scenarios.Result, f scenarios.FaultScore) string {
+	return fmtDur(f.Start.Sub(r.Start)) + "–" + fmtDur(f.End.Sub(r.Start))
+}
+
+// targetTable has one row per target: traffic, cost and quality.
+func targetTable(r *scenarios.Result) table {
+	t := table{Cols: []column{{Long: "target"}, {Long: "attempts", Num: true}, {Long: "ok", Num: true},
+		{Long: "served", Num: true}, {Long: "share", Num: true}, {Long: "cost", Num: true},
+		{Long: "quality", Num: true}, {Long: "bad served", Num: true}}}
+	for _, x := range r.Targets {
+		t.Rows = append(t.Rows, []string{x.Target, fmt.Sprint(x.Attempts), fmt.Sprint(x.OK), fmt.Sprint(x.Served),
+			fmtPct(x.Share), fmtMoney(x.Cost), fmt.Sprintf("%s (n=%d)", fmtPct(x.Quality), x.QualityN), fmt.Sprint(x.BadServed)})
+	}
+	return t
+}
+
+// demotionTable has one row per target: how often it was demoted (breaker
+// openings and unhealthy markings), how those split into re-detections
+// within a fault, oscillations after one and false positives outside every
+// fault, its flaps (oscillations + false positives) and the time it spent
+// out of traffic with no fault of its own.
+func demotionTable(r *scenarios.Result) table {
+	t := table{Cols: []column{{Long: "target"}, {Long: "breaker openings", Short: "opened", Num: true},
+		{Long: "unhealthy markings", Short: "unhealthy", Num: true}, {Long: "re-detections", Short: "re-detected", Num: true},
+		{Long: "oscillations", Short: "oscillated", Num: true}, {Long: "false positives", Short: "false pos.", Num: true},
+		{Long: "flaps", Num: true}, {Long: "unnecessary fallback", Num: true, Aside: true}}}
+	for _, x := range r.Targets {
+		t.Rows = append(t.Rows, []string{x.Target, fmt.Sprint(x.Openings), fmt.Sprint(x.Unhealthy), fmt.Sprint(x.ReDetections),
+			fmt.Sprint(x.Oscillations), fmt.Sprint(x.FalsePositives), fmt.Sprint(x.Flaps), fmtDur(x.UnnecessaryFallback)})
+	}
+	return t
+}
+
+// flapsByTarget prints the run's flaps with the targets they come from:
+// "0", or "6 (openai:gpt-4o 4, anthropic:claude-sonnet-4 2)".
+func flapsByTarget(r *scenarios.Result) string {
+	var parts []string
+	for _, t := range r.Targets {
+		if t.Flaps > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", t.Target, t.Flaps))
+		}
+	}
+	s := fmt.Sprint(r.Overall.Flaps)
+	if len(parts) > 0 {
+		s += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return s
+}
+
+// overallRows are the run-wide scores as (name, value) pairs.
+func overallRows(r *scenarios.Result) [][2]string {
+	a := r.Overall.Availability
+	l := r.Overall.Latency
+	c := r.Overall.Cost
+	p3 := func(p scenarios.Percentiles) string {
+		return fmtDur(p.P50) + " / " + fmtDur(p.P95) + " / " + fmtDur(p.P99)
+	}
+	return [][2]string{
+		{"requests", fmt.Sprint(a.Requests)},
+		{"success (served + degraded)", fmtPct(a.Success)},
+		{"served in full / degraded / failed", fmtPct(a.ServedRate) + " / " + fmtPct(a.DegradedRate) + " / " + fmtPct(a.FailedRate)},
+		{"bad responses served as success", fmt.Sprint(r.Overall.BadServed)},
+		{"retry amplification (peak 10 s)", fmt.Sprintf("%.2f (%.2f)", r.Overall.Retry.Amplification, r.Overall.Retry.PeakAmplification)},
+		{"retry budget exhausted", fmt.Sprint(r.Overall.Retry.BudgetExhausted)},
+		{"TTFT p50 / p95 / p99 baseline", p3(l.BaselineTTFT)},
+		{"TTFT p50 / p95 / p99 during faults", p3(l.FaultTTFT)},
+		{"latency penalty (p95 TTFT, total)", fmtRatio(l.TTFTPenalty) + ", " + fmtRatio(l.TotalPenalty)},
+		{"cost / counterfactual / premium", fmtMoney(c.Total) + " / " + fmtMoney(c.Counterfactual) + " / " + fmtMoney(c.FallbackPremium)},
+		{"cost multiplier during faults", fmtRatio(c.Multiplier)},
+		{"prompt-cache warm-up penalty", fmtMoney(c.CacheWarmupPenalty)},
+		{"flaps (by target)", flapsByTarget(r)},
+	}
+}

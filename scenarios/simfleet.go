@@ -1,0 +1,324 @@
+package scenarios
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/brownout-dev/brownout/evals"
+	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/gateway/fleet"
+	"github.com/brownout-dev/brownout/gateway/policy"
+)
+
+// simReplica is one gateway replica of a simulated game day: its own
+// decision core and detectors. With state: redis it is also its engine's
+// policy.FleetSink and follows the simulated store as the fleet package's
+// syncer follows Redis: proposals and trial results go to the store, the
+// store's answers and published changes come back after the propagation
+// delay, half-open trials are claimed from the store, and a failed or
+// timed-out call falls back to local breakers (state.degraded) until a
+// retry finds the store again and resyncs.
+type simReplica struct {
+	m   *sim
+	n   int // 1..N in a fleet of N > 1 (stamped on its events); 0 alone
+	idx int32
+	eng *policy.Engine
+	det *evals.Detectors
+	// up: the replica follows the store (shared state only).
+	up      bool
+	claimed map[string]uint64 // key → store version whose trials it claimed
+}
+
+// Emit stamps the replica on its engine's events (events.Sink).
+func (rp *simReplica) Emit(e events.Event) {
+	e.Replica = rp.n
+	rp.m.Emit(e)
+}
+
+// Propose implements policy.FleetSink: the call leaves at once (a timer,
+// so the engine is never re-entered from its own sink).
+func (rp *simReplica) Propose(p policy.Proposal) {
+	rp.m.fleetTimer(0, fleetItem{kind: fCall, rep: rp.idx, prop: p})
+}
+
+// TrialResult implements policy.FleetSink.
+func (rp *simReplica) TrialResult(key string, version uint64, ok bool) {
+	if ok {
+		rp.m.fleetTimer(0, fleetItem{kind: fCall, rep: rp.idx, prop: policy.Proposal{Key: key, Base: version}, trial: true})
+	}
+}
+
+// simStore is the fleet's shared store in the simulator: fleet.Memory
+// holds the states (the same atomic rules the Redis store keeps), and the
+// simulator adds the delays and the faults of store steps.
+type simStore struct {
+	mem  fleet.Memory
+	down bool
+	slow time.Duration
+	// prop is the propagation delay; timeout the gateway's state.timeout.
+	prop, timeout time.Duration
+	items         []fleetItem
+	free          []int32
+}
+
+// fleetItem is a delayed step of a replica's syncer.
+type fleetItem struct {
+	kind  uint8
+	rep   int32
+	trial bool
+	prop  policy.Proposal
+	u     policy.BreakerUpdate
+}
+
+// fleetItem kinds.
+const (
+	fCall    uint8 = iota + 1 // a proposal or trial result reaches the store
+	fApply                    // a store state reaches the replica
+	fDegrade                  // a call failed: fall back to local state
+	fRetry                    // try the store again
+)
+
+// newReplicas builds the gateway's replicas (one engine each).
+func (m *sim) newReplicas(seed uint64) error {
+	s := m.s
+	n := max(s.Gateway.Replicas, 1)
+	if s.Gateway.shared() {
+		m.store = &simStore{prop: s.Gateway.Propagation.D(), timeout: s.env.storeTimeout}
+	}
+	for i := range n {
+		rp := &simReplica{m: m, idx: int32(i), up: true, claimed: map[string]uint64{}}
+		if n > 1 {
+			rp.n = i + 1
+		}
+		eng, err := policy.New(s.env.policy, m.replicaOptions(rp, seed, "policy"))
+		if err != nil {
+			return err
+		}
+		rp.eng = eng
+		m.reps = append(m.reps, rp)
+	}
+	m.eng = m.reps[0].eng
+	return nil
+}
+
+// replicaOptions are the core's options of a replica: its random source
+// (replica 1's is the one of a gateway alone), its event sink and, with a
+// shared store, itself as the fleet sink.
+func (m *sim) replicaOptions(rp *simReplica, seed uint64, name string) policy.Options {
+	if rp.idx > 0 {
+		name += "/replica" + strconv.Itoa(int(rp.idx)+1)
+	}
+	o := policy.Options{Rand: rand.New(rand.NewPCG(seed, seedFor(seed, name))), Events: m}
+	if rp.n > 0 {
+		o.Events = rp
+	}
+	if m.store != nil {
+		o.Fleet = rp
+	}
+	return o
+}
+
+// replicaOf returns the replica that serves user request n (1-based):
+// round robin.
+func (m *sim) replicaOf(n int32) *simReplica { return m.reps[int(n-1)%len(m.reps)] }
+
+// fleetTimer schedules a syncer step after d.
+func (m *sim) fleetTimer(d time.Duration, it fleetItem) {
+	st := m.store
+	var slot int32
+	if k := len(st.free); k > 0 {
+		slot, st.free = st.free[k-1], st.free[:k-1]
+		st.items[slot] = it
+	} else {
+		slot = int32(len(st.items))
+		st.items = append(st.items, it)
+	}
+	m.schedule(m.now+int64(d), tFleet, slot, nil)
+}
+
+// fleetStep performs a syncer step (a tFleet timer).
+func (m *sim) fleetStep(slot int32) {
+	st := m.store
+	it := st.items[slot]
+	st.items[slot] = fleetItem{}
+	st.free = append(st.free, slot)
+	rp := m.reps[it.rep]
+	switch it.kind {
+	case fCall:
+		m.storeCall(rp, it.prop, it.trial)
+	case fApply:
+		m.storeApply(rp, it.u)
+	case fDegrade:
+		m.degrade(rp, "store call timed out")
+	case fRetry:
+		m.storeRetry(rp)
+	}
+}
+
+// storeCall sends a proposal or a trial result to the store and delivers
+// the answer: to every replica when the store published a change, to the
+// caller otherwise.
+func (m *sim) storeCall(rp *simReplica, p policy.Proposal, trial bool) {
+	st := m.store
+	if !rp.up {
+		return // local state rules; the resync proposes what matters
+	}
+	if !m.storeReachable(rp) {
+		return
+	}
+	m.callTimeout(rp)
+	ctx := context.Background()
+	var u policy.BreakerUpdate
+	published := false
+	if trial {
+		u, _ = st.mem.Trial(ctx, p.Key, p.Base)
+		published = u.Version == p.Base+1
+	} else {
+		u, _ = st.mem.Propose(ctx, p, halfOpen(rp))
+		published = u.Version == p.Base+1
+	}
+	d := st.prop + st.slow
+	if !published {
+		m.fleetTimer(d, fleetItem{kind: fApply, rep: rp.idx, u: u})
+		return
+	}
+	for _, o := range m.reps {
+		m.fleetTimer(d, fleetItem{kind: fApply, rep: o.idx, u: u})
+	}
+}
+
+// storeReachable reports whether a call of rp reaches the store now; when
+// the store is down it does not, and rp falls back to local state at once.
+func (m *sim) storeReachable(rp *simReplica) bool {
+	if m.store.down {
+		m.degrade(rp, fleet.ErrUnavailable.Error())
+		return false
+	}
+	return true
+}
+
+// callTimeout makes rp fall back to local state when the call it makes
+// now cannot answer within the timeout: the store is slower than that.
+// The call still reaches the store, which applies and publishes it as
+// usual (slow delays what the store sends, not what it does).
+func (m *sim) callTimeout(rp *simReplica) bool {
+	st := m.store
+	if st.slow < st.timeout {
+		return false
+	}
+	m.fleetTimer(st.timeout, fleetItem{kind: fDegrade, rep: rp.idx})
+	return true
+}
+
+// storeApply applies a store state to a replica and claims its share of
+// the half-open trials (fleet.Fleet's apply).
+func (m *sim) storeApply(rp *simReplica, u policy.BreakerUpdate) {
+	if !rp.eng.Shared() {
+		return
+	}
+	if _, err := rp.eng.Apply(m.nowT, u); err != nil || u.State != policy.HalfOpen {
+		return
+	}
+	if rp.claimed[u.Key] == u.Version {
+		return
+	}
+	rp.claimed[u.Key] = u.Version
+	if !m.storeReachable(rp) {
+		return
+	}
+	st := m.store
+	n, _ := st.mem.Claim(context.Background(), u.Key, u.Version, halfOpen(rp))
+	if m.callTimeout(rp) {
+		return // the trials taken are lost with the answer
+	}
+	if n > 0 {
+		u.Grant = n
+		if st.slow > 0 {
+			m.fleetTimer(st.slow, fleetItem{kind: fApply, rep: rp.idx, u: u})
+			return
+		}
+		_, _ = rp.eng.Apply(m.nowT, u)
+	}
+}
+
+// degrade falls back to local breakers.
+func (m *sim) degrade(rp *simReplica, reason string) {
+	if !rp.up {
+		return
+	}
+	rp.up = false
+	rp.eng.SetShared(m.nowT, false)
+	rp.Emit(events.Event{Time: m.nowT, Kind: events.StateDegraded, Reason: reason})
+	m.fleetTimer(storeRetry, fleetItem{kind: fRetry, rep: rp.idx})
+}
+
+// storeRetry tries the store again and, when it answers, resyncs: the
+// store's state wins where its version is newer, the replica's (changed
+// while the store was away) is proposed otherwise.
+func (m *sim) storeRetry(rp *simReplica) {
+	st := m.store
+	if rp.up {
+		return
+	}
+	if st.down || st.slow >= st.timeout {
+		// The subscription fails, or the read of the states times out.
+		m.fleetTimer(storeRetry, fleetItem{kind: fRetry, rep: rp.idx})
+		return
+	}
+	now := m.nowT
+	states, _ := st.mem.Get(context.Background(), rp.eng.Keys())
+	var props []policy.Proposal
+	for _, s := range states {
+		local, _ := rp.eng.Breaker(s.Key)
+		if s.Version <= local.Version && s.State != local.State {
+			props = append(props, policy.Proposal{Key: s.Key, Base: s.Version, State: local.State, OpenUntil: local.OpenUntil, Reason: "resync", Time: now})
+		}
+	}
+	rp.up = true
+	clear(rp.claimed)
+	rp.eng.SetShared(now, true)
+	for _, s := range states {
+		m.storeApply(rp, s)
+	}
+	for _, p := range props {
+		m.storeCall(rp, p, false)
+	}
+	rp.Emit(events.Event{Time: now, Kind: events.StateDegraded, OK: true, Reason: "resynced"})
+}
+
+// storeStep starts (on) or ends a store step.
+func (m *sim) storeStep(st *Step, on bool) {
+	s := m.store
+	if s == nil {
+		return
+	}
+	switch {
+	case st.Store.Down:
+		s.down = on
+		s.mem.SetDown(on)
+		if on {
+			// The replicas' subscriptions break: each falls back at once.
+			for _, rp := range m.reps {
+				m.degrade(rp, fleet.ErrUnavailable.Error())
+			}
+		}
+	case on:
+		s.slow = st.Store.Slow.D()
+	default:
+		s.slow = 0
+	}
+}
+
+// replica is the number of the replica serving r (0 for a gateway alone).
+func (r *simReq) replica() int {
+	if r.rep == nil {
+		return 0
+	}
+	return r.rep.n
+}
+
+// halfOpen is the half-open trials a replica's core asks for
+// (policy.breaker.half_open_requests; a reload may change it).
+func halfOpen(rp *simReplica) int { return rp.eng.Settings().Breaker.HalfOpenRequests }
