@@ -68,6 +68,7 @@ type liveRun struct {
 	oldJournals      []JournalEntry // journals of killed mock instances
 	structSchema     *llm.ResponseFormat
 	promptsByTraffic [][]string
+	traces           *traceKeeper // the gateway's spans (Options.Traces); nil when off
 
 	// replicas are the gateway's replicas (srv is the first) and
 	// replicaURLs their addresses; storeProxy fronts their shared store.
@@ -129,6 +130,9 @@ func runLiveWith(ctx context.Context, s *Scenario, seed uint64, opts Options, gw
 	l := &liveRun{s: s, opts: opts, provs: map[string]*mockprovider.Provider{}, specs: map[string]mockprovider.ProviderSpec{},
 		sinks: map[string]*sinkServer{}, faultIDs: map[int][]faultRef{}, targetCount: map[string]int{}, stop: make(chan struct{}),
 		blackBox: gw.blackBox, headers: gw.headers, external: gw.url != "", gwConfig: gw.config, stopSLO: s.SLO.slo().withDefaults()}
+	if opts.Traces && !l.blackBox {
+		l.traces = newTraceKeeper()
+	}
 	l.structSchema = &llm.ResponseFormat{Type: llm.ResponseJSONSchema, Name: "answer", Strict: true,
 		Schema: []byte(`{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"}},"required":["answer","confidence"],"additionalProperties":false}`)}
 	tr := &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}
@@ -262,6 +266,9 @@ func runLiveWith(ctx context.Context, s *Scenario, seed uint64, opts Options, gw
 	res := finish(s, Score(in), in, ModeLive, seed, l.aborted)
 	res.Start = l.start
 	res.Elapsed = end.Sub(l.start)
+	if res.TraceSample = l.traces.sample(); res.TraceSample != nil && l.opts.Progress != nil {
+		_, _ = res.TraceSample.WriteTo(l.opts.Progress)
+	}
 	return res, nil
 }
 

@@ -73,7 +73,7 @@ func (l *liveRun) startGateways(ctx context.Context, seed uint64) (func(), error
 		if n > 1 {
 			sink.n = i + 1
 		}
-		gopts := gateway.Options{Events: sink, Logger: slog.New(slog.DiscardHandler)}
+		gopts := gateway.Options{Events: sink, Logger: slog.New(slog.DiscardHandler), TracerProvider: l.traces.provider()}
 		if l.blackBox {
 			gopts.Events = nil // a bake-off scores brownout's gateway as any other
 		}
