@@ -72,8 +72,8 @@ type simStore struct {
 	// prop is the propagation delay; timeout the gateway's state.timeout;
 	// share the syncer's interval for budgets and health (fleet.Options.Share).
 	prop, timeout, share time.Duration
-	items         []fleetItem
-	free          []int32
+	items                []fleetItem
+	free                 []int32
 }
 
 // fleetItem is a delayed step of a replica's syncer.
@@ -90,13 +90,13 @@ type fleetItem struct {
 
 // fleetItem kinds.
 const (
-	fCall    uint8 = iota + 1 // a proposal or trial result reaches the store
-	fApply                    // a store state reaches the replica
-	fDegrade                  // a call failed: fall back to local state
-	fRetry                    // try the store again
-	fShare                    // every replica shares its budgets and health
-	fShared                   // a share's answer reaches the replica
-	fPutHealth                // a demotion is written for the fleet
+	fCall      uint8 = iota + 1 // a proposal or trial result reaches the store
+	fApply                      // a store state reaches the replica
+	fDegrade                    // a call failed: fall back to local state
+	fRetry                      // try the store again
+	fShare                      // every replica shares its budgets and health
+	fShared                     // a share's answer reaches the replica
+	fPutHealth                  // a demotion is written for the fleet
 )
 
 // shareEvery is how often a replica shares its retry budgets and health
