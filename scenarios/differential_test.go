@@ -29,8 +29,9 @@ type diffCase struct {
 	duration string
 	// timeline is the timeline's entries, flow style.
 	timeline []string
-	// route is the route traffic asks for (default chat).
-	route string
+	// route is the route traffic asks for (default chat); rate its rate
+	// (default 4/s).
+	route, rate string
 	// gateway replaces the gateway entry's fields (flow style; default
 	// config: gateway.yaml).
 	gateway string
@@ -111,6 +112,21 @@ var diffCases = []diffCase{
 		gateway: "config: gateway-fleet.yaml, replicas: 2, state: redis",
 		timeline: []string{"{name: late, at: 300ms, for: 600ms, store: {slow: 15ms}}",
 			"{name: f, at: 400ms, for: 500ms, target: a/m, fault: {kind: http_error, status: 503}}"}},
+	// Two replicas share their retry budgets (2 retries a window; see
+	// testdata/fleetshare) while a/m fails throughout, a request every
+	// 0.5s: requests 1-2 retry on a/m; each replica learns the other's
+	// retries within two Shares live (the replicas' tickers are not
+	// aligned; one in the simulator), before the next request, and
+	// requests 3-4 find the fleet's budget spent (with local budgets all
+	// four would retry).
+	{name: "shared_budget", covers: []string{"fleet:budget"}, duration: "2250ms", rate: "2/s",
+		gateway:  "config: ../fleetshare/gateway-budget.yaml, replicas: 2, state: redis",
+		timeline: []string{"{name: f, at: 100ms, for: 2s, target: a/m, fault: {kind: http_error, status: 503}}"}},
+	// Replica 2 demotes a/m on req-2's failure (0.5s); replica 1 learns it
+	// at its next share and sends req-3 (0.75s) to b without trying a.
+	{name: "shared_health", covers: []string{"fleet:health"},
+		gateway:  "config: ../fleetshare/gateway-health.yaml, replicas: 2, state: redis",
+		timeline: faultStep("{kind: http_error, status: 503}")},
 	{name: "cancel_during_backoff", covers: []string{"cancel:backoff"}, traffic: "client_timeout: 500ms",
 		timeline: faultStep("{kind: http_error, status: 429, retry_after: 1s}")},
 }
@@ -121,7 +137,11 @@ func (c *diffCase) scenario() (*Scenario, error) {
 	if route == "" {
 		route = "chat"
 	}
-	traffic := "route: " + route + ", rate: 4/s, arrival: uniform, stream: 100%, prompt_tokens: 20"
+	rate := c.rate
+	if rate == "" {
+		rate = "4/s"
+	}
+	traffic := "route: " + route + ", rate: " + rate + ", arrival: uniform, stream: 100%, prompt_tokens: 20"
 	if c.traffic != "" {
 		traffic += ", " + c.traffic
 	}

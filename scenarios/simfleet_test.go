@@ -57,13 +57,13 @@ func primaryRetries(t *testing.T, res *Result) int {
 }
 
 // TestSimFleetSharesRetryBudget: with the primary failing for the whole
-// run, a budget of 5 retries per window lets three replicas with local
-// state retry 5 times each, and a fleet sharing its budgets (every Share
-// through the simulated store) about 5 in all: the replicas learn the
+// run, a budget of 2 retries per window lets three replicas with local
+// state retry twice each, and a fleet sharing its budgets (every Share
+// through the simulated store) about twice in all: the replicas learn the
 // others' retries one Share late, so the fleet may exceed the budget by
 // what they admit in that interval, never threefold.
 func TestSimFleetSharesRetryBudget(t *testing.T) {
-	const budget, replicas = 5, 3 // testdata/fleetshare/gateway-budget.yaml
+	const budget, replicas = 2, 3 // testdata/fleetshare/gateway-budget.yaml
 	local := primaryRetries(t, playFleetShare(t, "gateway-budget.yaml", "memory", "30/s", "0s"))
 	shared := primaryRetries(t, playFleetShare(t, "gateway-budget.yaml", "redis", "30/s", "0s"))
 	require.Equal(t, replicas*budget, local, "each replica spends its own budget")
