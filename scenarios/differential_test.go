@@ -207,8 +207,22 @@ func transcriptOf(log []events.Event) transcript {
 	return tr
 }
 
+// fleetCounts is what the differential test compares of a fleet's score:
+// its counts, per replica too (nil for a gateway alone).
+func fleetCounts(f *FleetScore) []int {
+	if f == nil {
+		return nil
+	}
+	out := []int{f.Replicas, f.OutageRequests, f.PrimaryAttempts, f.HalfOpenTrials, f.TrialsPerRecovery, f.Degraded, f.Resynced}
+	for _, r := range f.PerReplica {
+		out = append(out, r.Replica, r.Requests, r.Attempts)
+	}
+	return out
+}
+
 // TestDifferential plays each case in the simulator and live (in-process
-// mocks and gateway over loopback): the two transcripts must be equal.
+// mocks and gateway over loopback): the two transcripts must be equal, and
+// so must a fleet's scores (the shared_* and store_* cases).
 func TestDifferential(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live runs take about a second each")
@@ -244,6 +258,9 @@ func TestDifferential(t *testing.T) {
 			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("live differs from the simulation (-sim +live):\n%s", d)
+			}
+			if d := cmp.Diff(fleetCounts(sim.Fleet), fleetCounts(live.Fleet)); d != "" {
+				t.Errorf("the fleet's scores differ (-sim +live):\n%s", d)
 			}
 		})
 	}
