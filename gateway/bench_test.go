@@ -53,7 +53,17 @@ func newBenchEnvTB(b testing.TB) *benchEnv {
 	b.Helper()
 	mock := mockprovider.StartTest(b, mockprovider.ProviderSpec{Name: "alpha", Format: llm.FormatOpenAI, Seed: 1,
 		Models: []mockprovider.ModelSpec{{Name: "gpt-4o", OutputTokens: mockprovider.Length{Min: 20, Max: 20}}}})
-	cfg, err := gateway.ParseConfig("bench.yaml", []byte(benchConfig(mock.URL)), gateway.LoadOptions{})
+	srv, gw := startBenchGateway(b, mock.URL, "")
+	tr := &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}
+	return &benchEnv{mock: mock, gw: gw, srv: srv, client: &http.Client{Transport: tr},
+		direct: mock.URL + "/v1/chat/completions", through: gw.URL + "/v1/chat/completions"}
+}
+
+// startBenchGateway starts a gateway on benchConfig for the mock at
+// mockURL; extra is appended to its configuration.
+func startBenchGateway(b testing.TB, mockURL, extra string) (*gateway.Server, *httptest.Server) {
+	b.Helper()
+	cfg, err := gateway.ParseConfig("bench.yaml", []byte(benchConfig(mockURL)+extra), gateway.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,9 +76,7 @@ func newBenchEnvTB(b testing.TB) *benchEnv {
 		gw.Close()
 		_ = srv.Close()
 	})
-	tr := &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}
-	return &benchEnv{mock: mock, gw: gw, srv: srv, client: &http.Client{Transport: tr},
-		direct: mock.URL + "/v1/chat/completions", through: gw.URL + "/v1/chat/completions"}
+	return srv, gw
 }
 
 // benchConfig is the benchmarks' gateway configuration on the mock at url.

@@ -57,6 +57,9 @@ type Config struct {
 	Shutdown ShutdownConfig `yaml:"shutdown,omitempty"`
 	// State says where breakers live: this process, or a fleet's Redis.
 	State StateConfig `yaml:"state,omitempty"`
+	// Tracing configures OpenTelemetry traces (see TracingConfig). Default
+	// off, unless the OTEL_* environment names an OTLP endpoint.
+	Tracing TracingConfig `yaml:"tracing,omitempty"`
 	// Seed seeds the policy's random source (jitter, weighted choice).
 	// Default 0: seeded from the clock at start.
 	Seed uint64 `yaml:"seed,omitempty"`
@@ -341,6 +344,7 @@ func (c *Config) validate(doc *yamlfile.Doc, lookup func(string) (string, bool))
 		add("detectors", "%v", err)
 	}
 	c.validateTrust(add, lookup)
+	c.Tracing.validate(add, lookup)
 	pes := c.Probes.validate(doc, add) // calls add: not inline in append
 	es = append(es, pes...)
 	// The fallbacks are checked only once the routes themselves are valid.

@@ -100,6 +100,17 @@
 // webhook and log sinks; a failed delivery is an alert.delivered event with
 // OK false and a metric.
 //
+// Traces (package gateway/tracing; tracing:, TracingConfig, or the
+// standard OTEL_* variables; off by default) are exported over OTLP/HTTP
+// or OTLP/gRPC: every inbound request is a server span, the child of the
+// caller's traceparent, and every upstream attempt a client span under it
+// whose context is sent upstream as traceparent, with the GenAI semantic
+// conventions' attributes, the attempt's number, reason (first, retry,
+// failover), target, tier, continuation and outcome class, and the
+// retries, fail-overs, continuations, skips, backoffs and watchdog verdicts
+// as span events. Off, the server holds no tracer and the request path
+// makes no tracing call; Options.TracerProvider takes spans in process.
+//
 // Configuration is one YAML file (LoadConfig: strict, file:line:col errors,
 // ${NAME} environment references for secrets, which never appear in logs,
 // events or errors). Reload swaps a new configuration in atomically while

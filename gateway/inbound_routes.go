@@ -31,7 +31,7 @@ func (s *Server) handleInbound(mux *http.ServeMux) {
 		if err != nil {
 			panic("gateway: inbound format: " + err.Error())
 		}
-		mux.HandleFunc(in.pattern, s.guard(f.Codec))
+		mux.HandleFunc(in.pattern, s.tracer.Handler(in.pattern, string(in.format), s.guard(f.Codec)))
 	}
 }
 

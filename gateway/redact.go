@@ -51,6 +51,9 @@ func newRedactor(cfg *Config) *redactor {
 	for i := range cfg.Clients {
 		add(cfg.Clients[i].Key)
 	}
+	for _, v := range cfg.Tracing.Headers {
+		add(v)
+	}
 	for i := range cfg.Alerts.Sinks {
 		add(cfg.Alerts.Sinks[i].URL)
 		for _, v := range cfg.Alerts.Sinks[i].Headers {

@@ -15,8 +15,8 @@ import (
 // breaker, health and budget state; otherwise a new core takes over the
 // breaker and health state of every target both configurations use (an open
 // breaker stays open), and retry budgets start afresh.
-// (listen, shutdown, cache and idempotency settings take effect at the next
-// start; the cache and the idempotency store survive reloads.)
+// (listen, shutdown, cache, idempotency and tracing settings take effect at
+// the next start; the cache and the idempotency store survive reloads.)
 func (s *Server) Reload(cfg *Config) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()

@@ -18,10 +18,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway/clients"
 	"github.com/brownout-dev/brownout/gateway/policy"
+	"github.com/brownout-dev/brownout/gateway/tracing"
 	"github.com/brownout-dev/brownout/gateway/usage"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/inbound"
@@ -41,6 +45,11 @@ type Options struct {
 	// Transport replaces the upstream transports (tests). Default: per
 	// protocol, a NewTransport.
 	Transport http.RoundTripper
+	// TracerProvider receives the gateway's spans (tests, an application
+	// embedding the gateway), in place of the OTLP exporter that tracing:
+	// and the OTEL_* variables configure. Default nil: that exporter, when
+	// tracing is on (see TracingConfig).
+	TracerProvider trace.TracerProvider
 }
 
 // Server is the gateway: an OpenAI- and Anthropic-compatible HTTP server that
@@ -70,7 +79,9 @@ type Server struct {
 	bg       sync.WaitGroup
 	stop     chan struct{}
 	stopOnce sync.Once
-	fleet    *fleetState // nil unless state.backend is redis
+	fleet    *fleetState              // nil unless state.backend is redis
+	tracer   *tracing.Tracer          // nil: tracing off
+	tp       *sdktrace.TracerProvider // the exporter's provider this server started, or nil
 }
 
 // runtime is one loaded configuration: everything a request needs, swapped
@@ -129,6 +140,9 @@ func New(cfg *Config, opts Options) (*Server, error) {
 		return nil
 	}
 	s.al = newAlertLoop(s)
+	if err := s.startTracing(cfg); err != nil {
+		return nil, err
+	}
 	if err := s.startFleet(cfg); err != nil {
 		return nil, err
 	}
@@ -560,6 +574,7 @@ func (s *Server) Close() error {
 		}
 	}
 	s.al.close()
+	s.stopTracing()
 	if w := s.usage.Swap(nil); w != nil {
 		return w.Close()
 	}

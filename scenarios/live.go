@@ -65,6 +65,7 @@ type liveRun struct {
 	oldJournals      []JournalEntry // journals of killed mock instances
 	structSchema     *llm.ResponseFormat
 	promptsByTraffic [][]string
+	traces           *traceKeeper // the gateway's spans (Options.Traces); nil when off
 
 	// replicas are the gateway's replicas (srv is the first) and
 	// replicaURLs their addresses; storeProxy fronts their shared store.
@@ -112,6 +113,9 @@ func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Resu
 	l := &liveRun{s: s, opts: opts, provs: map[string]*mockprovider.Provider{}, specs: map[string]mockprovider.ProviderSpec{},
 		sinks: map[string]*sinkServer{}, faultIDs: map[int][]faultRef{}, targetCount: map[string]int{}, stop: make(chan struct{}),
 		blackBox: s.env.blackBox, stopSLO: s.SLO.slo().withDefaults()}
+	if opts.Traces && !l.blackBox {
+		l.traces = newTraceKeeper()
+	}
 	l.structSchema = &llm.ResponseFormat{Type: llm.ResponseJSONSchema, Name: "answer", Strict: true,
 		Schema: []byte(`{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"}},"required":["answer","confidence"],"additionalProperties":false}`)}
 	tr := &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}
@@ -245,6 +249,9 @@ func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Resu
 	res := finish(s, Score(in), in, ModeLive, seed, l.aborted)
 	res.Start = l.start
 	res.Elapsed = end.Sub(l.start)
+	if res.TraceSample = l.traces.sample(); res.TraceSample != nil && l.opts.Progress != nil {
+		_, _ = res.TraceSample.WriteTo(l.opts.Progress)
+	}
 	return res, nil
 }
 

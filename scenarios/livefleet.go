@@ -73,7 +73,7 @@ func (l *liveRun) startGateways(ctx context.Context, seed uint64) (func(), error
 		if n > 1 {
 			sink.n = i + 1
 		}
-		srv, err := gateway.New(cfg, gateway.Options{Events: sink, Logger: slog.New(slog.DiscardHandler)})
+		srv, err := gateway.New(cfg, gateway.Options{Events: sink, Logger: slog.New(slog.DiscardHandler), TracerProvider: l.traces.provider()})
 		if err != nil {
 			stopAll()
 			return nil, fmt.Errorf("%w: gateway: %w", ErrInvalid, err)

@@ -73,6 +73,9 @@ type Result struct {
 	journalOf func() []JournalEntry // makes journal when it is not kept
 	// Series is the run over time, for charts.
 	Series Series `json:"series"`
+
+	// TraceSample is one request's trace (live runs with Options.Traces).
+	TraceSample *TraceSample `json:"trace_sample,omitempty"`
 }
 
 // SLO is the user-visible objective the run is judged against. A request is

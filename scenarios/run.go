@@ -21,6 +21,10 @@ type Options struct {
 	Seed *uint64
 	// Progress receives live progress lines (live mode); nil for none.
 	Progress io.Writer
+	// Traces collects the in-process gateway's OpenTelemetry spans (live
+	// mode, not black box) and keeps one request's trace, the one with the
+	// most upstream attempts, in Result.TraceSample (and on Progress).
+	Traces bool
 }
 
 // Run plays the scenario and scores it. A canceled ctx stops the run early;

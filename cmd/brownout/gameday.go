@@ -23,6 +23,9 @@ type GamedayRunOptions struct {
 	// Seeds, when above 0, plays a seed sweep (sim only).
 	Seeds int
 	Out   string
+	// Traces keeps the trace of one request of a live run (the one with the
+	// most upstream attempts) and prints it after the progress lines.
+	Traces bool
 	// Context is the run's context; nil means one canceled by SIGINT/SIGTERM.
 	Context context.Context
 }
@@ -67,6 +70,9 @@ aborted by a stop condition), 2 for input errors.`,
 			if opts.Mode != string(scenarios.ModeSim) && opts.Mode != string(scenarios.ModeLive) {
 				return usageError(fmt.Errorf("--mode: %q is not sim or live", opts.Mode))
 			}
+			if opts.Traces && opts.Mode != string(scenarios.ModeLive) {
+				return usageError(fmt.Errorf("--traces: traces come from the gateway of a live run (--mode live)"))
+			}
 			if opts.Seeds != 0 && (opts.Seeds < 1 || opts.Mode != string(scenarios.ModeSim)) {
 				return usageError(fmt.Errorf("--seeds: a sweep needs at least 1 seed and --mode sim"))
 			}
@@ -85,6 +91,7 @@ aborted by a stop condition), 2 for input errors.`,
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "directory for result.json and events.jsonl")
 	cmd.Flags().IntVar(&opts.Seeds, "seeds", 0, "play a seed sweep of N seeds (sim) and report each score's distribution")
+	cmd.Flags().BoolVar(&opts.Traces, "traces", false, "live: collect the gateway's traces and show one request's attempts (result.json trace_sample)")
 	return cmd
 }
 
@@ -101,7 +108,7 @@ func gamedayRun(opts *GamedayRunOptions) error {
 	if opts.Seeds > 0 {
 		return gamedaySweep(opts, s)
 	}
-	ro := scenarios.Options{Mode: scenarios.Mode(opts.Mode), Progress: opts.IO.ErrOut}
+	ro := scenarios.Options{Mode: scenarios.Mode(opts.Mode), Progress: opts.IO.ErrOut, Traces: opts.Traces}
 	if opts.SeedSet {
 		ro.Seed = &opts.Seed
 	}

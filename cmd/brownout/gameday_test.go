@@ -48,6 +48,9 @@ func TestGamedaySeedSweep(t *testing.T) {
 
 	code, _, _ = runCLI(t, "gameday", "run", "../../scenarios/testdata/short.yaml", "--seeds", "3", "--mode", "live")
 	require.Equal(t, exitUsageErr, code, "a sweep is simulated")
+	code, _, errOut = runCLI(t, "gameday", "run", "../../scenarios/testdata/short.yaml", "--traces")
+	require.Equal(t, exitUsageErr, code, "traces come from a live run")
+	require.Contains(t, errOut, "--traces: traces come from the gateway of a live run")
 	code, _, errOut = runCLI(t, "report", "diff", filepath.Join(dir, "sweep.json"), filepath.Join(dir, "sweep.json"))
 	require.Equal(t, exitOK, code, errOut)
 }

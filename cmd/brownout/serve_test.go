@@ -34,6 +34,7 @@ func TestServeCheckRefusesWhatServeRefuses(t *testing.T) {
 		{"usage directory missing", "usage: {file: " + filepath.Join(dir, "nope", "usage.jsonl") + "}\n", nil, "usage.file: directory " + filepath.Join(dir, "nope") + " does not exist"},
 		{"usage file is a directory", "usage: {file: " + dir + "}\n", nil, "usage.file: " + dir + " is a directory"},
 		{"usage directory is a file", "usage: {file: " + filepath.Join(notDir, "usage.jsonl") + "}\n", nil, "usage.file: " + notDir + " is not a directory"},
+		{"tracing protocol", "tracing: {enabled: true, protocol: udp}\n", nil, `:6:36: tracing.protocol: unknown protocol "udp"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
