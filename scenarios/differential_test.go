@@ -29,8 +29,9 @@ type diffCase struct {
 	duration string
 	// timeline is the timeline's entries, flow style.
 	timeline []string
-	// route is the route traffic asks for (default chat).
-	route string
+	// route is the route traffic asks for (default chat); rate its rate
+	// (default 4/s).
+	route, rate string
 	// gateway replaces the gateway entry's fields (flow style; default
 	// config: gateway.yaml).
 	gateway string
@@ -111,6 +112,21 @@ var diffCases = []diffCase{
 		gateway: "config: gateway-fleet.yaml, replicas: 2, state: redis",
 		timeline: []string{"{name: late, at: 300ms, for: 600ms, store: {slow: 15ms}}",
 			"{name: f, at: 400ms, for: 500ms, target: a/m, fault: {kind: http_error, status: 503}}"}},
+	// Two replicas share their retry budgets (2 retries a window; see
+	// testdata/fleetshare) while a/m fails throughout, a request every
+	// 0.5s: requests 1-2 retry on a/m; each replica learns the other's
+	// retries within two Shares live (the replicas' tickers are not
+	// aligned; one in the simulator), before the next request, and
+	// requests 3-4 find the fleet's budget spent (with local budgets all
+	// four would retry).
+	{name: "shared_budget", covers: []string{"fleet:budget"}, duration: "2250ms", rate: "2/s",
+		gateway:  "config: ../fleetshare/gateway-budget.yaml, replicas: 2, state: redis",
+		timeline: []string{"{name: f, at: 100ms, for: 2s, target: a/m, fault: {kind: http_error, status: 503}}"}},
+	// Replica 2 demotes a/m on req-2's failure (0.5s); replica 1 learns it
+	// at its next share and sends req-3 (0.75s) to b without trying a.
+	{name: "shared_health", covers: []string{"fleet:health"},
+		gateway:  "config: ../fleetshare/gateway-health.yaml, replicas: 2, state: redis",
+		timeline: faultStep("{kind: http_error, status: 503}")},
 	{name: "cancel_during_backoff", covers: []string{"cancel:backoff"}, traffic: "client_timeout: 500ms",
 		timeline: faultStep("{kind: http_error, status: 429, retry_after: 1s}")},
 }
@@ -121,7 +137,11 @@ func (c *diffCase) scenario() (*Scenario, error) {
 	if route == "" {
 		route = "chat"
 	}
-	traffic := "route: " + route + ", rate: 4/s, arrival: uniform, stream: 100%, prompt_tokens: 20"
+	rate := c.rate
+	if rate == "" {
+		rate = "4/s"
+	}
+	traffic := "route: " + route + ", rate: " + rate + ", arrival: uniform, stream: 100%, prompt_tokens: 20"
 	if c.traffic != "" {
 		traffic += ", " + c.traffic
 	}
@@ -187,8 +207,22 @@ func transcriptOf(log []events.Event) transcript {
 	return tr
 }
 
+// fleetCounts is what the differential test compares of a fleet's score:
+// its counts, per replica too (nil for a gateway alone).
+func fleetCounts(f *FleetScore) []int {
+	if f == nil {
+		return nil
+	}
+	out := []int{f.Replicas, f.OutageRequests, f.PrimaryAttempts, f.HalfOpenTrials, f.TrialsPerRecovery, f.Degraded, f.Resynced}
+	for _, r := range f.PerReplica {
+		out = append(out, r.Replica, r.Requests, r.Attempts)
+	}
+	return out
+}
+
 // TestDifferential plays each case in the simulator and live (in-process
-// mocks and gateway over loopback): the two transcripts must be equal.
+// mocks and gateway over loopback): the two transcripts must be equal, and
+// so must a fleet's scores (the shared_* and store_* cases).
 func TestDifferential(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live runs take about a second each")
@@ -224,6 +258,9 @@ func TestDifferential(t *testing.T) {
 			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("live differs from the simulation (-sim +live):\n%s", d)
+			}
+			if d := cmp.Diff(fleetCounts(sim.Fleet), fleetCounts(live.Fleet)); d != "" {
+				t.Errorf("the fleet's scores differ (-sim +live):\n%s", d)
 			}
 		})
 	}

@@ -71,7 +71,21 @@
 // loopback proxy ([ErrNoRedis] when it is not installed). Store steps
 // (store: down, store: {slow: 200ms}) mean the same in both engines: down
 // cuts and refuses the replicas' connections, what the store holds
-// surviving; slow delays what the store sends. [FleetScore] scores the
+// surviving; slow delays what the store sends.
+//
+// What a redis fleet shares, per engine. Live (gateway/fleet): breakers
+// with the fleet-wide half-open trials, and every fleet.Options.Share
+// (100ms) off the request path the routes' retry budgets, passive health
+// demotions (reason fleet:…), client limits, idempotency records and
+// cached answers. Simulated: breakers as above, and every 100ms of virtual
+// time each replica reports its retry budgets and reads the others'
+// demotions with the syncer's own functions (fleet.ReportBudgets,
+// fleet.LoadDemotions; a demotion is written with fleet.PutDemotion), the
+// answer arriving gateway.propagation later and lost, as the breakers'
+// calls are, with the store down or slower than state.timeout. The
+// simulator models no client limits or idempotency keys (its traffic has
+// neither), and its response cache ("answered before") is the fleet's in
+// both states, as it is live only with state: redis. [FleetScore] scores the
 // fleet and each replica: primary attempts per request during outages,
 // half-open trials per recovery, fallbacks and resyncs.
 // Two parts of a fleet are not yet modelled per replica in the simulator:

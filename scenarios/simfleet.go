@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/brownout-dev/brownout/evals"
@@ -19,7 +20,9 @@ import (
 // store's answers and published changes come back after the propagation
 // delay, half-open trials are claimed from the store, and a failed or
 // timed-out call falls back to local breakers (state.degraded) until a
-// retry finds the store again and resyncs.
+// retry finds the store again and resyncs. Every share interval it also
+// shares its retry budgets and health demotions as the syncer does (see
+// share).
 type simReplica struct {
 	m   *sim
 	n   int // 1..N in a fleet of N > 1 (stamped on its events); 0 alone
@@ -29,12 +32,21 @@ type simReplica struct {
 	// up: the replica follows the store (shared state only).
 	up      bool
 	claimed map[string]uint64 // key → store version whose trials it claimed
+	// member is its name in the store's reports; healthAt the newest fleet
+	// demotion applied per target (fleet.LoadDemotions).
+	member   string
+	healthAt map[string]int64
 }
 
 // Emit stamps the replica on its engine's events (events.Sink).
+// With a shared store, a demotion it makes is written for the fleet, as
+// the gateway's server tells its fleet.Fleet (Demoted).
 func (rp *simReplica) Emit(e events.Event) {
 	e.Replica = rp.n
 	rp.m.Emit(e)
+	if rp.m.store != nil && e.Kind == events.HealthChange && e.To == string(policy.Unhealthy) && !strings.HasPrefix(e.Reason, fleet.FleetReason) {
+		rp.m.fleetTimer(0, fleetItem{kind: fPutHealth, rep: rp.idx, prop: policy.Proposal{Key: e.Target, Reason: e.Reason, Time: e.Time}})
+	}
 }
 
 // Propose implements policy.FleetSink: the call leaves at once (a timer,
@@ -57,10 +69,11 @@ type simStore struct {
 	mem  fleet.Memory
 	down bool
 	slow time.Duration
-	// prop is the propagation delay; timeout the gateway's state.timeout.
-	prop, timeout time.Duration
-	items         []fleetItem
-	free          []int32
+	// prop is the propagation delay; timeout the gateway's state.timeout;
+	// share the syncer's interval for budgets and health (fleet.Options.Share).
+	prop, timeout, share time.Duration
+	items                []fleetItem
+	free                 []int32
 }
 
 // fleetItem is a delayed step of a replica's syncer.
@@ -68,27 +81,40 @@ type fleetItem struct {
 	kind  uint8
 	rep   int32
 	trial bool
-	prop  policy.Proposal
+	prop  policy.Proposal // a proposal; for fPutHealth, the demotion
 	u     policy.BreakerUpdate
+	// bud and dem are a share's answer (fShared).
+	bud []policy.RouteBudget
+	dem []fleet.Demotion
 }
 
 // fleetItem kinds.
 const (
-	fCall    uint8 = iota + 1 // a proposal or trial result reaches the store
-	fApply                    // a store state reaches the replica
-	fDegrade                  // a call failed: fall back to local state
-	fRetry                    // try the store again
+	fCall      uint8 = iota + 1 // a proposal or trial result reaches the store
+	fApply                      // a store state reaches the replica
+	fDegrade                    // a call failed: fall back to local state
+	fRetry                      // try the store again
+	fShare                      // every replica shares its budgets and health
+	fShared                     // a share's answer reaches the replica
+	fPutHealth                  // a demotion is written for the fleet
 )
+
+// shareEvery is how often a replica shares its retry budgets and health
+// demotions: fleet.Options.Share's default, which the live fleet uses.
+const shareEvery = fleet.DefaultShare
 
 // newReplicas builds the gateway's replicas (one engine each).
 func (m *sim) newReplicas(seed uint64) error {
 	s := m.s
 	n := max(s.Gateway.Replicas, 1)
 	if s.Gateway.shared() {
-		m.store = &simStore{prop: s.Gateway.Propagation.D(), timeout: s.env.storeTimeout}
+		m.store = &simStore{prop: s.Gateway.Propagation.D(), timeout: s.env.storeTimeout, share: shareEvery}
+		// Records and reports live in virtual time.
+		m.store.mem.Clock = func() time.Time { return m.nowT }
 	}
 	for i := range n {
-		rp := &simReplica{m: m, idx: int32(i), up: true, claimed: map[string]uint64{}}
+		rp := &simReplica{m: m, idx: int32(i), up: true, claimed: map[string]uint64{},
+			member: "replica-" + strconv.Itoa(i+1), healthAt: map[string]int64{}}
 		if n > 1 {
 			rp.n = i + 1
 		}
@@ -100,6 +126,9 @@ func (m *sim) newReplicas(seed uint64) error {
 		m.reps = append(m.reps, rp)
 	}
 	m.eng = m.reps[0].eng
+	if m.store != nil {
+		m.fleetTimer(m.store.share, fleetItem{kind: fShare})
+	}
 	return nil
 }
 
@@ -154,6 +183,15 @@ func (m *sim) fleetStep(slot int32) {
 		m.degrade(rp, "store call timed out")
 	case fRetry:
 		m.storeRetry(rp)
+	case fShare:
+		for _, o := range m.reps {
+			m.share(o)
+		}
+		m.fleetTimer(st.share, fleetItem{kind: fShare})
+	case fShared:
+		m.shared(rp, it)
+	case fPutHealth:
+		m.putHealth(rp, it.prop)
 	}
 }
 
@@ -241,6 +279,54 @@ func (m *sim) storeApply(rp *simReplica, u policy.BreakerUpdate) {
 		}
 		_, _ = rp.eng.Apply(m.nowT, u)
 	}
+}
+
+// share is one share of a replica's syncer (fleet.Fleet's share): it
+// reports the replica's retry budgets and reads the fleet's health
+// demotions, both with the functions the syncer calls. The store takes the
+// report now; the answer reaches the replica after the propagation delay
+// (and a slow store's delay), or is lost when the store is slower than the
+// timeout, and the replica then falls back to local state.
+func (m *sim) share(rp *simReplica) {
+	if !rp.up || !rp.eng.Shared() || !m.storeReachable(rp) {
+		return
+	}
+	st := m.store
+	ctx := context.Background()
+	bud, err := fleet.ReportBudgets(ctx, &st.mem, rp.member, rp.eng, m.nowT)
+	if err != nil {
+		return
+	}
+	dem, err := fleet.LoadDemotions(ctx, &st.mem, rp.member, rp.eng.Keys(), rp.healthAt)
+	if err != nil || m.callTimeout(rp) {
+		return
+	}
+	m.fleetTimer(st.prop+st.slow, fleetItem{kind: fShared, rep: rp.idx, bud: bud, dem: dem})
+}
+
+// shared applies a share's answer: the other replicas' budget counts and
+// their demotions since the last share.
+func (m *sim) shared(rp *simReplica, it fleetItem) {
+	if !rp.up {
+		return
+	}
+	for _, b := range it.bud {
+		_ = rp.eng.SetFleetBudget(b)
+	}
+	for _, d := range it.dem {
+		_ = d.Apply(rp.eng, m.nowT)
+	}
+}
+
+// putHealth writes a replica's demotion for the fleet (fleet.Fleet's
+// putHealth), kept for the replica's health window.
+func (m *sim) putHealth(rp *simReplica, p policy.Proposal) {
+	if !rp.up || !m.storeReachable(rp) {
+		return
+	}
+	m.callTimeout(rp)
+	d := fleet.Demotion{Key: p.Key, Reason: p.Reason, At: p.Time}
+	_ = fleet.PutDemotion(context.Background(), &m.store.mem, rp.member, d, rp.eng.Settings().Health.Window.D())
 }
 
 // degrade falls back to local breakers.

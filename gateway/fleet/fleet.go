@@ -74,6 +74,9 @@ type item struct {
 	health *healthRecord         // a local demotion to share
 }
 
+// DefaultShare is Options.Share's default.
+const DefaultShare = 100 * time.Millisecond
+
 // New returns a fleet on store for the engine that engine returns (the
 // current one: a reload swaps it). Build the engine with Options.Fleet set
 // to the Fleet, and start Run.
@@ -91,7 +94,7 @@ func New(store Store, engine func() *policy.Engine, o Options) *Fleet {
 		o.Now = time.Now
 	}
 	if o.Share <= 0 {
-		o.Share = 100 * time.Millisecond
+		o.Share = DefaultShare
 	}
 	if o.Member == "" {
 		o.Member = newMember()

@@ -47,10 +47,9 @@ func (f *Fleet) putHealth(ctx context.Context, h healthRecord) {
 	if !ok {
 		return
 	}
-	b, _ := json.Marshal(h)
 	c, cancel := context.WithTimeout(ctx, f.o.Timeout)
 	defer cancel()
-	if err := rs.Put(c, "health:"+h.Key, b, f.engine().Settings().Health.Window.D()); err != nil {
+	if err := PutDemotion(c, rs, f.o.Member, Demotion{Key: h.Key, Reason: h.Reason, At: time.UnixMilli(h.At)}, f.engine().Settings().Health.Window.D()); err != nil {
 		f.degrade(err)
 	}
 }
@@ -62,25 +61,64 @@ func (f *Fleet) shareHealth(ctx context.Context, e *policy.Engine, now time.Time
 	if !ok {
 		return true
 	}
-	keys := e.Keys()
-	names := make([]string, len(keys))
-	for i, k := range keys {
-		names[i] = "health:" + k
-	}
 	c, cancel := context.WithTimeout(ctx, f.o.Timeout)
-	vals, err := rs.LoadMany(c, names)
+	ds, err := LoadDemotions(c, rs, f.o.Member, e.Keys(), f.healthAt)
 	cancel()
 	if err != nil {
 		f.degrade(err)
 		return false
 	}
-	for _, v := range vals {
-		var h healthRecord
-		if v == nil || json.Unmarshal(v, &h) != nil || h.Member == f.o.Member || h.At <= f.healthAt[h.Key] {
-			continue
-		}
-		f.healthAt[h.Key] = h.At
-		_ = e.Signal(now, h.Key, FleetReason+h.Reason, policy.Demote)
+	for _, d := range ds {
+		_ = d.Apply(e, now)
 	}
 	return true
+}
+
+// Demotion is a target's demotion by one replica of a fleet.
+type Demotion struct {
+	Key, Reason string
+	At          time.Time
+}
+
+// PutDemotion writes member's demotion d for the fleet, kept for window
+// (the health window). A demotion learned from the fleet (reason starting
+// with FleetReason) is not written. The Fleet calls it for each demotion
+// its replica makes; the game-day simulator for each of a simulated
+// replica's.
+func PutDemotion(ctx context.Context, rs Records, member string, d Demotion, window time.Duration) error {
+	if strings.HasPrefix(d.Reason, FleetReason) {
+		return nil
+	}
+	b, _ := json.Marshal(healthRecord{Key: d.Key, Member: member, Reason: d.Reason, At: d.At.UnixMilli()})
+	return rs.Put(ctx, "health:"+d.Key, b, window)
+}
+
+// LoadDemotions reads the demotion records of targets keys in one round
+// trip and returns those another member than member made after seen[key]
+// (Unix ms), which it advances: each demotion is returned once.
+func LoadDemotions(ctx context.Context, rs Records, member string, keys []string, seen map[string]int64) ([]Demotion, error) {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = "health:" + k
+	}
+	vals, err := rs.LoadMany(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	var out []Demotion
+	for _, v := range vals {
+		var h healthRecord
+		if v == nil || json.Unmarshal(v, &h) != nil || h.Member == member || h.At <= seen[h.Key] {
+			continue
+		}
+		seen[h.Key] = h.At
+		out = append(out, Demotion{Key: h.Key, Reason: h.Reason, At: time.UnixMilli(h.At)})
+	}
+	return out, nil
+}
+
+// Apply demotes the target on engine e at now, for e's health window, with
+// reason FleetReason + the original reason.
+func (d Demotion) Apply(e *policy.Engine, now time.Time) error {
+	return e.Signal(now, d.Key, FleetReason+d.Reason, policy.Demote)
 }

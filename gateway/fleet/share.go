@@ -53,20 +53,15 @@ func (f *Fleet) share(ctx context.Context) {
 		return
 	}
 	now := f.o.Now()
-	bs := e.Budgets(now)
-	rows := make([]Row, len(bs))
-	for i, b := range bs {
-		rows[i] = Row{Key: "budget:" + b.Route, Vals: []float64{b.Requests, b.Retries}}
-	}
 	c, cancel := context.WithTimeout(ctx, f.o.Timeout)
-	others, err := tally.Report(c, f.o.Member, now, e.Settings().RetryBudget.Window.D(), rows)
+	others, err := ReportBudgets(c, tally, f.o.Member, e, now)
 	cancel()
 	if err != nil {
 		f.degrade(err)
 		return
 	}
-	for i, o := range others {
-		_ = e.SetFleetBudget(policy.RouteBudget{Route: bs[i].Route, Requests: o.Vals[0], Retries: o.Vals[1]})
+	for _, b := range others {
+		_ = e.SetFleetBudget(b)
 	}
 	if !f.shareHealth(ctx, e, now) {
 		return
@@ -77,6 +72,27 @@ func (f *Fleet) share(ctx context.Context) {
 	f.mu.Lock()
 	f.sharedAt = now
 	f.mu.Unlock()
+}
+
+// ReportBudgets reports engine e's retry budgets per route to tally as
+// member's own counts as of now, and returns the other members' counts per
+// route, for e.SetFleetBudget. The Fleet calls it every Options.Share; the
+// game-day simulator calls it for each simulated replica at the same
+// cadence in virtual time.
+func ReportBudgets(ctx context.Context, tally Tally, member string, e *policy.Engine, now time.Time) ([]policy.RouteBudget, error) {
+	bs := e.Budgets(now)
+	rows := make([]Row, len(bs))
+	for i, b := range bs {
+		rows[i] = Row{Key: "budget:" + b.Route, Vals: []float64{b.Requests, b.Retries}}
+	}
+	others, err := tally.Report(ctx, member, now, e.Settings().RetryBudget.Window.D(), rows)
+	if err != nil {
+		return nil, err
+	}
+	for i, o := range others {
+		bs[i].Requests, bs[i].Retries = o.Vals[0], o.Vals[1]
+	}
+	return bs, nil
 }
 
 // SharedAt returns when this replica last synced its retry budgets and
