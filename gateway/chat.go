@@ -194,23 +194,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(append(b, '\n'))
 }
 
-func estimateTokens(req *llm.Request) int {
-	n := 0
-	for i := range req.Messages {
-		m := &req.Messages[i]
-		for j := range m.Content {
-			n += len(m.Content[j].Text)
-		}
-		for j := range m.ToolCalls {
-			n += len(m.ToolCalls[j].Arguments)
-		}
-	}
-	for i := range req.Tools {
-		n += len(req.Tools[i].Parameters) + len(req.Tools[i].Description)
-	}
-	return n/4 + 1
-}
-
 // run drives the request through the decision core until it is answered.
 //
 // A streaming request's goroutine keeps, while the stream is held, the
@@ -283,7 +266,7 @@ func (x *exchange) run(ctx context.Context, hint string) {
 //
 //go:noinline
 func (x *exchange) serveExact(ctx context.Context, cacheable bool) bool {
-	x.promptTokens = estimateTokens(x.req)
+	x.promptTokens = lifecycle.EstimatePromptTokens(x.req)
 	if !cacheable {
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
@@ -82,4 +83,23 @@ func TestSimContinuationBudget(t *testing.T) {
 		}
 	}
 	require.Positive(t, continued, "no continuation on the fallback")
+}
+
+// TestSimMetersPromptEstimate: an attempt cut before its usage event meters
+// the gateway's estimate of the prompt, in the simulator as live (it
+// metered no input at all).
+func TestSimMetersPromptEstimate(t *testing.T) {
+	c := diffCase{name: "cut_meters", timeline: faultStep("{kind: cut, after: 3}")}
+	s, err := c.scenario()
+	require.NoError(t, err)
+	res, err := Run(context.Background(), s, Options{Mode: ModeSim})
+	require.NoError(t, err)
+	cut := 0
+	for _, e := range res.Log() {
+		if e.Kind == events.AttemptEnd && e.Class == string(policy.CutMidStream) {
+			cut++
+			require.Positive(t, e.InputTokens, "%+v", e)
+		}
+	}
+	require.Positive(t, cut, "no cut attempt")
 }

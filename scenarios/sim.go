@@ -109,6 +109,7 @@ type simReq struct {
 	// answer served was corrupted by a fault.
 	start, firstTok int64
 	corrupted       bool
+	promptEst       int // the gateway's estimate of its input tokens
 	// malformed is the token event of the attempt in flight that was an
 	// unparseable event the stream skipped, -1 when none; try is the
 	// attempt's number.
@@ -597,6 +598,7 @@ func (m *sim) arrive(i int) {
 		r.req.ResponseFormat = m.structSchema
 	}
 	r.eng = m.eng
+	r.promptEst = lifecycle.EstimatePromptTokens(&r.req)
 	if len(m.reps) > 1 {
 		r.rep = m.replicaOf(r.n)
 		r.eng = r.rep.eng
@@ -696,6 +698,7 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 		plan.MalformedAt = -1
 	}
 	end, obs := lifecycle.Play(plan, d, m.t(start), req.Stream)
+	obs.PromptTokens = r.promptEst // metered, as by the gateway, when no usage came
 	if obs.End == lifecycle.Answered && obs.Status == 200 && !req.Stream && req.ResponseFormat != nil {
 		// A non-streamed structured answer is validated before the client
 		// sees it, so invalid JSON fails over.

@@ -157,6 +157,27 @@ func Classify(o *Observation) policy.Outcome {
 	return out
 }
 
+// EstimatePromptTokens is the gateway's estimate of a request's input
+// tokens (a character count over four): what an attempt meters when the
+// upstream reported no usage (a stream cut, stalled or abandoned before its
+// usage event), in both engines (Observation.PromptTokens).
+func EstimatePromptTokens(req *llm.Request) int {
+	n := 0
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		for j := range m.Content {
+			n += len(m.Content[j].Text)
+		}
+		for j := range m.ToolCalls {
+			n += len(m.ToolCalls[j].Arguments)
+		}
+	}
+	for i := range req.Tools {
+		n += len(req.Tools[i].Parameters) + len(req.Tools[i].Description)
+	}
+	return n/4 + 1
+}
+
 func classifyErr(status int, e *llm.Error) policy.Class {
 	t := llm.TypeForStatus(status)
 	if e != nil && e.Type != "" {
