@@ -85,21 +85,21 @@ func TestSimContinuationBudget(t *testing.T) {
 	require.Positive(t, continued, "no continuation on the fallback")
 }
 
-// TestSimMetersPromptEstimate: an attempt cut before its usage event meters
-// the gateway's estimate of the prompt, in the simulator as live (it
-// metered no input at all).
+// TestSimMetersPromptEstimate: an attempt that ends without a usage event
+// (here continuations that diverged from what the client had, in the
+// stall-mid-stream game day) meters the gateway's estimate of the prompt,
+// in the simulator as live (it metered no input at all).
 func TestSimMetersPromptEstimate(t *testing.T) {
-	c := diffCase{name: "cut_meters", timeline: faultStep("{kind: cut, after: 3}")}
-	s, err := c.scenario()
+	s, err := Load("../examples/gamedays/stall-mid-stream.yaml")
 	require.NoError(t, err)
 	res, err := Run(context.Background(), s, Options{Mode: ModeSim})
 	require.NoError(t, err)
-	cut := 0
+	n := 0
 	for _, e := range res.Log() {
-		if e.Kind == events.AttemptEnd && e.Class == string(policy.CutMidStream) {
-			cut++
+		if e.Kind == events.AttemptEnd && e.Class == string(policy.InvalidOutput) && e.Stream {
+			n++
 			require.Positive(t, e.InputTokens, "%+v", e)
 		}
 	}
-	require.Positive(t, cut, "no cut attempt")
+	require.Positive(t, n, "no diverged continuation")
 }
