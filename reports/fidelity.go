@@ -242,7 +242,7 @@ func CompareFidelitySweep(sw *scenarios.Sweep, live *scenarios.Result, tol Fidel
 		ttd := score("ttd", l.Step, l.Target)
 		switch {
 		case l.NotExercised:
-			st.TTD = FidelityCell{seedRange(ttd, n, durText, "not detected"), "not exercised", ttd == nil || ttd.N < n}
+			st.TTD = FidelityCell{seedRange(ttd, n, durText), "not exercised", ttd == nil || ttd.N < n}
 			if ttd == nil {
 				st.TTD.Sim = fmt.Sprintf("not exercised in %d/%d", n, n)
 			}
@@ -263,7 +263,7 @@ func CompareFidelitySweep(sw *scenarios.Sweep, live *scenarios.Result, tol Fidel
 		ttr := score("ttr", l.Step, l.Target)
 		switch {
 		case l.Superseded:
-			st.TTR = FidelityCell{seedRange(ttr, n, durText, "not recovered"), "superseded", ttr == nil || ttr.N < n}
+			st.TTR = FidelityCell{seedRange(ttr, n, durText), "superseded", ttr == nil || ttr.N < n}
 			if ttr == nil {
 				st.TTR.Sim = fmt.Sprintf("superseded in %d/%d", n, n)
 			}
@@ -300,7 +300,7 @@ func rangeCell(s *scenarios.SweepScore, live float64, measured bool, tol float64
 		c.Within = false
 		return c
 	}
-	c.Sim = seedRange(s, s.N, format, "not measured")
+	c.Sim = seedRange(s, s.N, format)
 	if !measured {
 		c.Within = s.Missing > 0
 		return c
@@ -324,7 +324,7 @@ func rangeCell(s *scenarios.SweepScore, live float64, measured bool, tol float64
 
 // seedRange describes s over n seeds: "best–worst", and how many seeds
 // left it unmeasured.
-func seedRange(s *scenarios.SweepScore, n int, format func(float64) string, missing string) string {
+func seedRange(s *scenarios.SweepScore, n int, format func(float64) string) string {
 	if s == nil {
 		return "no seed measured it"
 	}
@@ -339,6 +339,7 @@ func seedRange(s *scenarios.SweepScore, n int, format func(float64) string, miss
 		parts = append(parts, format(*s.Best)+"–")
 	}
 	if s.Missing > 0 {
+		missing := "not measured"
 		switch s.Name {
 		case "ttd":
 			missing = "not detected"
