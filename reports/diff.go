@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // Tolerances bound how much a score may worsen before a diff calls it a
@@ -35,7 +35,7 @@ type DiffRow struct {
 
 // RunDiff is the comparison of two runs of (usually) the same scenario.
 type RunDiff struct {
-	Old, New *scenarios.Result // nil for sweeps
+	Old, New *score.Result // nil for sweeps
 	// Title names what is compared.
 	Title string
 	Rows  []DiffRow
@@ -56,7 +56,7 @@ func (d *RunDiff) Regressions() []DiffRow {
 // ratios, flaps and bad served; lower is worse for availability. A fault
 // step detected (or mitigated, recovered) in the old run and not in the new
 // one is a regression whatever the tolerance.
-func Diff(old, new *scenarios.Result, tol Tolerances) *RunDiff {
+func Diff(old, new *score.Result, tol Tolerances) *RunDiff {
 	d := &RunDiff{Old: old, New: new, Title: fmt.Sprintf("old: %s (%s, seed %d)  new: %s (%s, seed %d)", old.Scenario, old.Mode, old.Seed, new.Scenario, new.Mode, new.Seed)}
 	rate := func(name string, o, n float64) {
 		row := DiffRow{Score: name, Old: fmtPct(o), New: fmtPct(n), Delta: fmt.Sprintf("%+.2fpp", (n-o)*100)}

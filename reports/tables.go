@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // The tables every format shows — fault steps, targets, and demotions and
@@ -33,7 +33,7 @@ type table struct {
 }
 
 // faultTable has one row per fault step and target.
-func faultTable(r *scenarios.Result) table {
+func faultTable(r *score.Result) table {
 	t := table{Cols: []column{{Long: "step"}, {Long: "target"}, {Long: "kind"}, {Long: "window"},
 		{Long: "TTD"}, {Long: "TTM"}, {Long: "TTR"}, {Long: "success", Num: true}, {Long: "amplification", Num: true},
 		{Long: "load ×", Short: "load", Num: true}, {Long: "cost ×", Short: "cost", Num: true}, {Long: "re-detections", Short: "re-detected", Num: true},
@@ -47,12 +47,12 @@ func faultTable(r *scenarios.Result) table {
 }
 
 // window prints when a fault step ran, as offsets from the run's start.
-func window(r *scenarios.Result, f scenarios.FaultScore) string {
+func window(r *score.Result, f score.FaultScore) string {
 	return fmtDur(f.Start.Sub(r.Start)) + "–" + fmtDur(f.End.Sub(r.Start))
 }
 
 // targetTable has one row per target: traffic, cost and quality.
-func targetTable(r *scenarios.Result) table {
+func targetTable(r *score.Result) table {
 	t := table{Cols: []column{{Long: "target"}, {Long: "attempts", Num: true}, {Long: "ok", Num: true},
 		{Long: "served", Num: true}, {Long: "share", Num: true}, {Long: "cost", Num: true},
 		{Long: "quality", Num: true}, {Long: "bad served", Num: true}}}
@@ -68,7 +68,7 @@ func targetTable(r *scenarios.Result) table {
 // within a fault, oscillations after one and false positives outside every
 // fault, its flaps (oscillations + false positives) and the time it spent
 // out of traffic with no fault of its own.
-func demotionTable(r *scenarios.Result) table {
+func demotionTable(r *score.Result) table {
 	t := table{Cols: []column{{Long: "target"}, {Long: "breaker openings", Short: "opened", Num: true},
 		{Long: "unhealthy markings", Short: "unhealthy", Num: true}, {Long: "re-detections", Short: "re-detected", Num: true},
 		{Long: "oscillations", Short: "oscillated", Num: true}, {Long: "false positives", Short: "false pos.", Num: true},
@@ -82,7 +82,7 @@ func demotionTable(r *scenarios.Result) table {
 
 // flapsByTarget prints the run's flaps with the targets they come from:
 // "0", or "6 (openai:gpt-4o 4, anthropic:claude-sonnet-4 2)".
-func flapsByTarget(r *scenarios.Result) string {
+func flapsByTarget(r *score.Result) string {
 	var parts []string
 	for _, t := range r.Targets {
 		if t.Flaps > 0 {
@@ -97,11 +97,11 @@ func flapsByTarget(r *scenarios.Result) string {
 }
 
 // overallRows are the run-wide scores as (name, value) pairs.
-func overallRows(r *scenarios.Result) [][2]string {
+func overallRows(r *score.Result) [][2]string {
 	a := r.Overall.Availability
 	l := r.Overall.Latency
 	c := r.Overall.Cost
-	p3 := func(p scenarios.Percentiles) string {
+	p3 := func(p score.Percentiles) string {
 		return fmtDur(p.P50) + " / " + fmtDur(p.P95) + " / " + fmtDur(p.P99)
 	}
 	return [][2]string{

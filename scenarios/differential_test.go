@@ -12,6 +12,7 @@ import (
 
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/faults"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // diffCase is one short scripted game day the differential test plays in
@@ -209,7 +210,7 @@ func transcriptOf(log []events.Event) transcript {
 
 // fleetCounts is what the differential test compares of a fleet's score:
 // its counts, per replica too (nil for a gateway alone).
-func fleetCounts(f *FleetScore) []int {
+func fleetCounts(f *score.FleetScore) []int {
 	if f == nil {
 		return nil
 	}
@@ -241,11 +242,11 @@ func TestDifferential(t *testing.T) {
 			if s.Gateway.shared() {
 				requireRedis(t)
 			}
-			sim, err := Run(context.Background(), s, Options{Mode: ModeSim})
+			sim, err := Run(context.Background(), s, Options{Mode: score.ModeSim})
 			if err != nil {
 				t.Fatal(err)
 			}
-			live, err := Run(context.Background(), s, Options{Mode: ModeLive})
+			live, err := Run(context.Background(), s, Options{Mode: score.ModeLive})
 			if err != nil {
 				t.Fatal(err)
 			}

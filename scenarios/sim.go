@@ -16,6 +16,7 @@ import (
 	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // Epoch is the virtual start time of every simulated run, so results do not
@@ -36,12 +37,12 @@ type provider interface {
 	// FillerCorpus is the text every planned filler answer is cut from.
 	FillerCorpus() string
 	// AppendJournal appends the journal to dst; JournalLen is its length.
-	AppendJournal(dst []JournalEntry) []JournalEntry
+	AppendJournal(dst []score.JournalEntry) []score.JournalEntry
 	JournalLen() int
 	// DigestJournal adds the journal to a digest; AppendJournalOf appends
 	// the entries of the requests in ids.
 	DigestJournal(d *journalDigest)
-	AppendJournalOf(dst []JournalEntry, ids map[string]bool) []JournalEntry
+	AppendJournalOf(dst []score.JournalEntry, ids map[string]bool) []score.JournalEntry
 }
 
 // timer kinds
@@ -139,7 +140,7 @@ type sim struct {
 	killed       map[string]bool
 	faultIDs     map[int][]faultRef
 	log          events.Packed
-	score        *feed // scores the log as it is recorded
+	score        *score.Feed // scores the log as it is recorded
 	alerts       *alerts.Evaluator
 	alertEvery   time.Duration
 	det          *evals.Detectors // nil when the config disables them
@@ -155,7 +156,7 @@ type sim struct {
 	aborted      string
 	err          error      // a step that could not be carried out; the run stops
 	stopWin      stopWindow // per-second user results for stop_when
-	slo          SLO        // the scenario's, with defaults: stop_when judges by it
+	slo          score.SLO  // the scenario's, with defaults: stop_when judges by it
 	structSchema *llm.ResponseFormat
 	end          int64
 	tgts         map[*policy.Target]*simTarget
@@ -173,7 +174,7 @@ type simTarget struct {
 	// (see fillerRefusalFree).
 	refusalFree bool
 	// evals counts the quality eval verdicts on its served answers.
-	evals evalTally
+	evals score.EvalTally
 }
 
 // target returns what the simulator keeps of t.
@@ -181,7 +182,7 @@ func (m *sim) target(t *policy.Target) *simTarget {
 	st, ok := m.tgts[t]
 	if !ok {
 		st = &simTarget{key: t.Key(), prov: m.provs[t.Provider]}
-		st.evals.target = st.key
+		st.evals.Target = st.key
 		m.tgtList = append(m.tgtList, st)
 		if st.prov != nil {
 			st.refusalFree = m.fillerRefusalFree(st.prov)
@@ -204,7 +205,7 @@ type faultRef struct {
 func (m *sim) Emit(e events.Event) {
 	e.Seq = uint64(m.log.Len()) + 1
 	m.log.Append(&e)
-	m.score.event(&e)
+	m.score.Event(&e)
 	if m.alerts != nil {
 		m.alerts.ObserveEvent(&e)
 	}
@@ -344,7 +345,7 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 	for i := range s.Traffic {
 		est += s.Traffic[i].maxRate() * s.Duration.D().Seconds()
 	}
-	m.score = newFeed(s.scoreInput(), int(min(est, 1<<21)))
+	m.score = score.NewFeed(s.scoreInput(), int(min(est, 1<<21)))
 	m.cancels = make([]timerFIFO, len(s.Traffic))
 	m.arrivals = make([]timer, len(s.Traffic))
 	m.prompts = make([][]string, len(s.Traffic))
@@ -395,7 +396,7 @@ func (m *sim) run() {
 	m.scheduleTick()
 	m.scheduleProbe()
 	if m.s.StopWhen != nil {
-		m.slo = m.s.SLO.slo().withDefaults()
+		m.slo = m.s.SLO.slo().WithDefaults()
 		m.schedule(int64(time.Second), tStop, 0, nil)
 	}
 	steps := 0
@@ -848,11 +849,11 @@ func (m *sim) userResult(r *simReq, ok bool) {
 	if m.s.StopWhen == nil {
 		return
 	}
-	f := endFacts{ok: ok, stream: r.req.Stream, corrupted: r.corrupted, dur: time.Duration(m.now - r.start)}
+	f := score.EndFacts{OK: ok, Stream: r.req.Stream, Corrupted: r.corrupted, Dur: time.Duration(m.now - r.start)}
 	if r.firstTok > 0 {
-		f.ttft = time.Duration(r.firstTok - r.start)
+		f.TTFT = time.Duration(r.firstTok - r.start)
 	}
-	m.stopWin.record(time.Duration(m.now), goodEnd(&m.slo, f))
+	m.stopWin.record(time.Duration(m.now), score.GoodEnd(&m.slo, f))
 }
 
 // checkStop reports whether the success rate stayed below the bound over

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/brownout-dev/brownout/scenarios/score"
 	"math"
 	"os"
 	"path/filepath"
@@ -20,11 +21,11 @@ import (
 // how often a score holds rather than whether it held once. It is plain
 // data (sweep.json) and, like a run, the same for the same seeds.
 type Sweep struct {
-	Schema   int      `json:"schema"` // SchemaVersion
-	Scenario string   `json:"scenario"`
-	File     string   `json:"file,omitempty"`
-	Mode     Mode     `json:"mode"`
-	Seeds    []uint64 `json:"seeds"`
+	Schema   int        `json:"schema"` // SchemaVersion
+	Scenario string     `json:"scenario"`
+	File     string     `json:"file,omitempty"`
+	Mode     score.Mode `json:"mode"`
+	Seeds    []uint64   `json:"seeds"`
 	// Scores are each score's distribution, run-wide first, then by fault
 	// step and target in the order of the first seed's result.
 	Scores []SweepScore `json:"scores"`
@@ -85,7 +86,7 @@ func RunSweep(ctx context.Context, s *Scenario, n int) (*Sweep, error) {
 	for i := range seeds {
 		seeds[i] = s.Seed + uint64(i)
 	}
-	results := make([]*Result, n)
+	results := make([]*score.Result, n)
 	errs := make([]error, n)
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -95,8 +96,8 @@ func RunSweep(ctx context.Context, s *Scenario, n int) (*Sweep, error) {
 				res, err := runSim(ctx, s, seeds[i])
 				if res != nil {
 					// Keep the scores, not the log.
-					res.log, res.packed, res.journal, res.journalOf = nil, nil, nil, nil
-					res.Series = Series{}
+					res.DropLog()
+					res.Series = score.Series{}
 				}
 				results[i], errs[i] = res, err
 			}
@@ -116,8 +117,8 @@ func RunSweep(ctx context.Context, s *Scenario, n int) (*Sweep, error) {
 }
 
 // summarize makes the sweep of results, one per seed.
-func (s *Scenario) summarize(seeds []uint64, results []*Result) *Sweep {
-	sw := &Sweep{Schema: SchemaVersion, Scenario: s.Name, File: s.file, Mode: ModeSim, Seeds: seeds}
+func (s *Scenario) summarize(seeds []uint64, results []*score.Result) *Sweep {
+	sw := &Sweep{Schema: score.SchemaVersion, Scenario: s.Name, File: s.file, Mode: score.ModeSim, Seeds: seeds}
 	type sample struct {
 		v       float64
 		missing bool
@@ -185,7 +186,7 @@ func (s *Scenario) summarize(seeds []uint64, results []*Result) *Sweep {
 		})
 		a.N = len(a.vals)
 		at := func(q float64) *float64 {
-			sm := a.vals[rankOf(q, len(a.vals))]
+			sm := a.vals[score.RankOf(q, len(a.vals))]
 			if sm.missing {
 				return nil
 			}
@@ -251,12 +252,12 @@ func (s *Scenario) passRate(step, target string) float64 {
 	if s.Expect.PassRate != nil {
 		r = s.Expect.PassRate.F()
 	}
-	if se, ok := s.Expect.Steps[baseStep(step)]; ok && step != "" {
+	if se, ok := s.Expect.Steps[score.BaseStep(step)]; ok && step != "" {
 		if se.PassRate != nil {
 			r = se.PassRate.F()
 		}
 		for k, tb := range se.Targets {
-			if normTarget(k) == target && tb.PassRate != nil {
+			if score.NormTarget(k) == target && tb.PassRate != nil {
 				r = tb.PassRate.F()
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/brownout-dev/brownout/reports"
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // GamedayRunOptions are the inputs of `brownout gameday run`.
@@ -69,13 +70,13 @@ aborted by a stop condition), 2 for input errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			opts.SeedSet = cmd.Flags().Changed("seed")
-			if opts.Mode != string(scenarios.ModeSim) && opts.Mode != string(scenarios.ModeLive) {
+			if opts.Mode != string(score.ModeSim) && opts.Mode != string(score.ModeLive) {
 				return usageError(fmt.Errorf("--mode: %q is not sim or live", opts.Mode))
 			}
-			if opts.Traces && opts.Mode != string(scenarios.ModeLive) {
+			if opts.Traces && opts.Mode != string(score.ModeLive) {
 				return usageError(fmt.Errorf("--traces: traces come from the gateway of a live run (--mode live)"))
 			}
-			if opts.Seeds != 0 && (opts.Seeds < 1 || opts.Mode != string(scenarios.ModeSim)) {
+			if opts.Seeds != 0 && (opts.Seeds < 1 || opts.Mode != string(score.ModeSim)) {
 				return usageError(fmt.Errorf("--seeds: a sweep needs at least 1 seed and --mode sim"))
 			}
 			if opts.Context == nil {
@@ -110,7 +111,7 @@ func gamedayRun(opts *GamedayRunOptions) error {
 	if opts.Seeds > 0 {
 		return gamedaySweep(opts, s)
 	}
-	ro := runOptions(opts.IO, scenarios.Mode(opts.Mode), opts.Seed, opts.SeedSet)
+	ro := runOptions(opts.IO, score.Mode(opts.Mode), opts.Seed, opts.SeedSet)
 	ro.Traces = opts.Traces
 	res, err := scenarios.Run(opts.Context, s, ro)
 	if err != nil {
@@ -121,7 +122,7 @@ func gamedayRun(opts *GamedayRunOptions) error {
 	}
 	if opts.Out != "" {
 		// Written even for an aborted run: a partial result is still a result.
-		what := fmt.Sprintf("result.json, events.jsonl, %s, %s, %s, %s", scenarios.JournalFile, reports.HTMLFile, reports.MarkdownFile, reports.JUnitFile)
+		what := fmt.Sprintf("result.json, events.jsonl, %s, %s, %s, %s", score.JournalFile, reports.HTMLFile, reports.MarkdownFile, reports.JUnitFile)
 		if err := writeOut(opts.IO.Out, opts.Out, what, res.WriteDir, func(dir string) error { return reports.WriteFiles(dir, res) }); err != nil {
 			return err
 		}
@@ -197,7 +198,7 @@ func gamedayValidate(opts *GamedayValidateOptions) error {
 
 // runOptions are a run's options: its mode, progress on stderr, and the
 // seed when the flag set one.
-func runOptions(io IOStreams, mode scenarios.Mode, seed uint64, seedSet bool) scenarios.Options {
+func runOptions(io IOStreams, mode score.Mode, seed uint64, seedSet bool) scenarios.Options {
 	ro := scenarios.Options{Mode: mode, Progress: io.ErrOut}
 	if seedSet {
 		ro.Seed = &seed

@@ -1,4 +1,4 @@
-package scenarios
+package score
 
 import (
 	"time"
@@ -337,7 +337,7 @@ type EventSummary struct {
 // Fault returns the score of the named step on target ("provider:model" or
 // "provider/model"; "" for the step's first target).
 func (r *Result) Fault(step, target string) (FaultScore, bool) {
-	target = normTarget(target)
+	target = NormTarget(target)
 	for _, f := range r.Faults {
 		if f.Step == step && (target == "" || f.Target == target) {
 			return f, true
@@ -348,7 +348,7 @@ func (r *Result) Fault(step, target string) (FaultScore, bool) {
 
 // Target returns the per-target score ("provider:model" or "provider/model").
 func (r *Result) Target(target string) (TargetScore, bool) {
-	target = normTarget(target)
+	target = NormTarget(target)
 	for _, t := range r.Targets {
 		if t.Target == target {
 			return t, true

@@ -1,4 +1,4 @@
-package scenarios
+package score
 
 import (
 	"slices"
@@ -16,22 +16,22 @@ var scoreNames = []string{
 
 // Why a score is not measured.
 const (
-	whyBlackBoxEvents = "a black-box gateway reports no breaker, health, detector, probe or alert events"
+	WhyBlackBoxEvents = "a black-box gateway reports no breaker, health, detector, probe or alert events"
 	whyNoPrimary      = "a black box does not say which target is its primary: set gateway.primary"
 	whyNoPrices       = "no prices: neither the gateway config nor the providers file prices a target"
 	whyNoRequestIDs   = "the gateway forwarded no X-Request-Id: the mocks' journals cannot be tied to user requests"
 	whyNoServingTgt   = "no answer named the target that served it (no journal entry by request id, no known model in the response)"
 )
 
-// unmeasurable returns the scores a configuration cannot measure, with
+// Unmeasurable returns the scores a configuration cannot measure, with
 // why: a black box's events, its degraded answers without a primary, cost
 // without prices. validate reports an expectation on one as a scenario
 // error; detected_by traffic_shift is measured in a black box.
-func unmeasurable(blackBox, primaryKnown bool, prices map[string]Price) map[string]string {
+func Unmeasurable(blackBox, primaryKnown bool, prices map[string]Price) map[string]string {
 	out := map[string]string{}
 	if blackBox {
 		for _, n := range []string{"alerts", "flaps", "detected_by"} {
-			out[n] = whyBlackBoxEvents
+			out[n] = WhyBlackBoxEvents
 		}
 		if !primaryKnown {
 			out["degraded"] = whyNoPrimary
@@ -63,7 +63,7 @@ func (s *scorer) measured() map[string]Measure {
 		}
 	}
 	primaryKnown := len(s.in.Primary) > 0 || s.in.PrimaryTarget != ""
-	for n, why := range unmeasurable(s.blackBox, primaryKnown, s.in.Prices) {
+	for n, why := range Unmeasurable(s.blackBox, primaryKnown, s.in.Prices) {
 		not(why, n)
 	}
 	if s.blackBox && len(s.atts) > 0 && s.linked == 0 {

@@ -1,9 +1,8 @@
-package scenarios
+package score
 
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -97,73 +96,6 @@ func (b *logb) score(end time.Duration) *Result {
 		panic("scored event by event, the log scores differently (-Score +feed):\n" + d)
 	}
 	return res
-}
-
-// feedScore scores in as the simulator does: each event handed to a feed
-// as it is written, the rest of the input at the end.
-func feedScore(in Input) *Result {
-	f := newFeed(Input{Start: in.Start, SLO: in.SLO, Primary: in.Primary, PrimaryTarget: in.PrimaryTarget, Prices: in.Prices}, 4)
-	for _, e := range in.all() {
-		f.event(&e)
-	}
-	return f.score(in)
-}
-
-// TestFeedMatchesScore: the simulator's results, scored as the log was
-// written, equal Score's on the finished log, for every example game day
-// and for a log that uses a request id twice.
-func TestFeedMatchesScore(t *testing.T) {
-	files, err := filepath.Glob("../examples/gamedays/*.yaml")
-	if err != nil || len(files) < 10 {
-		t.Fatalf("example game days: %v %v", files, err)
-	}
-	for _, f := range append(files, "testdata/lean.yaml") {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			if (raceEnabled || testing.Short()) && filepath.Base(f) != "primary-429-storm.yaml" {
-				t.Skip("the simulator is single-goroutine: under -race or -short only the flagship runs")
-			}
-			m := playSim(t, f)
-			in := m.input()
-			got, want := m.score.score(in), Score(in)
-			if d := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Result{})); d != "" {
-				t.Errorf("fed scores differ (-Score +feed):\n%s", d)
-			}
-			// The whole journal scores as the part the simulator passes.
-			full := in
-			full.Journal, full.journalTargets = m.journal(), nil
-			if d := cmp.Diff(Score(full), want, cmpopts.IgnoreUnexported(Result{})); d != "" {
-				t.Errorf("scores differ (-whole journal +scored part):\n%s", d)
-			}
-			if in.journalTargets == nil || len(in.Journal) >= len(full.Journal) {
-				t.Errorf("scored journal: %d of %d entries, targets %v", len(in.Journal), len(full.Journal), in.journalTargets)
-			}
-			if want.Overall.Availability.Requests == 0 {
-				t.Error("no requests scored")
-			}
-		})
-	}
-	// A request id in flight twice: each id denotes its latest record, fed
-	// or read.
-	evs := []events.Event{
-		{Time: at(0), Kind: events.RequestStart, RequestID: "r"},
-		{Time: at(0), Kind: events.RequestStart, RequestID: "r"},
-		{Time: at(0), Kind: events.AttemptStart, RequestID: "r", Target: "a:m"},
-		{Time: at(time.Second), Kind: events.AttemptEnd, RequestID: "r", Target: "a:m", Class: "ok"},
-		{Time: at(time.Second), Kind: events.RequestEnd, RequestID: "r", Outcome: events.OutcomeServed},
-		{Time: at(2 * time.Second), Kind: events.FaultStart, Name: "f", Target: "a:m", Reason: "http_error"},
-	}
-	in := Input{Events: evs, Start: t0, End: at(10 * time.Second)}
-	f := newFeed(Input{Start: t0}, 4)
-	for i := range evs {
-		f.event(&evs[i])
-	}
-	want, got := Score(in), f.score(in)
-	if d := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Result{})); d != "" {
-		t.Errorf("fed scores differ (-Score +feed):\n%s", d)
-	}
-	if len(want.Faults) != 1 || !want.Faults[0].End.Equal(in.End) {
-		t.Errorf("faults %+v, want one open until the end", want.Faults)
-	}
 }
 
 func near(t *testing.T, name string, got, want, tol float64) {
@@ -676,8 +608,8 @@ func TestJudgeDetectedBy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.f.Step, tt.f.Target = "s", "a:m"
-			s := &Scenario{Expect: Expect{Steps: map[string]StepExpect{"s": {StepBounds: StepBounds{DetectedBy: tt.want}}}}}
-			vs := s.judge(&Result{Faults: []FaultScore{tt.f}})
+			e := &Expect{Steps: map[string]StepExpect{"s": {StepBounds: StepBounds{DetectedBy: tt.want}}}}
+			vs := e.Judge(&Result{Faults: []FaultScore{tt.f}})
 			if len(vs) != 1 || vs[0].Name != "detected_by" || vs[0].Got != tt.got || vs[0].Want != tt.want || vs[0].Pass != tt.pass {
 				t.Errorf("verdicts %+v, want one detected_by got %q pass %v", vs, tt.got, tt.pass)
 			}
@@ -790,13 +722,13 @@ func TestScoreNotExercised(t *testing.T) {
 		t.Errorf("a:m: not exercised=%v detected=%v", a.NotExercised, a.Detected)
 	}
 	max := yamlfile.Duration(10 * time.Second)
-	s := &Scenario{Expect: Expect{TTD: &DurationBound{Max: &max}}}
-	vs := s.judge(res)
+	e := &Expect{TTD: &DurationBound{Max: &max}}
+	vs := e.Judge(res)
 	if len(vs) != 1 || vs[0].Target != "a:m" || !vs[0].Pass {
 		t.Errorf("step-wide ttd verdicts %+v, want one passing for a:m", vs)
 	}
-	s.Expect.Steps = map[string]StepExpect{"f": {Targets: map[string]StepBounds{"c/m": {TTD: &DurationBound{Max: &max}}}}}
-	vs = s.judge(res)
+	e.Steps = map[string]StepExpect{"f": {Targets: map[string]StepBounds{"c/m": {TTD: &DurationBound{Max: &max}}}}}
+	vs = e.Judge(res)
 	i := slices.IndexFunc(vs, func(v Verdict) bool { return v.Target == "c:m" })
 	if i < 0 || vs[i].Pass || vs[i].Got != "not exercised" {
 		t.Errorf("verdicts %+v, want c:m's ttd failed as not exercised", vs)
@@ -825,5 +757,40 @@ func TestScoreSupersededWithinATick(t *testing.T) {
 		if one.Superseded != tt.superseded || (!tt.superseded && one.Recovered) {
 			t.Errorf("gap %v: superseded=%v recovered=%v, want superseded=%v", tt.gap, one.Superseded, one.Recovered, tt.superseded)
 		}
+	}
+}
+
+// feedScore scores in as the simulator does: each event handed to a feed
+// as it is written, the rest of the input at the end.
+func feedScore(in Input) *Result {
+	f := NewFeed(Input{Start: in.Start, SLO: in.SLO, Primary: in.Primary, PrimaryTarget: in.PrimaryTarget, Prices: in.Prices}, 4)
+	for _, e := range in.all() {
+		f.Event(&e)
+	}
+	return f.Score(in)
+}
+
+// TestFeedReusedRequestID: a request id in flight twice: each id denotes
+// its latest record, fed or read.
+func TestFeedReusedRequestID(t *testing.T) {
+	evs := []events.Event{
+		{Time: at(0), Kind: events.RequestStart, RequestID: "r"},
+		{Time: at(0), Kind: events.RequestStart, RequestID: "r"},
+		{Time: at(0), Kind: events.AttemptStart, RequestID: "r", Target: "a:m"},
+		{Time: at(time.Second), Kind: events.AttemptEnd, RequestID: "r", Target: "a:m", Class: "ok"},
+		{Time: at(time.Second), Kind: events.RequestEnd, RequestID: "r", Outcome: events.OutcomeServed},
+		{Time: at(2 * time.Second), Kind: events.FaultStart, Name: "f", Target: "a:m", Reason: "http_error"},
+	}
+	in := Input{Events: evs, Start: t0, End: at(10 * time.Second)}
+	f := NewFeed(Input{Start: t0}, 4)
+	for i := range evs {
+		f.Event(&evs[i])
+	}
+	want, got := Score(in), f.Score(in)
+	if d := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Result{})); d != "" {
+		t.Errorf("fed scores differ (-Score +feed):\n%s", d)
+	}
+	if len(want.Faults) != 1 || !want.Faults[0].End.Equal(in.End) {
+		t.Errorf("faults %+v, want one open until the end", want.Faults)
 	}
 }

@@ -1,4 +1,4 @@
-package scenarios
+package score
 
 import (
 	"slices"
@@ -124,7 +124,7 @@ func (s *scorer) timeseries() Series {
 			p.Success = float64(okSum) / float64(allSum)
 		}
 		if ds := ttfts[ttftAt[i]:ttftAt[i+1]]; len(ds) > 0 {
-			p.P95TTFT = selectNth(ds, rankOf(0.95, len(ds)))
+			p.P95TTFT = selectNth(ds, RankOf(0.95, len(ds)))
 		}
 		cumCost += cost[i]
 		cumCF += cf[i]

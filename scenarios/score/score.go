@@ -1,4 +1,4 @@
-package scenarios
+package score
 
 import (
 	"cmp"
@@ -57,25 +57,25 @@ type Input struct {
 	// BlackBox forces traffic-shift detection from the journal. It is also
 	// chosen automatically when the log has no attempt events.
 	BlackBox bool
-	// evalTally is the simulator's Evals, counted by target: scoring
+	// Tallies are the simulator's Evals, counted by target: scoring
 	// counts no more of them.
-	evalTally []evalTally
-	// journalTargets, when set, are the targets a journal names in the
+	Tallies []EvalTally
+	// JournalTargets, when set, are the targets a journal names in the
 	// order they first appear in it, and Journal holds only its entries
 	// of requests with a corrupted entry: all scoring reads of a journal
 	// when the log has attempt events (the simulator's, whose journals
 	// hold an entry per attempt).
-	journalTargets []string
+	JournalTargets []string
 }
 
-// evalTally counts the eval verdicts on a target's served responses.
-type evalTally struct {
-	target    string
-	n, passed int
+// EvalTally counts the eval verdicts on a target's served responses.
+type EvalTally struct {
+	Target    string
+	N, Passed int
 }
 
 // hasEvals reports whether the input has eval verdicts.
-func (in *Input) hasEvals() bool { return len(in.Evals) > 0 || len(in.evalTally) > 0 }
+func (in *Input) hasEvals() bool { return len(in.Evals) > 0 || len(in.Tallies) > 0 }
 
 // len returns the number of events in the log.
 func (in *Input) len() int {
@@ -100,7 +100,7 @@ const (
 	peakMinRequests = 5                      // ignore sparser windows
 	probeThreshold  = 3                      // consecutive probe failures = detection
 	recoverShare    = 0.9                    // TTR: share back to 90% of baseline
-	defaultWindow   = 10 * time.Second
+	DefaultWindow   = 10 * time.Second
 )
 
 // Adjacency is the engines' scheduling tick: two steps on the same target
@@ -127,6 +127,11 @@ func (s *scorer) result() *Result {
 	res.Alerts = s.alerts()
 	res.Series = s.timeseries()
 	res.Measured = s.measured()
+	res.log, res.packed = s.in.Events, s.in.Packed
+	res.journal = s.in.Journal
+	if s.in.JournalTargets != nil {
+		res.journal = nil // made on demand (Journal)
+	}
 	for _, t := range res.Targets {
 		res.Overall.Flaps += t.Flaps
 		res.Overall.BadServed += t.BadServed
@@ -232,7 +237,7 @@ func (s *scorer) score(byID map[string]int32) {
 }
 
 func newScorerBase(in Input) *scorer {
-	s := &scorer{in: in, slo: in.SLO.withDefaults(), start: in.Start, end: in.End}
+	s := &scorer{in: in, slo: in.SLO.WithDefaults(), start: in.Start, end: in.End}
 	// Infer bounds when not given.
 	if s.start.IsZero() || s.end.IsZero() {
 		first := true
@@ -251,10 +256,10 @@ func newScorerBase(in Input) *scorer {
 	return s
 }
 
-// withDefaults returns the SLO with its default window when it has none.
-func (o SLO) withDefaults() SLO {
+// WithDefaults returns the SLO with its default window when it has none.
+func (o SLO) WithDefaults() SLO {
 	if o.Window <= 0 {
-		o.Window = defaultWindow
+		o.Window = DefaultWindow
 	}
 	return o
 }
@@ -446,10 +451,10 @@ func (s *scorer) targets() []TargetScore {
 			ts[ti].pass++
 		}
 	}
-	for _, e := range s.in.evalTally {
-		if ti, ok := s.names.find(e.target); ok {
-			ts[ti].n += e.n
-			ts[ti].pass += e.passed
+	for _, e := range s.in.Tallies {
+		if ti, ok := s.names.find(e.Target); ok {
+			ts[ti].n += e.N
+			ts[ti].pass += e.Passed
 		}
 	}
 	for p, name := range s.tgtNames {
@@ -580,8 +585,8 @@ func (s *scorer) alerts() []AlertScore {
 	return out
 }
 
-// normTarget turns "provider/model" into "provider:model".
-func normTarget(t string) string {
+// NormTarget turns "provider/model" into "provider:model".
+func NormTarget(t string) string {
 	if t == "" || strings.Contains(t, ":") {
 		return t
 	}

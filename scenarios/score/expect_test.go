@@ -1,4 +1,4 @@
-package scenarios
+package score
 
 import (
 	"testing"
@@ -34,8 +34,8 @@ func TestVerdictFiguresAgreeWithTheVerdict(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.f.Step, tt.f.Target, tt.f.Detected, tt.f.DetectedBy = "s", "a:m", true, "health"
-			s := &Scenario{Expect: Expect{Steps: map[string]StepExpect{"s": {StepBounds: StepBounds{TTD: &tt.ttd}}}}}
-			vs := s.judge(&Result{Faults: []FaultScore{tt.f}})
+			e := &Expect{Steps: map[string]StepExpect{"s": {StepBounds: StepBounds{TTD: &tt.ttd}}}}
+			vs := e.Judge(&Result{Faults: []FaultScore{tt.f}})
 			if len(vs) != 1 || vs[0].Got != tt.got || vs[0].Pass != tt.pass {
 				t.Errorf("verdicts %+v, want got %q pass %v", vs, tt.got, tt.pass)
 			}

@@ -1,4 +1,4 @@
-package scenarios
+package score
 
 import (
 	"github.com/brownout-dev/brownout/events"
@@ -62,14 +62,11 @@ type ReplicaScore struct {
 	Degraded                  int     `json:"degraded"`
 }
 
-// fleetScore scores a fleet's log; nil for a gateway alone.
-func (s *Scenario) fleetScore(in *Input) *FleetScore {
-	g := &s.Gateway
-	if g.Replicas <= 1 && !g.shared() {
-		return nil
-	}
-	n := max(g.Replicas, 1)
-	fs := &FleetScore{Replicas: n, State: g.State, PerReplica: make([]ReplicaScore, n)}
+// Fleet scores the log of a fleet of replicas whose breakers live in
+// state (memory or redis).
+func Fleet(in *Input, replicas int, state string) *FleetScore {
+	n := max(replicas, 1)
+	fs := &FleetScore{Replicas: n, State: state, PerReplica: make([]ReplicaScore, n)}
 	for i := range fs.PerReplica {
 		fs.PerReplica[i].Replica = i + 1
 	}
@@ -154,48 +151,4 @@ func (s *Scenario) fleetScore(in *Input) *FleetScore {
 		fs.TrialsPerRecovery = max(fs.TrialsPerRecovery, r.Trials)
 	}
 	return fs
-}
-
-// FleetExpect are bounds on a fleet's scores (see FleetScore).
-type FleetExpect struct {
-	// PrimaryAttemptsPerRequest bounds the fleet's attempts on a faulted
-	// primary per user request during outages.
-	PrimaryAttemptsPerRequest *NumberBound `yaml:"primary_attempts_per_request,omitempty"`
-	// TrialsPerRecovery bounds the half-open trials of the fleet's
-	// largest recovery.
-	TrialsPerRecovery *NumberBound `yaml:"trials_per_recovery,omitempty"`
-	// Degraded bounds how often a replica fell back to local state,
-	// Resynced how often one followed the store again.
-	Degraded *NumberBound `yaml:"degraded,omitempty"`
-	Resynced *NumberBound `yaml:"resynced,omitempty"`
-}
-
-// judgeFleet judges the fleet bounds.
-func (s *Scenario) judgeFleet(res *Result) []Verdict {
-	e := s.Expect.Fleet
-	if e == nil {
-		return nil
-	}
-	f := res.Fleet
-	if f == nil {
-		f = &FleetScore{}
-	}
-	var out []Verdict
-	for _, c := range []struct {
-		name string
-		b    *NumberBound
-		got  float64
-	}{
-		{"fleet.primary_attempts_per_request", e.PrimaryAttemptsPerRequest, f.PrimaryAttemptsPerRequest},
-		{"fleet.trials_per_recovery", e.TrialsPerRecovery, float64(f.TrialsPerRecovery)},
-		{"fleet.degraded", e.Degraded, float64(f.Degraded)},
-		{"fleet.resynced", e.Resynced, float64(f.Resynced)},
-	} {
-		if c.b == nil {
-			continue
-		}
-		want, pass := c.b.judge(c.got)
-		out = append(out, Verdict{Name: c.name, Want: want, Got: num(c.got), Pass: pass})
-	}
-	return out
 }

@@ -1,18 +1,20 @@
-package scenarios
+package score
 
 import (
 	"fmt"
+	"github.com/brownout-dev/brownout/yamlfile"
+	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// judge turns the scenario's expectations into verdicts, in a stable order:
+// Judge turns the expectations into verdicts on res, in a stable order:
 // run-wide bounds, then per step, then per target, then alerts.
-func (s *Scenario) judge(res *Result) []Verdict {
+func (e *Expect) Judge(res *Result) []Verdict {
 	var out []Verdict
-	e := &s.Expect
 	v := func(name, step, target, want, got string, pass bool) {
 		key := name
 		if strings.HasPrefix(name, "alert ") {
@@ -64,15 +66,15 @@ func (s *Scenario) judge(res *Result) []Verdict {
 		v("fail_time_p95", "", "", want, e.FailTimeP95.show(p95)+fmt.Sprintf(" (%d failed)", o.Latency.Failed.N), pass)
 	}
 
-	out = append(out, s.judgeFleet(res)...)
+	out = append(out, e.judgeFleet(res)...)
 
 	// Per fault step and target: the run-wide step bounds, then the step's own.
 	for _, f := range res.Faults {
-		step := e.Steps[baseStep(f.Step)]
+		step := e.Steps[BaseStep(f.Step)]
 		se := step.StepBounds
 		named := false
 		for k, tb := range step.Targets {
-			if normTarget(k) == f.Target {
+			if NormTarget(k) == f.Target {
 				se, named = se.overlay(tb), true
 			}
 		}
@@ -143,10 +145,10 @@ func (s *Scenario) judge(res *Result) []Verdict {
 		checkN("flaps", se.Flaps, float64(f.Flaps), f.Step, f.Target)
 	}
 
-	for _, name := range sortedKeys(e.Targets) {
+	for _, name := range slices.Sorted(maps.Keys(e.Targets)) {
 		te := e.Targets[name]
 		t, _ := res.Target(name)
-		key := normTarget(name)
+		key := NormTarget(name)
 		checkP("quality", te.Quality, t.Quality, "", key)
 		checkP("share", te.Share, t.Share, "", key)
 		checkN("flaps", te.Flaps, float64(t.Flaps), "", key)
@@ -199,10 +201,10 @@ func (s *Scenario) judge(res *Result) []Verdict {
 		}
 		if sc.Fired > 0 {
 			var parts []string
-			for _, k := range sortedKeys(sc.Delivered) {
+			for _, k := range slices.Sorted(maps.Keys(sc.Delivered)) {
 				parts = append(parts, fmt.Sprintf("delivered to %s ×%d", k, sc.Delivered[k]))
 			}
-			for _, k := range sortedKeys(sc.Undelivered) {
+			for _, k := range slices.Sorted(maps.Keys(sc.Undelivered)) {
 				parts = append(parts, fmt.Sprintf("UNDELIVERED to %s ×%d", k, sc.Undelivered[k]))
 			}
 			if len(parts) > 0 {
@@ -239,7 +241,7 @@ func firedString(sc AlertScore, firstFault time.Time) string {
 // accepts: a source, "detector" for any detector, or alternatives joined
 // by "|" ("detector:json_invalid | health").
 func detectedBy(got, want string) bool {
-	for _, w := range detectionSources(want) {
+	for _, w := range DetectionSources(want) {
 		if got == w || (w == "detector" && strings.HasPrefix(got, "detector:")) {
 			return true
 		}
@@ -247,8 +249,8 @@ func detectedBy(got, want string) bool {
 	return false
 }
 
-// detectionSources splits a detected_by expectation into its alternatives.
-func detectionSources(want string) []string {
+// DetectionSources splits a detected_by expectation into its alternatives.
+func DetectionSources(want string) []string {
 	alts := strings.Split(want, "|")
 	for i := range alts {
 		alts[i] = strings.TrimSpace(alts[i])
@@ -394,4 +396,173 @@ func shiftFigures(f FaultScore) string {
 		return FormatDuration(*d)
 	}
 	return "first attempts " + fig(f.ShiftFirst) + ", served " + fig(f.ShiftServed)
+}
+
+// Expect turns scores into a verdict. Step-level bounds (TTD, TTM, TTR,
+// LoadRatio) apply to every fault step on every target it faults; the others
+// apply to the whole run. Steps and Targets add bounds for one step or one
+// target.
+type Expect struct {
+	TTD                    *DurationBound          `yaml:"ttd,omitempty"`
+	TTM                    *DurationBound          `yaml:"ttm,omitempty"`
+	TTR                    *DurationBound          `yaml:"ttr,omitempty"`
+	LoadRatio              *NumberBound            `yaml:"load_ratio,omitempty"`
+	Flaps                  *NumberBound            `yaml:"flaps,omitempty"`
+	Availability           *PercentBound           `yaml:"availability,omitempty"`
+	Failed                 *PercentBound           `yaml:"failed,omitempty"`
+	Good                   *PercentBound           `yaml:"good,omitempty"` // share of good requests (every SLO part met)
+	Degraded               *PercentBound           `yaml:"degraded,omitempty"`
+	BadServed              *NumberBound            `yaml:"bad_served,omitempty"`
+	CostMultiplier         *NumberBound            `yaml:"cost_multiplier,omitempty"`
+	RetryAmplification     *NumberBound            `yaml:"retry_amplification,omitempty"`
+	PeakRetryAmplification *NumberBound            `yaml:"peak_retry_amplification,omitempty"`
+	LatencyPenalty         *NumberBound            `yaml:"latency_penalty,omitempty"`
+	TTFTP95                *DurationBound          `yaml:"ttft_p95,omitempty"`
+	FailTimeP95            *DurationBound          `yaml:"fail_time_p95,omitempty"`
+	Alerts                 []AlertExpect           `yaml:"alerts,omitempty"`
+	Steps                  map[string]StepExpect   `yaml:"steps,omitempty"`
+	Targets                map[string]TargetExpect `yaml:"targets,omitempty"`
+	// Fleet bounds the scores of a fleet of replicas (see FleetScore).
+	Fleet *FleetExpect `yaml:"fleet,omitempty"`
+	// PassRate is the share of a seed sweep's seeds (gameday run --seeds)
+	// in which every expectation must hold. Default 100%.
+	PassRate *yamlfile.Percent `yaml:"pass_rate,omitempty"`
+}
+
+// StepExpect are bounds on one fault step, on every target it faults;
+// Targets adds or overrides bounds for one (step, target) pair, by target
+// ("provider/model").
+type StepExpect struct {
+	StepBounds `yaml:",inline"`
+	Targets    map[string]StepBounds `yaml:"targets,omitempty"`
+}
+
+// StepBounds are the bounds of a fault step on a target.
+type StepBounds struct {
+	TTD      *DurationBound `yaml:"ttd,omitempty"`
+	TTM      *DurationBound `yaml:"ttm,omitempty"`
+	TTR      *DurationBound `yaml:"ttr,omitempty"`
+	Detected *bool          `yaml:"detected,omitempty"`
+	// DetectedBy names the detection source the step must be detected by:
+	// exactly as FaultScore.DetectedBy ("detector:json_invalid", "breaker",
+	// "health", "probe", ...), "detector" for any detector, or alternatives
+	// joined by "|" ("detector:json_invalid | health") when two sources
+	// race to see the fault first.
+	DetectedBy         string        `yaml:"detected_by,omitempty"`
+	Availability       *PercentBound `yaml:"availability,omitempty"`
+	Failed             *PercentBound `yaml:"failed,omitempty"`
+	Good               *PercentBound `yaml:"good,omitempty"`
+	BadServed          *NumberBound  `yaml:"bad_served,omitempty"`
+	CostMultiplier     *NumberBound  `yaml:"cost_multiplier,omitempty"`
+	RetryAmplification *NumberBound  `yaml:"retry_amplification,omitempty"`
+	LoadRatio          *NumberBound  `yaml:"load_ratio,omitempty"`
+	LatencyPenalty     *NumberBound  `yaml:"latency_penalty,omitempty"`
+	Flaps              *NumberBound  `yaml:"flaps,omitempty"`
+	// PassRate is the share of a seed sweep's seeds in which each of these
+	// bounds must hold (default: Expect's).
+	PassRate *yamlfile.Percent `yaml:"pass_rate,omitempty"`
+}
+
+// overlay returns b with every bound o sets replaced by o's.
+func (b StepBounds) overlay(o StepBounds) StepBounds {
+	bv, ov := reflect.ValueOf(&b).Elem(), reflect.ValueOf(o)
+	for i := range ov.NumField() {
+		if !ov.Field(i).IsZero() {
+			bv.Field(i).Set(ov.Field(i))
+		}
+	}
+	return b
+}
+
+// TargetExpect are bounds on one target over the run.
+type TargetExpect struct {
+	Quality   *PercentBound `yaml:"quality,omitempty"`
+	Share     *PercentBound `yaml:"share,omitempty"`
+	Flaps     *NumberBound  `yaml:"flaps,omitempty"`
+	BadServed *NumberBound  `yaml:"bad_served,omitempty"`
+	Attempts  *NumberBound  `yaml:"attempts,omitempty"`
+	// UnnecessaryFallback bounds the time the target spent out of traffic
+	// with no fault of its own (see TargetScore.UnnecessaryFallback).
+	UnnecessaryFallback *DurationBound `yaml:"unnecessary_fallback,omitempty"`
+}
+
+// AlertExpect expects an alert rule to fire (within Within of the first
+// fault's start) and to be delivered to, or to fail delivery to, a sink.
+// Fired false expects it never to fire.
+type AlertExpect struct {
+	Name          string            `yaml:"name"`
+	Within        yamlfile.Duration `yaml:"within,omitempty"`
+	Fired         *bool             `yaml:"fired,omitempty"`
+	DeliveredTo   string            `yaml:"delivered_to,omitempty"`
+	UndeliveredTo string            `yaml:"undelivered_to,omitempty"`
+}
+
+// DurationBound is {max: 30s} and/or {min: 1s}. A verdict compares the
+// measured value unrounded; its Got shows it as [FormatDuration] does, with
+// more digits only where that rounding would contradict the verdict.
+type DurationBound struct {
+	Min *yamlfile.Duration `yaml:"min,omitempty"`
+	Max *yamlfile.Duration `yaml:"max,omitempty"`
+}
+
+// NumberBound is {max: 1.3} and/or {min: 0.5}.
+type NumberBound struct {
+	Min *float64 `yaml:"min,omitempty"`
+	Max *float64 `yaml:"max,omitempty"`
+}
+
+// PercentBound is {min: 99.5%} and/or {max: 1%}.
+type PercentBound struct {
+	Min *yamlfile.Percent `yaml:"min,omitempty"`
+	Max *yamlfile.Percent `yaml:"max,omitempty"`
+}
+
+// FleetExpect are bounds on a fleet's scores (see FleetScore).
+type FleetExpect struct {
+	// PrimaryAttemptsPerRequest bounds the fleet's attempts on a faulted
+	// primary per user request during outages.
+	PrimaryAttemptsPerRequest *NumberBound `yaml:"primary_attempts_per_request,omitempty"`
+	// TrialsPerRecovery bounds the half-open trials of the fleet's
+	// largest recovery.
+	TrialsPerRecovery *NumberBound `yaml:"trials_per_recovery,omitempty"`
+	// Degraded bounds how often a replica fell back to local state,
+	// Resynced how often one followed the store again.
+	Degraded *NumberBound `yaml:"degraded,omitempty"`
+	Resynced *NumberBound `yaml:"resynced,omitempty"`
+}
+
+// judgeFleet judges the fleet bounds.
+func (x *Expect) judgeFleet(res *Result) []Verdict {
+	e := x.Fleet
+	if e == nil {
+		return nil
+	}
+	f := res.Fleet
+	if f == nil {
+		f = &FleetScore{}
+	}
+	var out []Verdict
+	for _, c := range []struct {
+		name string
+		b    *NumberBound
+		got  float64
+	}{
+		{"fleet.primary_attempts_per_request", e.PrimaryAttemptsPerRequest, f.PrimaryAttemptsPerRequest},
+		{"fleet.trials_per_recovery", e.TrialsPerRecovery, float64(f.TrialsPerRecovery)},
+		{"fleet.degraded", e.Degraded, float64(f.Degraded)},
+		{"fleet.resynced", e.Resynced, float64(f.Resynced)},
+	} {
+		if c.b == nil {
+			continue
+		}
+		want, pass := c.b.judge(c.got)
+		out = append(out, Verdict{Name: c.name, Want: want, Got: num(c.got), Pass: pass})
+	}
+	return out
+}
+
+// BaseStep is the name of the step a repeat repeats ("flap#3" -> "flap").
+func BaseStep(name string) string {
+	base, _, _ := strings.Cut(name, "#")
+	return base
 }

@@ -1,4 +1,4 @@
-package scenarios
+package score
 
 import (
 	"time"
@@ -126,10 +126,10 @@ func (s *scorer) interToken(r *reqRec) (time.Duration, bool) {
 }
 
 // isGood reports whether an ended request met every part of the SLO that
-// is judged per request (goodEnd, the rule stop_when applies during a run).
+// is judged per request (GoodEnd, the rule stop_when applies during a run).
 func (s *scorer) isGood(r *reqRec) bool {
-	return r.ended && goodEnd(&s.slo, endFacts{ok: r.outcome != outFailed, stream: r.stream,
-		corrupted: r.bad, ttft: r.ttft, dur: r.dur})
+	return r.ended && GoodEnd(&s.slo, EndFacts{OK: r.outcome != outFailed, Stream: r.stream,
+		Corrupted: r.bad, TTFT: r.ttft, Dur: r.dur})
 }
 
 func (t *tally) spendPerRequest() float64 {

@@ -1,4 +1,4 @@
-package scenarios
+package score
 
 import (
 	"slices"
@@ -36,25 +36,25 @@ const (
 // feed scores a log while it is written: the simulator hands it each event
 // it records, so the log is not read back to be scored. The result is
 // Score's on the same input.
-type feed struct {
+type Feed struct {
 	s *scorer
 	r *logReader
 }
 
-// newFeed starts scoring a log of about est requests. in has what is known
+// NewFeed starts scoring a log of about est requests. in has what is known
 // before the run: Start, SLO, Primary, PrimaryTarget and Prices.
-func newFeed(in Input, est int) *feed {
-	s := &scorer{in: in, slo: in.SLO.withDefaults(), start: in.Start}
+func NewFeed(in Input, est int) *Feed {
+	s := &scorer{in: in, slo: in.SLO.WithDefaults(), start: in.Start}
 	s.setStart()
-	return &feed{s: s, r: s.newReader(est)}
+	return &Feed{s: s, r: s.newReader(est)}
 }
 
 // event reads the next event of the log.
-func (f *feed) event(e *events.Event) { f.r.event(e) }
+func (f *Feed) Event(e *events.Event) { f.r.event(e) }
 
-// score scores the run once it is over; in is the complete input, its log
+// Score scores the run once it is over; in is the complete input, its log
 // the one fed.
-func (f *feed) score(in Input) *Result {
+func (f *Feed) Score(in Input) *Result {
 	s := f.s
 	s.in, s.end = in, in.End
 	s.setEnd()
@@ -233,7 +233,7 @@ func (r *logReader) event(e *events.Event) {
 		s.signals = append(s.signals, transition{t: e.Time, target: e.Target, to: "detector:" + e.Name, kind: e.Kind})
 	case events.ProbeResult:
 		r.kinds[kProbe]++
-		if e.Class == probeRateLimited {
+		if e.Class == ProbeRateLimited {
 			break // not a failure, not a success
 		}
 		if e.OK {
@@ -308,7 +308,7 @@ func (r *logReader) finish() map[string]int32 {
 			s.atts = append(s.atts, a)
 		}
 	}
-	for _, t := range in.journalTargets {
+	for _, t := range in.JournalTargets {
 		s.target(t)
 	}
 	for i := range in.Journal {
@@ -404,3 +404,7 @@ func (s *scorer) put(bins []int32, t int64, n int32) {
 func billed(j *JournalEntry) bool {
 	return j.Outcome == string(mockprovider.OutcomeOK) || j.OutputTokens > 0
 }
+
+// ProbeRateLimited is the Class of a probe.result event for a probe the
+// provider refused for rate, as the gateway writes it: not a failure.
+const ProbeRateLimited = "rate_limited"

@@ -1,4 +1,4 @@
-package scenarios
+package score
 
 import (
 	"math"
@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// rankOf returns the nearest-rank index of quantile q among n values.
-func rankOf(q float64, n int) int {
+// RankOf returns the nearest-rank index of quantile q among n values.
+func RankOf(q float64, n int) int {
 	i := int(math.Ceil(q*float64(n))) - 1
 	return min(max(i, 0), n-1)
 }
@@ -19,7 +19,7 @@ func percentiles(ds []time.Duration) Percentiles {
 	if len(ds) == 0 {
 		return p
 	}
-	ranks := []int{rankOf(0.50, len(ds)), rankOf(0.95, len(ds)), rankOf(0.99, len(ds))}
+	ranks := []int{RankOf(0.50, len(ds)), RankOf(0.95, len(ds)), RankOf(0.99, len(ds))}
 	var v [3]time.Duration
 	if len(ds) >= histSelectMin {
 		histSelect(ds, ranks, v[:])
