@@ -25,15 +25,17 @@ func isOpening(tr transition) bool {
 }
 
 // detect scores a fault's detection: the first detection about its target
-// caused after its start. A step that starts while its target is already
-// demoted is masked by the step that demoted it: its detection is the first
-// whose class matches this fault's. A target with no attempts and no
-// detection during the step is not exercised.
+// caused after its start that can be this fault's. A detection whose reason
+// names a signal (an SLA kind, a detector) counts only for the faults that
+// signal names. A step that starts while its target is already demoted by a
+// signal that can be its own is masked by the step that demoted it: its
+// detection is the first whose class matches this fault's. A target with no
+// attempts and no detection during the step is not exercised.
 func (s *scorer) detect(fs *FaultScore, f faultWin) {
 	if s.blackBox {
 		s.trafficShift(fs, f)
 	} else {
-		masked := s.demotedAt(f.target, f.start)
+		masked := s.demotedAt(f, f.start)
 		if masked {
 			fs.Masked, fs.MaskedBy = true, s.maskedBy(f)
 		}
@@ -46,21 +48,52 @@ func (s *scorer) detect(fs *FaultScore, f faultWin) {
 	}
 }
 
-// demotedAt reports whether target's breaker is open or its health down
-// just before t, by the transitions before t.
-func (s *scorer) demotedAt(target string, t time.Time) bool {
-	breaker, health := "", ""
+// demotedAt reports whether f's target's breaker is open or its health down
+// just before t, by the transitions before t, for a reason that can be f's
+// own signal: a target demoted for a slow first token is not demoted for a
+// token-rate fault that starts meanwhile.
+func (s *scorer) demotedAt(f faultWin, t time.Time) bool {
+	var breaker, health transition
 	for _, tr := range s.trans {
-		if tr.target != target || !tr.t.Before(t) {
+		if tr.target != f.target || !tr.t.Before(t) {
 			continue
 		}
 		if tr.kind == events.BreakerTransition {
-			breaker = tr.to
+			breaker = tr
 		} else {
-			health = tr.to
+			health = tr
 		}
 	}
-	return breaker == "open" || health == "unhealthy" || health == "down"
+	open := breaker.to == "open" && !otherSignal(f.kind, breaker.reason)
+	down := (health.to == "unhealthy" || health.to == "down") && !otherSignal(f.kind, health.reason)
+	return open || down
+}
+
+// signalKinds are the fault kinds each named detection reason can be
+// caused by: the gateway's SLA cutoffs and the output detectors. A reason
+// missing here (passive health's "failures", a breaker's error rate, a
+// probe) names no signal; its class is read from the failed attempts.
+var signalKinds = map[string][]string{
+	"sla_first_token":           {"ttft", "slow_headers", "no_response"},
+	"sla_time_per_output_token": {"token_rate", "stall"},
+	"finish_length":             {"truncate"},
+	"token_wall":                {"truncate"},
+	"json_invalid":              {"malformed_json_content", "truncate"},
+	"refusal_rate":              {"refusal", "content_filter"},
+	"empty_tool_args":           {"empty_tool_args", "truncate"},
+}
+
+// otherSignal reports whether reason names a signal that a fault of kind
+// cannot cause (a kind unknown to the scorer is caused by anything).
+func otherSignal(kind, reason string) bool {
+	kinds, named := signalKinds[reason]
+	if !named {
+		return false
+	}
+	if _, known := faultClasses[kind]; !known {
+		return false
+	}
+	return !slices.Contains(kinds, kind)
 }
 
 // maskedBy names the step that demoted f's target before f started: the
@@ -90,7 +123,7 @@ func (s *scorer) firstDetection(f faultWin, masked bool) (transition, bool) {
 		if found && !tr.t.Before(best.t) {
 			return
 		}
-		if masked && !s.matches(f, tr) {
+		if otherSignal(f.kind, tr.reason) || (masked && !s.matches(f, tr)) {
 			return
 		}
 		best, found = tr, true

@@ -227,10 +227,10 @@ func (r *logReader) event(e *events.Event) {
 		} else {
 			r.kinds[kHealth]++
 		}
-		s.trans = append(s.trans, transition{t: e.Time, target: e.Target, from: normState(e.From), to: normState(e.To), kind: e.Kind})
+		s.trans = append(s.trans, transition{t: e.Time, target: e.Target, from: normState(e.From), to: normState(e.To), kind: e.Kind, reason: e.Reason})
 	case events.DetectorSignal:
 		r.kinds[kDetector]++
-		s.signals = append(s.signals, transition{t: e.Time, target: e.Target, to: "detector:" + e.Name, kind: e.Kind})
+		s.signals = append(s.signals, transition{t: e.Time, target: e.Target, to: "detector:" + e.Name, kind: e.Kind, reason: e.Name})
 	case events.ProbeResult:
 		r.kinds[kProbe]++
 		if e.Class == ProbeRateLimited {

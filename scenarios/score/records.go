@@ -72,6 +72,9 @@ type transition struct {
 	from   string
 	to     string
 	kind   events.Kind
+	// reason is the event's Reason (a transition's) or the detector's
+	// name (a signal's): what the gateway says caused it.
+	reason string
 }
 
 // strIndex numbers a small set of strings (targets, routes, classes) in the
