@@ -94,6 +94,13 @@ func newCompareTable(c *scenarios.Comparison) compareTable {
 	row("bad responses served", func(r *score.Result) string {
 		return measured(r, "bad_served", fmt.Sprint(r.Overall.BadServed))
 	})
+	row("good requests (every SLO part)", func(r *score.Result) string {
+		return measured(r, "good", fmtPct(r.Overall.Availability.GoodRate))
+	})
+	row("SLO breach time", func(r *score.Result) string { return fmtDur(r.Overall.BreachTime) })
+	row("false alarms", func(r *score.Result) string {
+		return measured(r, "false_alarms", fmt.Sprint(len(r.Overall.FalseAlarms)))
+	})
 	if len(rs) > 0 {
 		for _, f0 := range rs[0].Faults {
 			section(f0.Step + " · " + f0.Target)
@@ -116,6 +123,9 @@ func newCompareTable(c *scenarios.Comparison) compareTable {
 				return shiftStr(f.ShiftFirst) + " / " + shiftStr(f.ShiftServed)
 			})
 			frow("TTM", mitigate)
+			frow("first mitigation", firstMitigation)
+			frow("SLO breach (spells)", breach)
+			frow("relapses", func(f score.FaultScore) string { return fmt.Sprint(f.Relapses) })
 			frow("TTR", recoverStr)
 			frow("success during", func(f score.FaultScore) string { return fmtPct(f.Availability.Success) })
 			frow("degraded during", func(f score.FaultScore) string { return fmtPct(f.Availability.DegradedRate) })

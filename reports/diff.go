@@ -116,6 +116,8 @@ func Diff(old, new *score.Result, tol Tolerances) *RunDiff {
 	ratio("cost multiplier", old.Overall.Cost.Multiplier, new.Overall.Cost.Multiplier, fmtRatio)
 	ratio("TTFT penalty", old.Overall.Latency.TTFTPenalty, new.Overall.Latency.TTFTPenalty, fmtRatio)
 	ratio("p95 TTFT during faults", old.Overall.Latency.FaultTTFT.P95.Seconds(), new.Overall.Latency.FaultTTFT.P95.Seconds(), func(v float64) string { return fmtDur(time.Duration(v * 1e9)) })
+	timed("SLO breach time", old.Overall.BreachTime, true, new.Overall.BreachTime, true, "")
+	count("false alarms", len(old.Overall.FalseAlarms), len(new.Overall.FalseAlarms))
 
 	for _, nf := range new.Faults {
 		of, ok := old.Fault(nf.Step, nf.Target)
@@ -126,6 +128,9 @@ func Diff(old, new *score.Result, tol Tolerances) *RunDiff {
 		timed("ttd"+tag, of.TTD, of.Detected, nf.TTD, nf.Detected, "not detected")
 		timed("ttm"+tag, of.TTM, of.Mitigated || !of.Impact, nf.TTM, nf.Mitigated || !nf.Impact, "not mitigated")
 		timed("ttr"+tag, of.TTR, of.Recovered || of.Superseded, nf.TTR, nf.Recovered || nf.Superseded, "not recovered")
+		timed("first mitigation"+tag, of.FirstMitigation, of.FirstMitigated || !of.Impact, nf.FirstMitigation, nf.FirstMitigated || !nf.Impact, "never")
+		timed("SLO breach"+tag, of.BreachTime, true, nf.BreachTime, true, "")
+		count("relapses"+tag, of.Relapses, nf.Relapses)
 		rate("availability"+tag, of.Availability.Success, nf.Availability.Success)
 		count("flaps"+tag, of.Flaps, nf.Flaps)
 	}

@@ -37,13 +37,58 @@ func faultTable(r *score.Result) table {
 	t := table{Cols: []column{{Long: "step"}, {Long: "target"}, {Long: "kind"}, {Long: "window"},
 		{Long: "TTD"}, {Long: "TTM"}, {Long: "TTR"}, {Long: "success", Num: true}, {Long: "amplification", Num: true},
 		{Long: "load ×", Short: "load", Num: true}, {Long: "cost ×", Short: "cost", Num: true}, {Long: "re-detections", Short: "re-detected", Num: true},
-		{Long: "flaps", Num: true}, {Long: "bad served", Num: true}}}
+		{Long: "flaps", Num: true}, {Long: "bad served", Num: true},
+		{Long: "first mitigation", Aside: true}, {Long: "SLO breach", Aside: true}, {Long: "relapses", Num: true, Aside: true},
+		{Long: "returns to target", Num: true, Aside: true}}}
 	for _, f := range r.Faults {
 		t.Rows = append(t.Rows, []string{f.Step, f.Target, f.Kind, window(r, f), detect(f), mitigate(f), recoverStr(f),
 			fmtPct(f.Availability.Success), fmt.Sprintf("%.2f", f.Retry.Amplification), fmtRatio(f.LoadRatio),
-			fmtRatio(f.CostMultiplier), fmt.Sprint(f.ReDetections), fmt.Sprint(f.Flaps), fmt.Sprint(f.BadServed)})
+			fmtRatio(f.CostMultiplier), fmt.Sprint(f.ReDetections), fmt.Sprint(f.Flaps), fmt.Sprint(f.BadServed),
+			firstMitigation(f), breach(f), fmt.Sprint(f.Relapses), fmt.Sprint(f.Returns)})
 	}
 	return t
+}
+
+// firstMitigation prints when the SLI first came back at the SLO.
+func firstMitigation(f score.FaultScore) string {
+	switch {
+	case !f.Impact:
+		return "no impact"
+	case f.FirstMitigated:
+		return fmtDur(f.FirstMitigation)
+	}
+	return "never"
+}
+
+// breach prints how long the SLI was below the SLO, and in how many spells.
+func breach(f score.FaultScore) string {
+	if f.Breaches == 0 {
+		return "0s"
+	}
+	return fmt.Sprintf("%s in %d", fmtDur(f.BreachTime), f.Breaches)
+}
+
+// falseAlarms prints the run's false alarms: "0", or "2 (20s a:m
+// detector:token_wall, 21s alert:X)", the first few.
+func falseAlarms(r *score.Result) string {
+	fa := r.Overall.FalseAlarms
+	s := fmt.Sprint(len(fa))
+	var parts []string
+	for i, a := range fa {
+		if i == 3 {
+			parts = append(parts, "…")
+			break
+		}
+		p := fmtDur(a.Time.Sub(r.Start)) + " " + a.Source
+		if a.Target != "" {
+			p += " on " + a.Target
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) > 0 {
+		s += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return s
 }
 
 // window prints when a fault step ran, as offsets from the run's start.
@@ -118,5 +163,7 @@ func overallRows(r *score.Result) [][2]string {
 		{"cost multiplier during faults", fmtRatio(c.Multiplier)},
 		{"prompt-cache warm-up penalty", fmtMoney(c.CacheWarmupPenalty)},
 		{"flaps (by target)", flapsByTarget(r)},
+		{"SLO breach time", fmtDur(r.Overall.BreachTime)},
+		{"false alarms (no fault to find)", falseAlarms(r)},
 	}
 }

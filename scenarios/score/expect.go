@@ -66,6 +66,12 @@ func (e *Expect) Judge(res *Result) []Verdict {
 		v("fail_time_p95", "", "", want, e.FailTimeP95.show(p95)+fmt.Sprintf(" (%d failed)", o.Latency.Failed.N), pass)
 	}
 
+	checkN("false_alarms", e.FalseAlarms, float64(len(o.FalseAlarms)), "", "")
+	if e.BreachTime != nil {
+		want, pass := e.BreachTime.judge(o.BreachTime, true)
+		v("breach_time", "", "", want, e.BreachTime.show(o.BreachTime), pass)
+	}
+
 	out = append(out, e.judgeFleet(res)...)
 
 	// Per fault step and target: the run-wide step bounds, then the step's own.
@@ -126,6 +132,22 @@ func (e *Expect) Judge(res *Result) []Verdict {
 			want, pass := ttm.judge(f.TTM, f.Mitigated)
 			v("ttm", f.Step, f.Target, want, got, pass)
 		}
+		if b := se.FirstMitigation; b != nil {
+			got := "never"
+			switch {
+			case !f.Impact:
+				got = "0s (no impact)"
+			case f.FirstMitigated:
+				got = b.show(f.FirstMitigation)
+			}
+			want, pass := b.judge(f.FirstMitigation, !f.Impact || f.FirstMitigated)
+			v("first_mitigation", f.Step, f.Target, want, got, pass)
+		}
+		if b := se.BreachTime; b != nil {
+			want, pass := b.judge(f.BreachTime, true)
+			v("breach_time", f.Step, f.Target, want, b.show(f.BreachTime), pass)
+		}
+		checkN("relapses", se.Relapses, float64(f.Relapses), f.Step, f.Target)
 		if ttr != nil && !f.Superseded {
 			got := "not recovered"
 			if f.Recovered {
@@ -403,25 +425,30 @@ func shiftFigures(f FaultScore) string {
 // apply to the whole run. Steps and Targets add bounds for one step or one
 // target.
 type Expect struct {
-	TTD                    *DurationBound          `yaml:"ttd,omitempty"`
-	TTM                    *DurationBound          `yaml:"ttm,omitempty"`
-	TTR                    *DurationBound          `yaml:"ttr,omitempty"`
-	LoadRatio              *NumberBound            `yaml:"load_ratio,omitempty"`
-	Flaps                  *NumberBound            `yaml:"flaps,omitempty"`
-	Availability           *PercentBound           `yaml:"availability,omitempty"`
-	Failed                 *PercentBound           `yaml:"failed,omitempty"`
-	Good                   *PercentBound           `yaml:"good,omitempty"` // share of good requests (every SLO part met)
-	Degraded               *PercentBound           `yaml:"degraded,omitempty"`
-	BadServed              *NumberBound            `yaml:"bad_served,omitempty"`
-	CostMultiplier         *NumberBound            `yaml:"cost_multiplier,omitempty"`
-	RetryAmplification     *NumberBound            `yaml:"retry_amplification,omitempty"`
-	PeakRetryAmplification *NumberBound            `yaml:"peak_retry_amplification,omitempty"`
-	LatencyPenalty         *NumberBound            `yaml:"latency_penalty,omitempty"`
-	TTFTP95                *DurationBound          `yaml:"ttft_p95,omitempty"`
-	FailTimeP95            *DurationBound          `yaml:"fail_time_p95,omitempty"`
-	Alerts                 []AlertExpect           `yaml:"alerts,omitempty"`
-	Steps                  map[string]StepExpect   `yaml:"steps,omitempty"`
-	Targets                map[string]TargetExpect `yaml:"targets,omitempty"`
+	TTD                    *DurationBound `yaml:"ttd,omitempty"`
+	TTM                    *DurationBound `yaml:"ttm,omitempty"`
+	TTR                    *DurationBound `yaml:"ttr,omitempty"`
+	LoadRatio              *NumberBound   `yaml:"load_ratio,omitempty"`
+	Flaps                  *NumberBound   `yaml:"flaps,omitempty"`
+	Availability           *PercentBound  `yaml:"availability,omitempty"`
+	Failed                 *PercentBound  `yaml:"failed,omitempty"`
+	Good                   *PercentBound  `yaml:"good,omitempty"` // share of good requests (every SLO part met)
+	Degraded               *PercentBound  `yaml:"degraded,omitempty"`
+	BadServed              *NumberBound   `yaml:"bad_served,omitempty"`
+	CostMultiplier         *NumberBound   `yaml:"cost_multiplier,omitempty"`
+	RetryAmplification     *NumberBound   `yaml:"retry_amplification,omitempty"`
+	PeakRetryAmplification *NumberBound   `yaml:"peak_retry_amplification,omitempty"`
+	LatencyPenalty         *NumberBound   `yaml:"latency_penalty,omitempty"`
+	TTFTP95                *DurationBound `yaml:"ttft_p95,omitempty"`
+	FailTimeP95            *DurationBound `yaml:"fail_time_p95,omitempty"`
+	// FalseAlarms bounds the detections, demotions and pages with no
+	// fault to find (Overall.FalseAlarms); BreachTime the time the SLI was
+	// below the SLO over the whole run.
+	FalseAlarms *NumberBound            `yaml:"false_alarms,omitempty"`
+	BreachTime  *DurationBound          `yaml:"breach_time,omitempty"`
+	Alerts      []AlertExpect           `yaml:"alerts,omitempty"`
+	Steps       map[string]StepExpect   `yaml:"steps,omitempty"`
+	Targets     map[string]TargetExpect `yaml:"targets,omitempty"`
 	// Fleet bounds the scores of a fleet of replicas (see FleetScore).
 	Fleet *FleetExpect `yaml:"fleet,omitempty"`
 	// PassRate is the share of a seed sweep's seeds (gameday run --seeds)
@@ -458,6 +485,12 @@ type StepBounds struct {
 	LoadRatio          *NumberBound  `yaml:"load_ratio,omitempty"`
 	LatencyPenalty     *NumberBound  `yaml:"latency_penalty,omitempty"`
 	Flaps              *NumberBound  `yaml:"flaps,omitempty"`
+	// FirstMitigation bounds the time to the first moment the SLI was
+	// back at the SLO (a relapse after it is judged by Relapses);
+	// BreachTime the time the SLI was below the SLO during the step.
+	FirstMitigation *DurationBound `yaml:"first_mitigation,omitempty"`
+	BreachTime      *DurationBound `yaml:"breach_time,omitempty"`
+	Relapses        *NumberBound   `yaml:"relapses,omitempty"`
 	// PassRate is the share of a seed sweep's seeds in which each of these
 	// bounds must hold (default: Expect's).
 	PassRate *yamlfile.Percent `yaml:"pass_rate,omitempty"`

@@ -8,9 +8,9 @@ import (
 // scoreNames are the scores an expectation can name, by the expectation's
 // name (an alert expectation is "alerts").
 var scoreNames = []string{
-	"alerts", "attempts", "availability", "bad_served", "cost_multiplier", "degraded", "detected",
-	"detected_by", "fail_time_p95", "failed", "flaps", "good", "latency_penalty", "load_ratio",
-	"peak_retry_amplification", "quality", "retry_amplification", "share", "ttd", "ttft_p95",
+	"alerts", "attempts", "availability", "bad_served", "breach_time", "cost_multiplier", "degraded", "detected",
+	"detected_by", "fail_time_p95", "failed", "false_alarms", "first_mitigation", "flaps", "good", "latency_penalty", "load_ratio",
+	"peak_retry_amplification", "quality", "relapses", "retry_amplification", "share", "ttd", "ttft_p95",
 	"ttm", "ttr", "unnecessary_fallback",
 }
 
@@ -30,7 +30,7 @@ const (
 func Unmeasurable(blackBox, primaryKnown bool, prices map[string]Price) map[string]string {
 	out := map[string]string{}
 	if blackBox {
-		for _, n := range []string{"alerts", "flaps", "detected_by"} {
+		for _, n := range []string{"alerts", "flaps", "detected_by", "false_alarms"} {
 			out[n] = WhyBlackBoxEvents
 		}
 		if !primaryKnown {

@@ -45,16 +45,16 @@ func TestMeasuredBlackBox(t *testing.T) {
 		not  map[string]string // score -> why
 	}{
 		{"ids forwarded", Input{Events: reqs(""), Journal: journal(true), Prices: prices, Primary: primary},
-			map[string]string{"alerts": WhyBlackBoxEvents, "flaps": WhyBlackBoxEvents, "detected_by": WhyBlackBoxEvents}},
+			map[string]string{"alerts": WhyBlackBoxEvents, "flaps": WhyBlackBoxEvents, "detected_by": WhyBlackBoxEvents, "false_alarms": WhyBlackBoxEvents}},
 		{"no ids, model named", Input{Events: reqs("openai:gpt-4o"), Journal: journal(false), Prices: prices, Primary: primary},
-			map[string]string{"alerts": WhyBlackBoxEvents, "flaps": WhyBlackBoxEvents, "detected_by": WhyBlackBoxEvents,
+			map[string]string{"alerts": WhyBlackBoxEvents, "flaps": WhyBlackBoxEvents, "detected_by": WhyBlackBoxEvents, "false_alarms": WhyBlackBoxEvents,
 				"bad_served": whyNoRequestIDs, "quality": whyNoRequestIDs, "retry_amplification": whyNoRequestIDs, "peak_retry_amplification": whyNoRequestIDs}},
 		{"no ids, nothing named, no prices", Input{Events: reqs(""), Journal: journal(false), Primary: primary},
-			map[string]string{"alerts": WhyBlackBoxEvents, "flaps": WhyBlackBoxEvents, "detected_by": WhyBlackBoxEvents,
+			map[string]string{"alerts": WhyBlackBoxEvents, "flaps": WhyBlackBoxEvents, "detected_by": WhyBlackBoxEvents, "false_alarms": WhyBlackBoxEvents,
 				"bad_served": whyNoRequestIDs, "quality": whyNoRequestIDs, "retry_amplification": whyNoRequestIDs, "peak_retry_amplification": whyNoRequestIDs,
 				"degraded": whyNoServingTgt, "cost_multiplier": whyNoPrices}},
 		{"no primary", Input{Events: reqs(""), Journal: journal(true), Prices: prices},
-			map[string]string{"alerts": WhyBlackBoxEvents, "flaps": WhyBlackBoxEvents, "detected_by": WhyBlackBoxEvents, "degraded": whyNoPrimary}},
+			map[string]string{"alerts": WhyBlackBoxEvents, "flaps": WhyBlackBoxEvents, "detected_by": WhyBlackBoxEvents, "false_alarms": WhyBlackBoxEvents, "degraded": whyNoPrimary}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.in.Start, tc.in.End, tc.in.BlackBox = start, at(1000), true

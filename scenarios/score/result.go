@@ -122,6 +122,27 @@ type Overall struct {
 	Cost         Cost         `json:"cost"`
 	BadServed    int          `json:"bad_served"`
 	Flaps        int          `json:"flaps"`
+	// BreachTime is how long the windowed SLI was below the SLO over the
+	// whole run, faults or not.
+	BreachTime time.Duration `json:"breach_ns"`
+	// FalseAlarms are the detections, demotions and pages about a target
+	// with no fault of its own active (before, between or after the
+	// faults), and alerts fired outside every fault window; their count
+	// is len(FalseAlarms).
+	FalseAlarms []FalseAlarm `json:"false_alarms,omitempty"`
+}
+
+// FalseAlarm is a detection, demotion or page with no fault to find: a
+// healthy target demoted, a detector firing on good answers, an alert
+// paging while nothing was wrong.
+type FalseAlarm struct {
+	Time time.Time `json:"time"`
+	// Target is the target it was about ("" for an alert).
+	Target string `json:"target,omitempty"`
+	// Source is "breaker", "health", "detector:<name>", "probe" or
+	// "alert:<rule>"; Reason the event's reason, when it gave one.
+	Source string `json:"source"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // Availability counts user requests by outcome. Rates are fractions of
@@ -239,6 +260,22 @@ type FaultScore struct {
 	Impact    bool          `json:"impact"`
 	Mitigated bool          `json:"mitigated"`
 	TTM       time.Duration `json:"ttm_ns"`
+	// FirstMitigation is the time from the fault's start to the first
+	// moment the SLI was back at or above the SLO after it first fell
+	// below (FirstMitigated false: it never came back); TTM is when it
+	// came back for good. BreachTime is how long the windowed SLI was below
+	// the SLO during the fault, Breaches the separate times it fell below,
+	// and Relapses the times it fell below again after holding: with TTM
+	// they tell a quick fix that relapsed from a slow one.
+	FirstMitigated  bool          `json:"first_mitigated,omitempty"`
+	FirstMitigation time.Duration `json:"first_mitigation_ns,omitempty"`
+	BreachTime      time.Duration `json:"breach_ns"`
+	Breaches        int           `json:"breaches"`
+	Relapses        int           `json:"relapses"`
+	// Returns counts the times the gateway let traffic back onto the
+	// faulted target while the fault lasted (its breaker closed or its
+	// health restored, then an attempt sent to it), after detecting it.
+	Returns int `json:"returns"`
 
 	// Recovered is false when the target's share never came back to 90% of its
 	// baseline before the run (or the next fault on it) ended. BaselineShare

@@ -136,6 +136,8 @@ func (s *scorer) result() *Result {
 		res.Overall.Flaps += t.Flaps
 		res.Overall.BadServed += t.BadServed
 	}
+	res.Overall.BreachTime = s.breachTime()
+	res.Overall.FalseAlarms = s.falseAlarms()
 	return res
 }
 
@@ -514,6 +516,8 @@ func (s *scorer) faultScores() []FaultScore {
 			fs.Impact, fs.Mitigated = true, true
 			fs.TTM = s.start.Add(time.Duration(lastBad+1) * bin).Sub(f.start)
 		}
+		s.breaches(&fs, lo, hi, w)
+		fs.Returns = s.returns(f, fs)
 
 		// TTR.
 		s.recover(&fs, f)
