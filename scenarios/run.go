@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"time"
 
+	"github.com/brownout-dev/brownout/internal/buildinfo"
 	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
@@ -115,10 +115,4 @@ func finish(s *Scenario, res *score.Result, in score.Input, mode score.Mode, see
 	return res
 }
 
-func brownoutVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok || bi.Main.Version == "" {
-		return "(devel)"
-	}
-	return bi.Main.Version
-}
+func brownoutVersion() string { return buildinfo.Version() }
