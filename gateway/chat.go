@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/evals"
+	"github.com/brownout-dev/brownout/gateway/clients"
 	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/gateway/tracing"
@@ -80,7 +81,9 @@ type exchange struct {
 	cacheAge   time.Duration
 	cacheStale bool
 	lastTarget string
-	client     string // the client's ID (clients:), "" when open
+	client     string               // the client's ID (clients:), "" when open
+	res        *clients.Reservation // the client's reservation, nil when open
+	reserved   int                  // attempts the reservation covers
 
 	tr      *tracing.Request // the request's spans; nil when tracing is off
 	upModel string           // the model the streamed attempt's upstream named (traces)
@@ -126,13 +129,17 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, in llm.Codec)
 		writeLLMError(w, in, llm.BadRequest("model", "model is required: it names the gateway route"))
 		return
 	}
+	adm := admissionOf(r.Context())
+	if adm != nil && adm.maxTokens > 0 && (req.MaxTokens <= 0 || req.MaxTokens > adm.maxTokens) {
+		req.MaxTokens = adm.maxTokens // what the client's reservation covers
+	}
 
 	if key := r.Header.Get("Idempotency-Key"); key != "" {
 		s.serveIdempotent(w, r, in, req, key, body, id)
 		return
 	}
 	x := s.newExchange(w, in, req, id)
-	x.client = clientOf(r.Context())
+	x.admitted(adm)
 	x.run(r.Context(), r.Header.Get(HeaderHint))
 }
 
@@ -304,10 +311,36 @@ func (x *exchange) begin(hint string) {
 	})
 }
 
+// admitted records the client that made the request and its reservation.
+func (x *exchange) admitted(a *admission) {
+	if a != nil {
+		x.client, x.res, x.reserved = a.id, a.res, 1
+	}
+}
+
+// reserve reserves the worst case of one more attempt beyond the first
+// (clients.Reservation.Extend); the error is the client's when its budget
+// cannot cover it.
+func (x *exchange) reserve() *llm.Error {
+	if x.res == nil || x.lc.Attempts() <= x.reserved {
+		return nil
+	}
+	if d := x.res.Extend(time.Now()); d.Verdict != clients.Allow {
+		return admissionError(d)
+	}
+	x.reserved++
+	return nil
+}
+
 // attempt carries out a Send decision and reports its outcome.
 //
 //go:noinline
 func (x *exchange) attempt(ctx context.Context, d *policy.Decision) {
+	if e := x.reserve(); e != nil {
+		// Not sent: the budget cannot cover another attempt's worst case.
+		x.lc.Observe(time.Now(), policy.Outcome{Class: policy.Skipped, Err: e})
+		return
+	}
 	key := d.Target.Key()
 	if x.lastTarget != "" && x.lastTarget != key {
 		x.s.m.fallbacks.WithLabelValues(x.req.Model, x.lastTarget, key).Inc()

@@ -27,13 +27,30 @@ type inboundLimits struct {
 	streams  atomic.Int64
 }
 
-// clientKey is the context key of the request's client ID.
+// clientKey is the context key of the request's admission.
 type clientKey struct{}
+
+// admission is what the trust boundary admitted a request with.
+type admission struct {
+	id  string               // the client's ID
+	res *clients.Reservation // what the request reserved
+	// maxTokens caps the request's output: the most output the reservation
+	// covers (0: no cap, the client has no budget or tokens limit).
+	maxTokens int
+}
 
 // clientOf returns the ID of the client that made r ("" in an open gateway).
 func clientOf(ctx context.Context) string {
-	id, _ := ctx.Value(clientKey{}).(string)
-	return id
+	if a := admissionOf(ctx); a != nil {
+		return a.id
+	}
+	return ""
+}
+
+// admissionOf returns the request's admission (nil in an open gateway).
+func admissionOf(ctx context.Context) *admission {
+	a, _ := ctx.Value(clientKey{}).(*admission)
+	return a
 }
 
 // preread is a request body the boundary already read (readBody returns
@@ -82,11 +99,11 @@ func (s *Server) guard(in llm.Codec) http.HandlerFunc {
 		var acct *clients.Account
 		if rt.clients.Len() > 0 {
 			var ok bool
-			if acct, ok = rt.clients.Lookup(presentedKey(r)); !ok {
+			if acct, ok = rt.clients.Lookup(presentedKey(r, in.Format())); !ok {
 				label = clientUnknown
 				w.Header().Set("WWW-Authenticate", `Bearer realm="brownout"`)
 				refuse(rejUnauthorized, &llm.Error{Status: 401, Type: llm.ErrAuthentication,
-					Message: "a valid client key is required (Authorization: Bearer KEY or x-api-key: KEY)"})
+					Message: "a valid client key is required (Authorization: Bearer KEY, x-api-key: KEY or x-goog-api-key: KEY)"})
 				return
 			}
 			label = acct.ID()
@@ -122,14 +139,18 @@ func (s *Server) guard(in llm.Codec) http.HandlerFunc {
 			}
 		}
 		if acct != nil {
-			tokens := len(body)/4 + 1
-			d := acct.Admit(time.Now(), sh.model, tokens)
+			route := sh.model
+			if m, _, err := routeFromPath(in, r.URL.Path); err == nil && m != "" {
+				route = m // Gemini names the route in the path
+			}
+			ask, maxTokens := rt.worstCase(acct, route, len(body), sh.maxTokens)
+			d, res := acct.Admit(time.Now(), ask)
 			if d.Verdict != clients.Allow {
 				refuse(d.Verdict.String(), admissionError(d))
 				return
 			}
-			defer func() { acct.Release(time.Now(), tokens) }()
-			r = r.WithContext(context.WithValue(r.Context(), clientKey{}, acct.ID()))
+			defer func() { res.Release(time.Now()) }()
+			r = r.WithContext(context.WithValue(r.Context(), clientKey{}, &admission{id: acct.ID(), res: res, maxTokens: maxTokens}))
 		}
 		s.m.rejected(label, "") // admitted
 		r.Body = &preread{b: body}
@@ -153,13 +174,58 @@ func admissionError(d clients.Decision) *llm.Error {
 	}
 }
 
-// presentedKey is the key a request carries: "Authorization: Bearer KEY"
-// (OpenAI SDKs) or "x-api-key: KEY" (Anthropic SDKs).
-func presentedKey(r *http.Request) string {
+// presentedKey is the key a request carries, as each API's SDKs present
+// it: "Authorization: Bearer KEY" (OpenAI), "x-api-key: KEY" (Anthropic),
+// "x-goog-api-key: KEY" or, on the Gemini API only, "?key=KEY" (Gemini).
+// A key in the query is removed from r's URL, so that nothing downstream
+// can log, trace or forward it.
+func presentedKey(r *http.Request, f llm.Format) string {
+	var key string
+	if f == llm.FormatGemini && r.URL.RawQuery != "" {
+		q := r.URL.Query()
+		if q.Has("key") {
+			key = q.Get("key")
+			q.Del("key")
+			r.URL.RawQuery = q.Encode()
+			r.RequestURI = ""
+		}
+	}
 	if k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		return strings.TrimSpace(k)
 	}
-	return r.Header.Get("X-Api-Key")
+	if k := r.Header.Get("X-Api-Key"); k != "" {
+		return k
+	}
+	if k := r.Header.Get("X-Goog-Api-Key"); k != "" {
+		return k
+	}
+	return key
+}
+
+// worstCase is what a request of bodyLen bytes naming maxTokens output
+// tokens (0: none) reserves from acct on route: its prompt estimate plus
+// its output cap in tokens, and in dollars one attempt of those at the
+// costliest prices among the route's targets. maxTokens is the output cap
+// the gateway imposes on the request so that its attempts stay within the
+// reservation (0 when acct has nothing to reserve against).
+func (rt *runtime) worstCase(acct *clients.Account, route string, bodyLen, maxTokens int) (clients.Ask, int) {
+	ask := clients.Ask{Route: route, Tokens: bodyLen/4 + 1}
+	if !acct.Reserves() {
+		return ask, 0
+	}
+	if maxTokens <= 0 {
+		maxTokens = rt.cfg.Limits.reserveOutputTokens()
+	}
+	ask.Tokens += maxTokens
+	var in, out float64
+	if rc := rt.routeCfg(route); rc != nil {
+		for i := range rc.Targets {
+			p := rc.Targets[i].Price
+			in, out = max(in, p.InputPerMTok, p.CachedInputPerMTok), max(out, p.OutputPerMTok)
+		}
+	}
+	ask.Dollars = (float64(bodyLen/4+1)*in + float64(maxTokens)*out) / 1e6
+	return ask, maxTokens
 }
 
 // readLimited reads a request body of at most limits.max_body_bytes within

@@ -67,6 +67,12 @@ type LimitsConfig struct {
 	// MaxConcurrentStreams bounds streamed requests in flight (503 with
 	// Retry-After beyond). Default 512.
 	MaxConcurrentStreams int `yaml:"max_concurrent_streams,omitempty"`
+	// ReserveOutputTokens is the output a request of a client with a
+	// budget or tokens per minute is assumed to produce when it sets no
+	// max_tokens: its worst case is reserved at admission, and the gateway
+	// caps the request's output there (a request's own max_tokens is
+	// reserved as it is). Default 4096.
+	ReserveOutputTokens int `yaml:"reserve_output_tokens,omitempty"`
 }
 
 // Limit defaults (see LimitsConfig).
@@ -79,6 +85,7 @@ const (
 	DefaultReadBodyTimeout       = 30 * time.Second
 	DefaultMaxConcurrentRequests = 1024
 	DefaultMaxConcurrentStreams  = 512
+	DefaultReserveOutputTokens   = 4096
 )
 
 func (l *LimitsConfig) maxBodyBytes() int64    { return or(l.MaxBodyBytes, DefaultMaxBodyBytes) }
@@ -96,6 +103,9 @@ func (l *LimitsConfig) maxConcurrentRequests() int {
 }
 func (l *LimitsConfig) maxConcurrentStreams() int {
 	return or(l.MaxConcurrentStreams, DefaultMaxConcurrentStreams)
+}
+func (l *LimitsConfig) reserveOutputTokens() int {
+	return or(l.ReserveOutputTokens, DefaultReserveOutputTokens)
 }
 
 // minClientKey is the shortest client key accepted.
@@ -126,7 +136,7 @@ func (c *Config) validateTrust(add func(path, format string, args ...any), looku
 	}{{"max_body_bytes", l.MaxBodyBytes}, {"max_messages", int64(l.MaxMessages)}, {"max_decoded_bytes", l.MaxDecodedBytes},
 		{"max_header_bytes", int64(l.MaxHeaderBytes)}, {"read_header_timeout", int64(l.ReadHeaderTimeout)},
 		{"read_body_timeout", int64(l.ReadBodyTimeout)}, {"max_concurrent_requests", int64(l.MaxConcurrentRequests)},
-		{"max_concurrent_streams", int64(l.MaxConcurrentStreams)}} {
+		{"max_concurrent_streams", int64(l.MaxConcurrentStreams)}, {"reserve_output_tokens", int64(l.ReserveOutputTokens)}} {
 		if f.v < 0 {
 			add("limits."+f.path, "must not be negative")
 		}
