@@ -14,8 +14,10 @@ import (
 )
 
 // ClientConfig is one client key (`clients:`). With at least one client the
-// gateway requires a key on every inference request, as
-// "Authorization: Bearer KEY" or "x-api-key: KEY"; without any it is open.
+// gateway requires a key on every inference request, presented as each
+// API's SDKs do: "Authorization: Bearer KEY", "x-api-key: KEY" or
+// "x-goog-api-key: KEY", or "?key=KEY" on the Gemini API; without any it is
+// open.
 type ClientConfig struct {
 	// ID names the client in events, usage records and metrics (never the
 	// key): letters, digits, '.', '_' and '-', at most 64.
