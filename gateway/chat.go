@@ -397,10 +397,10 @@ func (x *exchange) fail(d *lifecycle.Step) {
 		// Never a clean end after a truncated answer; and never let a
 		// fall-back's own error (it may reject the prefill) mask the
 		// failure that cut the stream.
-		x.streamError(d.InBand)
+		x.streamError(asGatewayError(d.InBand))
 		return
 	}
-	writeLLMError(x.w, x.in, d.Err)
+	writeLLMError(x.w, x.in, asGatewayError(d.Err))
 }
 
 // cutByShutdown ends a request cut at the server's drain deadline (see

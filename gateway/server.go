@@ -28,6 +28,7 @@ import (
 	"github.com/brownout-dev/brownout/gateway/tracing"
 	"github.com/brownout-dev/brownout/gateway/usage"
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/codecs"
 	"github.com/brownout-dev/brownout/llm/inbound"
 )
 
@@ -388,6 +389,10 @@ func (t *trackingWriter) Flush() {
 
 func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
+//
+// With client keys configured it needs one, as the inference endpoints
+// do, and lists only the routes that key may use, without their targets
+// (which upstream serves a route is the operator's business).
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 	rt := s.rt.Load()
 	type model struct {
@@ -395,17 +400,35 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 		Object  string `json:"object"`
 		Created int64  `json:"created"`
 		OwnedBy string `json:"owned_by"`
-		// Targets are the route's provider:model targets, in order.
-		Targets []string `json:"targets"`
+		// Targets are the route's provider:model targets, in order (an
+		// open gateway only).
+		Targets []string `json:"targets,omitempty"`
 	}
 	out := struct {
 		Object string  `json:"object"`
 		Data   []model `json:"data"`
 	}{Object: "list", Data: []model{}}
+	var acct *clients.Account
+	if rt.clients.Len() > 0 {
+		var ok bool
+		if acct, ok = rt.clients.Lookup(presentedKey(r, llm.FormatOpenAI)); !ok {
+			s.m.rejected(clientUnknown, rejUnauthorized)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="brownout"`)
+			f, _ := codecs.Lookup(llm.FormatOpenAI)
+			writeLLMError(w, f.Codec, &llm.Error{Status: 401, Type: llm.ErrAuthentication,
+				Message: "a valid client key is required (Authorization: Bearer KEY, x-api-key: KEY or x-goog-api-key: KEY)"})
+			return
+		}
+	}
 	for _, rc := range rt.cfg.Routes {
+		if acct != nil && !acct.Allows(rc.Name) {
+			continue
+		}
 		m := model{ID: rc.Name, Object: "model", Created: rt.loadedAt.Unix(), OwnedBy: "brownout"}
 		for i := range rc.Targets {
-			m.Targets = append(m.Targets, rc.Targets[i].Key())
+			if acct == nil {
+				m.Targets = append(m.Targets, rc.Targets[i].Key())
+			}
 		}
 		out.Data = append(out.Data, m)
 	}

@@ -118,8 +118,8 @@ var clientID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 // validateTrust checks clients:, limits: and the admin and usage options
 // of the trust boundary, and resolves the client keys.
 func (c *Config) validateTrust(add func(path, format string, args ...any), lookup func(string) (string, bool)) {
-	if c.Admin.Token.template != "" && c.Admin.Token.resolved && c.Admin.Token.Value() == "" {
-		add("admin.token", "is empty (an unset or empty variable?): an empty token would leave the admin API open; remove admin.token to run without one")
+	if c.Admin.Token.template != "" && c.Admin.Token.resolved && strings.TrimSpace(c.Admin.Token.Value()) == "" {
+		add("admin.token", "is blank (an unset or empty variable, or only whitespace?): a blank token would leave the admin API open; remove admin.token to run without one")
 	}
 	if c.Admin.ProtectMetrics && c.Admin.Token.IsZero() {
 		add("admin.protect_metrics", "needs admin.token")

@@ -200,6 +200,17 @@ func (t *Table) Get(id string) *Account {
 	return t.byID[id]
 }
 
+// Allows reports whether a may use route.
+func (a *Account) Allows(route string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.routes == nil {
+		return true
+	}
+	_, ok := a.routes[route]
+	return ok
+}
+
 // Reserves reports whether a has a limit that a request's worst case is
 // reserved against: a budget or tokens per minute.
 func (a *Account) Reserves() bool {
