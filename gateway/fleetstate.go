@@ -110,6 +110,7 @@ func (s *Server) startFleet(cfg *Config) error {
 	if err != nil {
 		return err
 	}
+	fleet.LogTo(s.log)
 	up := prometheus.NewGauge(prometheus.GaugeOpts{Name: "brownout_state_backend_up",
 		Help: "1 while the fleet's shared state store answers, 0 while the replica follows local state."})
 	up.Set(1)
@@ -165,6 +166,27 @@ func (s *Server) stopFleet() {
 		<-fs.done
 		_ = fs.store.Close()
 	}
+}
+
+// logStore logs the store's state changes (state.degraded events): the
+// replica falling back to local state, and its resync.
+func (s *Server) logStore(ev *events.Event) {
+	if ev.Kind != events.StateDegraded {
+		return
+	}
+	if ev.OK {
+		s.log.Info("state store answers again: resynced with the fleet", "reason", ev.Reason)
+		return
+	}
+	policy := "local"
+	if s.fleet != nil && s.fleet.failClosed {
+		policy = "fail_closed"
+	}
+	reason := ev.Reason
+	if rt := s.rt.Load(); rt != nil {
+		reason = rt.redact.String(reason)
+	}
+	s.log.Warn("state store unavailable: following local state until it answers", "error", reason, "on_store_unavailable", policy)
 }
 
 // shareHealth tells the fleet of a demotion this replica made.

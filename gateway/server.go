@@ -275,6 +275,7 @@ func (s *Server) emitEvent(ev *events.Event) {
 	s.al.observe(ev)
 	s.publish(ev)
 	s.shareHealth(ev)
+	s.logStore(ev)
 }
 
 // writeUsage writes the usage record of an attempt.end event.
