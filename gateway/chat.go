@@ -149,7 +149,9 @@ func (s *Server) newExchange(w http.ResponseWriter, in llm.Codec, req *llm.Reque
 
 func readBody(r *http.Request) ([]byte, error) {
 	if p, ok := r.Body.(*preread); ok { // read by the trust boundary (guard)
-		return p.b, nil
+		b := p.b
+		p.b = nil // the caller's once decoded: not held by r for the whole request
+		return b, nil
 	}
 	n := r.ContentLength
 	if n > maxRequestBody {
