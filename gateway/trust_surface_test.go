@@ -96,3 +96,21 @@ func TestUpstreamErrorsSanitized(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxResponseBytes: an answer larger than its target's
+// max_response_bytes is not served from it, streamed or not; the request
+// fails over.
+func TestMaxResponseBytes(t *testing.T) {
+	m := startMocks(t)
+	cfg := m.config(t, "")
+	cfg.Routes[0].Targets[0].MaxResponseBytes = 100
+	g := startGateway(t, cfg, gateway.Options{Logger: discardLogger()})
+	for _, stream := range both {
+		r := g.do(t, stream, nil)
+		require.Equal(t, 200, r.status, r.body)
+		require.Equal(t, "beta:claude-sonnet", r.header.Get(gateway.HeaderTarget), "stream %v", stream)
+	}
+	for _, e := range attemptEnds(g.log, "alpha:gpt-4o") {
+		require.NotEqual(t, "ok", e.Class)
+	}
+}
