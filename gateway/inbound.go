@@ -72,6 +72,7 @@ const (
 	rejMessages     = "too_many_messages"
 	rejDecoded      = "decoded_too_large"
 	rejStateDown    = "state_unavailable"
+	rejMemory       = "memory"
 )
 
 // guard serves an inference endpoint behind the trust boundary.
@@ -109,6 +110,21 @@ func (s *Server) guard(in llm.Codec) http.HandlerFunc {
 			label = acct.ID()
 		}
 
+		// The byte budget, before a byte of the body is read: what a body of
+		// the announced length (or the largest) would take, adjusted once
+		// the body is scanned.
+		memMax := rt.inflightBytes
+		held := r.ContentLength
+		if held <= 0 || held > lim.maxBodyBytes() {
+			held = lim.maxBodyBytes()
+		}
+		held = requestBytes(held, held*decodedPerByte, false)
+		if !s.mem.take(held, memMax) {
+			refuse(rejMemory, memoryError())
+			return
+		}
+		defer func() { s.mem.give(held) }()
+
 		body, e := readLimited(w, r, lim)
 		if e != nil {
 			reason := rejTooLarge
@@ -128,6 +144,16 @@ func (s *Server) guard(in llm.Codec) http.HandlerFunc {
 			refuse(rejDecoded, &llm.Error{Status: 413, Type: llm.ErrInvalidRequest,
 				Message: "the request is too large once decoded (limits.max_decoded_bytes): too many messages, parts or tools"})
 			return
+		}
+		if need := requestBytes(int64(len(body)), sh.decoded(len(body)), sh.stream); need > held {
+			if !s.mem.take(need-held, memMax) {
+				refuse(rejMemory, memoryError())
+				return
+			}
+			held = need
+		} else {
+			s.mem.give(held - need)
+			held = need
 		}
 		if sh.stream {
 			n := s.in.streams.Add(1)
@@ -157,6 +183,12 @@ func (s *Server) guard(in llm.Codec) http.HandlerFunc {
 		r.ContentLength = int64(len(body))
 		s.serveChat(w, r, in)
 	}
+}
+
+// memoryError is the error of a request refused by the byte budget.
+func memoryError() *llm.Error {
+	return &llm.Error{Status: 503, Type: llm.ErrOverloaded, RetryAfter: time.Second,
+		Message: "the gateway is at its limit of request memory in flight (limits.max_inflight_bytes); retry shortly"}
 }
 
 // admissionError is the client-facing error of a refused admission.

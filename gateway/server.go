@@ -69,6 +69,7 @@ type Server struct {
 	al    *alertLoop
 	pr    *prober // active probes
 	in    inboundLimits
+	mem   byteBudget // limits.max_inflight_bytes
 
 	idPrefix string
 	idSeq    atomic.Uint64
@@ -101,8 +102,10 @@ type runtime struct {
 	action     policy.Action    // "" for none
 	refusals   []string
 	clients    *clients.Table // nil: an open gateway
-	redact     *redactor
-	labels     *labelSet // the label values metrics may carry
+	// inflightBytes is the byte budget of requests in flight.
+	inflightBytes int64
+	redact        *redactor
+	labels        *labelSet // the label values metrics may carry
 }
 
 // New builds a server from a validated configuration (see LoadConfig).
@@ -185,6 +188,7 @@ func (s *Server) build(cfg *Config, old *runtime) (*runtime, error) {
 	if t := cfg.Admin.Token.Value(); t != "" {
 		rt.adminToken = []byte(t)
 	}
+	rt.inflightBytes = cfg.Limits.maxInflightBytes()
 	if err := s.buildTrust(rt, old); err != nil {
 		return nil, err
 	}
@@ -390,7 +394,6 @@ func (t *trackingWriter) Flush() {
 
 func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
-//
 // With client keys configured it needs one, as the inference endpoints
 // do, and lists only the routes that key may use, without their targets
 // (which upstream serves a route is the operator's business).

@@ -69,6 +69,14 @@ type LimitsConfig struct {
 	// MaxConcurrentStreams bounds streamed requests in flight (503 with
 	// Retry-After beyond). Default 512.
 	MaxConcurrentStreams int `yaml:"max_concurrent_streams,omitempty"`
+	// MaxInflightBytes is the memory every inference request in flight
+	// may hold together: bodies, their decoded forms (estimated from the
+	// body before decoding) and held stream buffers. A request takes its
+	// share before its body is read; beyond the budget it is refused with
+	// 503 and Retry-After. Default: a quarter of the memory the process
+	// may use (the cgroup's limit, GOMEMLIMIT or the machine's memory; at
+	// least 256 MiB).
+	MaxInflightBytes int64 `yaml:"max_inflight_bytes,omitempty"`
 	// ReserveOutputTokens is the output a request of a client with a
 	// budget or tokens per minute is assumed to produce when it sets no
 	// max_tokens: its worst case is reserved at admission, and the gateway
@@ -106,6 +114,12 @@ func (l *LimitsConfig) maxConcurrentRequests() int {
 func (l *LimitsConfig) maxConcurrentStreams() int {
 	return or(l.MaxConcurrentStreams, DefaultMaxConcurrentStreams)
 }
+func (l *LimitsConfig) maxInflightBytes() int64 {
+	if l.MaxInflightBytes > 0 {
+		return l.MaxInflightBytes
+	}
+	return DefaultInflightBytes()
+}
 func (l *LimitsConfig) reserveOutputTokens() int {
 	return or(l.ReserveOutputTokens, DefaultReserveOutputTokens)
 }
@@ -138,7 +152,8 @@ func (c *Config) validateTrust(add func(path, format string, args ...any), looku
 	}{{"max_body_bytes", l.MaxBodyBytes}, {"max_messages", int64(l.MaxMessages)}, {"max_decoded_bytes", l.MaxDecodedBytes},
 		{"max_header_bytes", int64(l.MaxHeaderBytes)}, {"read_header_timeout", int64(l.ReadHeaderTimeout)},
 		{"read_body_timeout", int64(l.ReadBodyTimeout)}, {"max_concurrent_requests", int64(l.MaxConcurrentRequests)},
-		{"max_concurrent_streams", int64(l.MaxConcurrentStreams)}, {"reserve_output_tokens", int64(l.ReserveOutputTokens)}} {
+		{"max_concurrent_streams", int64(l.MaxConcurrentStreams)}, {"reserve_output_tokens", int64(l.ReserveOutputTokens)},
+		{"max_inflight_bytes", l.MaxInflightBytes}} {
 		if f.v < 0 {
 			add("limits."+f.path, "must not be negative")
 		}

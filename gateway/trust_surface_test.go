@@ -2,9 +2,9 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
-	"io"
 	"strconv"
 	"testing"
 
