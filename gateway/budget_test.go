@@ -12,6 +12,7 @@ import (
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/gateway"
+	"github.com/brownout-dev/brownout/internal/redistest"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/mockprovider"
 )
@@ -125,5 +126,55 @@ func TestBudgetCapsUnstatedOutput(t *testing.T) {
 		}
 		require.NoError(t, json.Unmarshal([]byte(b), &resp))
 		require.Equal(t, c.want, resp.Usage.CompletionTokens, c.body)
+	}
+}
+
+// TestFleetBudgetReservesWorstCase: the same against a three-replica
+// fleet on a real redis-server, the requests spread over the replicas:
+// reservations are made in the store, so the fleet together spends at
+// most the budget plus one request's worst case (each replica alone would
+// admit up to the budget: three times as much).
+func TestFleetBudgetReservesWorstCase(t *testing.T) {
+	const budget = 0.02
+	srv := redistest.Start(t)
+	p := pricey(t)
+	state := fmt.Sprintf("state: {backend: redis, url: %q}\n", srv.URL())
+	gs := make([]*gw, 3)
+	for i := range gs {
+		gs[i] = startGateway(t, budgetConfig(t, p, budget, state), gateway.Options{Logger: discardLogger()})
+	}
+	body := `{"model":"chat","max_tokens":100,"messages":[{"role":"user","content":"price me"}]}`
+	worst := (float64(len(body)/4+1)*30 + 100*60) / 1e6
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			status, _, b := send(t, gs[i%3].url, "/v1/chat/completions", body, map[string]string{"Authorization": "Bearer " + keyApp})
+			if status != 200 {
+				require.Equal(t, 429, status, b)
+				require.Contains(t, b, "budget_exhausted")
+			}
+			mu.Lock()
+			statuses[status]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	var dollars float64
+	for _, g := range gs {
+		d, _ := spent(g.log, "app")
+		dollars += d
+	}
+	t.Logf("statuses %v, spent $%.4f of $%.4f (worst case $%.4f)", statuses, dollars, budget, worst)
+	require.LessOrEqual(t, dollars, budget+worst, "the fleet spent beyond the budget plus one worst case")
+	require.GreaterOrEqual(t, statuses[200], 2)
+
+	// Once the syncs carried the spend and the ended reservations, the
+	// fleet admits again while the spend is below the budget.
+	waitShared(t, gs...)
+	if dollars+worst <= budget {
+		status, _, b := send(t, gs[1].url, "/v1/chat/completions", body, map[string]string{"Authorization": "Bearer " + keyApp})
+		require.Equal(t, 200, status, "a reservation outlived its request in the store: %s", b)
 	}
 }

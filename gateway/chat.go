@@ -81,9 +81,9 @@ type exchange struct {
 	cacheAge   time.Duration
 	cacheStale bool
 	lastTarget string
-	client     string               // the client's ID (clients:), "" when open
-	res        *clients.Reservation // the client's reservation, nil when open
-	reserved   int                  // attempts the reservation covers
+	client     string     // the client's ID (clients:), "" when open
+	adm        *admission // the client's admission, nil when open
+	reserved   int        // attempts the reservation covers
 
 	tr      *tracing.Request // the request's spans; nil when tracing is off
 	upModel string           // the model the streamed attempt's upstream named (traces)
@@ -316,19 +316,22 @@ func (x *exchange) begin(hint string) {
 // admitted records the client that made the request and its reservation.
 func (x *exchange) admitted(a *admission) {
 	if a != nil {
-		x.client, x.res, x.reserved = a.id, a.res, 1
+		x.client, x.adm, x.reserved = a.id, a, 1
 	}
 }
 
 // reserve reserves the worst case of one more attempt beyond the first
 // (clients.Reservation.Extend); the error is the client's when its budget
 // cannot cover it.
-func (x *exchange) reserve() *llm.Error {
-	if x.res == nil || x.lc.Attempts() <= x.reserved {
+func (x *exchange) reserve(ctx context.Context) *llm.Error {
+	if x.adm == nil || x.lc.Attempts() <= x.reserved {
 		return nil
 	}
-	if d := x.res.Extend(time.Now()); d.Verdict != clients.Allow {
+	if d := x.adm.res.Extend(time.Now()); d.Verdict != clients.Allow {
 		return admissionError(d)
+	}
+	if d := x.s.reserveInFleet(ctx, x.adm.acct, x.adm.res, x.adm.dollars); d != nil {
+		return admissionError(*d) // what Extend took locally is given back at the end
 	}
 	x.reserved++
 	return nil
@@ -338,7 +341,7 @@ func (x *exchange) reserve() *llm.Error {
 //
 //go:noinline
 func (x *exchange) attempt(ctx context.Context, d *policy.Decision) {
-	if e := x.reserve(); e != nil {
+	if e := x.reserve(ctx); e != nil {
 		// Not sent: the budget cannot cover another attempt's worst case.
 		x.lc.Observe(time.Now(), policy.Outcome{Class: policy.Skipped, Err: e})
 		return

@@ -168,6 +168,42 @@ func (s *Server) stopFleet() {
 	}
 }
 
+// reserveInFleet reserves dollars of acct's budget in the fleet's store
+// as well (res already holds them locally), so that the fleet's replicas
+// together admit no more than the budget: the store's spend (what the
+// syncs added) and reservations are checked and the reservation added in
+// one atomic step. It returns the refusal, if the store refuses. Without a
+// fleet, without a budget or while the store is unavailable it refuses
+// nothing: the replica follows its local state (state.on_store_unavailable:
+// fail_closed refuses every request before this).
+func (s *Server) reserveInFleet(ctx context.Context, acct *clients.Account, res *clients.Reservation, dollars float64) *clients.Decision {
+	fs := s.fleet
+	if fs == nil || dollars <= 0 || !fs.f.Up() {
+		return nil
+	}
+	now := time.Now()
+	budget, window, end := acct.Budget(now)
+	if budget <= 0 {
+		return nil
+	}
+	c, cancel := context.WithTimeout(ctx, fs.timeout)
+	defer cancel()
+	ok, spent, _, err := fs.store.Reserve(c, fleet.SpendKey(acct.ID(), window), budget, dollars, acct.BudgetPeriod()+time.Minute)
+	if err != nil {
+		s.log.Debug("budget reservation: state store unavailable, admitted by local state", "client", acct.ID())
+		return nil
+	}
+	if !ok {
+		d := clients.Decision{Verdict: clients.OverBudget, Limit: clients.LimitBudget, RetryAfter: time.Second}
+		if spent >= budget {
+			d.RetryAfter = max(end.Sub(now), time.Second)
+		}
+		return &d
+	}
+	res.Stored(window, dollars)
+	return nil
+}
+
 // logStore logs the store's state changes (state.degraded events): the
 // replica falling back to local state, and its resync.
 func (s *Server) logStore(ev *events.Event) {

@@ -32,8 +32,11 @@ type clientKey struct{}
 
 // admission is what the trust boundary admitted a request with.
 type admission struct {
-	id  string               // the client's ID
-	res *clients.Reservation // what the request reserved
+	id   string               // the client's ID
+	acct *clients.Account     // the client's account
+	res  *clients.Reservation // what the request reserved
+	// dollars is one attempt's worst-case cost (clients.Ask.Dollars).
+	dollars float64
 	// maxTokens caps the request's output: the most output the reservation
 	// covers (0: no cap, the client has no budget or tokens limit).
 	maxTokens int
@@ -170,13 +173,18 @@ func (s *Server) guard(in llm.Codec) http.HandlerFunc {
 				route = m // Gemini names the route in the path
 			}
 			ask, maxTokens := rt.worstCase(acct, route, len(body), sh.maxTokens)
+			dollars := ask.Dollars
 			d, res := acct.Admit(time.Now(), ask)
 			if d.Verdict != clients.Allow {
 				refuse(d.Verdict.String(), admissionError(d))
 				return
 			}
 			defer func() { res.Release(time.Now()) }()
-			r = r.WithContext(context.WithValue(r.Context(), clientKey{}, &admission{id: acct.ID(), res: res, maxTokens: maxTokens}))
+			if fd := s.reserveInFleet(r.Context(), acct, res, ask.Dollars); fd != nil {
+				refuse(fd.Verdict.String(), admissionError(*fd))
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), clientKey{}, &admission{id: acct.ID(), acct: acct, res: res, maxTokens: maxTokens, dollars: dollars}))
 		}
 		s.m.rejected(label, "") // admitted
 		r.Body = &preread{b: body}

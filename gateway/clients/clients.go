@@ -242,6 +242,10 @@ type Reservation struct {
 	tokens  float64 // tokens taken from the bucket
 	dollars float64 // dollars reserved against the budget
 	done    bool
+	// stored is what the fleet's store holds of dollars, for budget window
+	// storedWindow (see Stored).
+	stored       float64
+	storedWindow int64
 }
 
 // Admit decides whether a's request may start at now. On Allow it takes a
@@ -357,6 +361,14 @@ func (r *Reservation) Release(now time.Time) {
 	a.toks.give(r.tokens)
 	a.reserved = max(a.reserved-r.dollars, 0)
 	r.tokens, r.dollars = 0, 0
+	if r.stored > 0 {
+		a.advanceWindow(now)
+		if r.storedWindow == a.window { // an earlier window's reservations no longer count
+			a.pendingWindow()
+			a.pending.Released += r.stored
+		}
+		r.stored = 0
+	}
 }
 
 // Charge records an upstream attempt's metered tokens and cost in dollars.
@@ -370,9 +382,7 @@ func (a *Account) Charge(now time.Time, tokens int, dollars float64) {
 	if dollars > 0 {
 		a.advanceWindow(now)
 		a.spent += dollars
-		if a.pending.Window != a.window {
-			a.pending.Window, a.pending.Dollars = a.window, 0
-		}
+		a.pendingWindow()
 		a.pending.Dollars += dollars
 	}
 	a.mu.Unlock()

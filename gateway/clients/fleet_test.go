@@ -92,3 +92,29 @@ func admit(a *Account, now time.Time) Decision {
 	d, _ := a.Admit(now, Ask{Route: "chat"})
 	return d
 }
+
+// TestStoredReservation: a reservation also held in the fleet's store is
+// reported as released (Pending) when its request ends, once, and a sync
+// that sent it clears it.
+func TestStoredReservation(t *testing.T) {
+	a, _ := table(t, Client{ID: "c", Digest: Digest("k"), Limits: Limits{Budget: 1, BudgetPeriod: time.Hour}}).Lookup("k")
+	_, window, end := a.Budget(t0)
+	require.True(t, t0.Truncate(time.Hour).Add(time.Hour).Equal(end), end)
+	d, r := a.Admit(t0, Ask{Dollars: 0.3})
+	require.Equal(t, Allow, d.Verdict)
+	r.Stored(window, 0.3)
+	require.Zero(t, a.Pending(t0).Released, "in flight: still reserved")
+	a.Charge(t0, 10, 0.1)
+	r.Release(t0)
+	r.Release(t0)
+	p := a.Pending(t0)
+	require.Equal(t, Consumption{Requests: 1, Tokens: 10, Dollars: 0.1, Released: 0.3, Window: window}, p)
+	a.Merge(t0, p, Fleet{Spent: 0.1, Window: window})
+	require.Equal(t, Consumption{Window: window}, a.Pending(t0))
+
+	// A reservation of a window that has ended is not reported.
+	_, r = a.Admit(t0, Ask{Dollars: 0.3})
+	r.Stored(window, 0.3)
+	r.Release(t0.Add(time.Hour))
+	require.Zero(t, a.Pending(t0.Add(time.Hour)).Released)
+}
