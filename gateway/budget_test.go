@@ -178,3 +178,30 @@ func TestFleetBudgetReservesWorstCase(t *testing.T) {
 		require.Equal(t, 200, status, "a reservation outlived its request in the store: %s", b)
 	}
 }
+
+// TestBudgetRetryRenewsReservation: a retry renews the request's
+// reservation (the failed attempt was charged what it cost, here
+// nothing), so a budget that covers one worst case still lets the request
+// retry; the retry's worst case is reserved before it is sent.
+func TestBudgetRetryRenewsReservation(t *testing.T) {
+	p := pricey(t)
+	body := `{"model":"chat","max_tokens":100,"messages":[{"role":"user","content":"price me"}]}`
+	worst := (float64(len(body)/4+1)*30 + 100*60) / 1e6
+	cfg := budgetConfig(t, p, worst*1.5, "")
+	cfg.Routes[0].Targets[0].Retry.Attempts = 3
+	cfg.Routes[0].Targets[0].Retry.OnStatusCodes = []int{500}
+	g := startGateway(t, cfg, gateway.Options{Logger: discardLogger()})
+	addFault(t, p, `{kind: http_error, status: 500, first: 2}`)
+	status, h, b := send(t, g.url, "/v1/chat/completions", body, map[string]string{"Authorization": "Bearer " + keyApp})
+	require.Equal(t, 200, status, b)
+	require.Equal(t, "3", h.Get(gateway.HeaderAttempts))
+	dollars, _ := spent(g.log, "app")
+	require.Greater(t, dollars, worst/2, "the third attempt was served and charged")
+	// The budget now holds less than a worst case beside that spend, and
+	// the request that would reserve it alone is refused no more: the one
+	// lone request may overdraw while the spend is below the budget.
+	status, _, b = send(t, g.url, "/v1/chat/completions", body, map[string]string{"Authorization": "Bearer " + keyApp})
+	require.Equal(t, 200, status, b)
+	status, _, _ = send(t, g.url, "/v1/chat/completions", body, map[string]string{"Authorization": "Bearer " + keyApp})
+	require.Equal(t, 429, status, "the spend is past the budget")
+}

@@ -321,10 +321,12 @@ func (r *Reservation) take(ask Ask) {
 	}
 }
 
-// Extend reserves one more attempt's worst case (a retry or a fail-over
-// after an attempt that was charged): the budget refuses it as Admit
-// would, and the tokens are taken without a wait (the request already
-// holds its slot). On a refusal nothing is reserved.
+// Extend renews the reservation for one more attempt (a retry or a
+// fail-over). The previous attempt has ended and Charge booked what it
+// really cost, so its reservation is given back and the next attempt's
+// worst case reserved in its place: the budget refuses it as Admit would,
+// and the tokens are taken without a wait (the request already holds its
+// slot). On a refusal the request must end: nothing more is reserved.
 func (r *Reservation) Extend(now time.Time) Decision {
 	a := r.a
 	a.mu.Lock()
@@ -332,10 +334,13 @@ func (r *Reservation) Extend(now time.Time) Decision {
 	if r.done {
 		return Decision{}
 	}
+	a.toks.advance(now)
+	a.toks.give(r.tokens)
+	a.reserved = max(a.reserved-r.dollars, 0)
+	r.tokens, r.dollars = 0, 0
 	if d, ok := a.budgetRefuses(now, r.ask.Dollars); ok {
 		return d
 	}
-	a.toks.advance(now)
 	r.take(r.ask)
 	return Decision{}
 }

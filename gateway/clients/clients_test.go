@@ -98,15 +98,24 @@ func TestAdmitTranscripts(t *testing.T) {
 			// 0.8 reserved: a third worst case does not fit, until one ends
 			{op: "admit", dollars: 0.4, want: Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: time.Second}},
 			{op: "charge", dollars: 0.1}, {op: "release"}, // spent 0.1, reserved 0.4
-			{op: "admit", dollars: 0.4}, // 0.1 + 0.4 + 0.4 fits
+			{op: "admit", dollars: 0.4},                   // 0.1 + 0.4 + 0.4 fits
+			// the oldest retries after an attempt that cost 0.3: its
+			// reservation is renewed, 0.4 + 0.4 + 0.4 does not fit
+			{op: "charge", dollars: 0.3},
 			{op: "extend", want: Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: time.Second}},
-			{op: "release"}, {op: "extend"}, // 0.1 + 0.4 + 0.4: the retry's worst case fits
+			{op: "release"},
+			// the other retries after an attempt that cost 0.05: 0.45 + 0.4 fits
+			{op: "charge", dollars: 0.05}, {op: "extend"},
+			{op: "admit", dollars: 0.2, want: Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: time.Second}},
 		}},
 		"budget: one request alone may overdraw": {Limits{Budget: 0.01}, []step{
 			{op: "admit", dollars: 0.5},
 			{op: "admit", dollars: 0.001, want: Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: time.Second}},
-			{op: "extend", want: Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: time.Second}},
-			{op: "charge", dollars: 0.02}, {op: "release"},
+			// its attempt failed at no cost: the retry is again the only one
+			{op: "extend"},
+			{op: "charge", dollars: 0.02},
+			{op: "extend", want: Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: 14 * time.Hour}},
+			{op: "release"},
 			{at: time.Hour, op: "admit", want: Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: 13 * time.Hour}},
 		}},
 		"unlimited": {Limits{}, []step{

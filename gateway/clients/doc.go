@@ -20,9 +20,10 @@
 // worst case (its prompt estimate and its max_tokens at the prices of the
 // costliest target its route may reach) against the budget and the
 // tokens-per-minute bucket, and refuses when the spend, the reservations
-// in flight and this worst case do not fit. Extend reserves each further
-// attempt the same way. Release gives the reservation back; what the
-// attempts cost was charged as they ended. However many requests run at
+// in flight and this worst case do not fit. Extend renews it for each
+// further attempt: the attempt that ended was charged what it cost, and
+// the next one's worst case is reserved in its place. Release gives the
+// reservation back; what the attempts cost was charged as they ended. However many requests run at
 // once, a budget is overrun by at most one request's worst case (a lone
 // request may start while the spend is below the budget, so that a worst
 // case larger than a small budget does not lock its client out).
@@ -37,5 +38,7 @@
 // the clients (by ID) both configurations have, so a reload neither refills
 // a bucket nor forgets a request in flight. A fleet of replicas shares the
 // requests, tokens and spend (Pending, Merge; see fleet.go) without a store
-// call on the request path.
+// call on the request path; a budget's reservations are also made in the
+// fleet's store (Reservation.Stored), so that the fleet together admits no
+// more than the budget.
 package clients
