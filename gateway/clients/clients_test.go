@@ -98,7 +98,7 @@ func TestAdmitTranscripts(t *testing.T) {
 			// 0.8 reserved: a third worst case does not fit, until one ends
 			{op: "admit", dollars: 0.4, want: Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: time.Second}},
 			{op: "charge", dollars: 0.1}, {op: "release"}, // spent 0.1, reserved 0.4
-			{op: "admit", dollars: 0.4},                   // 0.1 + 0.4 + 0.4 fits
+			{op: "admit", dollars: 0.4}, // 0.1 + 0.4 + 0.4 fits
 			// the oldest retries after an attempt that cost 0.3: its
 			// reservation is renewed, 0.4 + 0.4 + 0.4 does not fit
 			{op: "charge", dollars: 0.3},
