@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/evals"
+	"github.com/brownout-dev/brownout/gateway/clients"
 	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/gateway/tracing"
@@ -80,7 +81,9 @@ type exchange struct {
 	cacheAge   time.Duration
 	cacheStale bool
 	lastTarget string
-	client     string // the client's ID (clients:), "" when open
+	client     string     // the client's ID (clients:), "" when open
+	adm        *admission // the client's admission, nil when open
+	reserved   int        // attempts the reservation covers
 
 	tr      *tracing.Request // the request's spans; nil when tracing is off
 	upModel string           // the model the streamed attempt's upstream named (traces)
@@ -126,13 +129,17 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, in llm.Codec)
 		writeLLMError(w, in, llm.BadRequest("model", "model is required: it names the gateway route"))
 		return
 	}
+	adm := admissionOf(r.Context())
+	if adm != nil && adm.maxTokens > 0 && (req.MaxTokens <= 0 || req.MaxTokens > adm.maxTokens) {
+		req.MaxTokens = adm.maxTokens // what the client's reservation covers
+	}
 
 	if key := r.Header.Get("Idempotency-Key"); key != "" {
 		s.serveIdempotent(w, r, in, req, key, body, id)
 		return
 	}
 	x := s.newExchange(w, in, req, id)
-	x.client = clientOf(r.Context())
+	x.admitted(adm)
 	x.run(r.Context(), r.Header.Get(HeaderHint))
 }
 
@@ -142,7 +149,9 @@ func (s *Server) newExchange(w http.ResponseWriter, in llm.Codec, req *llm.Reque
 
 func readBody(r *http.Request) ([]byte, error) {
 	if p, ok := r.Body.(*preread); ok { // read by the trust boundary (guard)
-		return p.b, nil
+		b := p.b
+		p.b = nil // the caller's once decoded: not held by r for the whole request
+		return b, nil
 	}
 	n := r.ContentLength
 	if n > maxRequestBody {
@@ -304,10 +313,39 @@ func (x *exchange) begin(hint string) {
 	})
 }
 
+// admitted records the client that made the request and its reservation.
+func (x *exchange) admitted(a *admission) {
+	if a != nil {
+		x.client, x.adm, x.reserved = a.id, a, 1
+	}
+}
+
+// reserve reserves the worst case of one more attempt beyond the first
+// (clients.Reservation.Extend); the error is the client's when its budget
+// cannot cover it.
+func (x *exchange) reserve(ctx context.Context) *llm.Error {
+	if x.adm == nil || x.lc.Attempts() <= x.reserved {
+		return nil
+	}
+	if d := x.adm.res.Extend(time.Now()); d.Verdict != clients.Allow {
+		return admissionError(d)
+	}
+	if d := x.s.reserveInFleet(ctx, x.adm.acct, x.adm.res, x.adm.dollars); d != nil {
+		return admissionError(*d) // what Extend took locally is given back at the end
+	}
+	x.reserved++
+	return nil
+}
+
 // attempt carries out a Send decision and reports its outcome.
 //
 //go:noinline
 func (x *exchange) attempt(ctx context.Context, d *policy.Decision) {
+	if e := x.reserve(ctx); e != nil {
+		// Not sent: the budget cannot cover another attempt's worst case.
+		x.lc.Observe(time.Now(), policy.Outcome{Class: policy.Skipped, Err: e})
+		return
+	}
 	key := d.Target.Key()
 	if x.lastTarget != "" && x.lastTarget != key {
 		x.s.m.fallbacks.WithLabelValues(x.req.Model, x.lastTarget, key).Inc()
@@ -364,10 +402,10 @@ func (x *exchange) fail(d *lifecycle.Step) {
 		// Never a clean end after a truncated answer; and never let a
 		// fall-back's own error (it may reject the prefill) mask the
 		// failure that cut the stream.
-		x.streamError(d.InBand)
+		x.streamError(asGatewayError(d.InBand))
 		return
 	}
-	writeLLMError(x.w, x.in, d.Err)
+	writeLLMError(x.w, x.in, asGatewayError(d.Err))
 }
 
 // cutByShutdown ends a request cut at the server's drain deadline (see
