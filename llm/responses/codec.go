@@ -52,6 +52,7 @@ type wireRequest struct {
 
 // knownFields are the request fields the normalized model holds; store and
 // include are accepted and have no effect (the gateway keeps no responses).
+// previous_response_id and conversation are refused (see DecodeRequest).
 var knownFields = map[string]bool{
 	"model": true, "input": true, "instructions": true, "tools": true, "tool_choice": true,
 	"parallel_tool_calls": true, "text": true, "max_output_tokens": true, "temperature": true,
@@ -103,6 +104,9 @@ func (Codec) DecodeRequest(body []byte) (*llm.Request, error) {
 	var w wireRequest
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, llm.BadRequest("", "We could not parse the JSON body of your request. (%v)", err)
+	}
+	if err := refuseState(body); err != nil {
+		return nil, err
 	}
 	req := &llm.Request{Model: w.Model, MaxTokens: w.MaxOutputTokens, Temperature: w.Temperature, TopP: w.TopP,
 		Stream: w.Stream, IncludeUsage: w.Stream, User: w.User, Metadata: w.Metadata}
@@ -160,6 +164,37 @@ func (Codec) DecodeRequest(body []byte) (*llm.Request, error) {
 		}
 	}
 	return req, nil
+}
+
+// refuseState answers a request that continues stored state
+// (previous_response_id, conversation) with the API's own 400 for an id it
+// does not hold: brownout keeps no responses, so every id is unknown, and
+// answering without the earlier turns would be a different conversation
+// passed off as the same one.
+func refuseState(body []byte) error {
+	var s struct {
+		Previous     *string         `json:"previous_response_id"`
+		Conversation json.RawMessage `json:"conversation"`
+	}
+	if json.Unmarshal(body, &s) != nil {
+		return nil
+	}
+	if s.Previous != nil {
+		e := llm.BadRequest("previous_response_id", "Previous response with id '%s' not found.", *s.Previous)
+		e.Code = "previous_response_not_found"
+		return e
+	}
+	if c := bytes.TrimSpace(s.Conversation); len(c) > 0 && string(c) != "null" {
+		id := string(c)
+		var o struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(c, &id) != nil && json.Unmarshal(c, &o) == nil {
+			id = o.ID
+		}
+		return llm.BadRequest("conversation", "Conversation with id '%s' not found.", id)
+	}
+	return nil
 }
 
 func decodeInput(raw json.RawMessage) ([]llm.Message, error) {
