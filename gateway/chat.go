@@ -82,6 +82,11 @@ type exchange struct {
 	lastTarget string
 	client     string // the client's ID (clients:), "" when open
 
+	// bestEffort: the client lets fields a target cannot honour be dropped;
+	// dropped names them, by target key (see unhonoured.go).
+	bestEffort bool
+	dropped    map[string]string
+
 	tr      *tracing.Request // the request's spans; nil when tracing is off
 	upModel string           // the model the streamed attempt's upstream named (traces)
 }
@@ -133,6 +138,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, in llm.Codec)
 	}
 	x := s.newExchange(w, in, req, id)
 	x.client = clientOf(r.Context())
+	x.bestEffort = bestEffort(r.Header)
 	x.run(r.Context(), r.Header.Get(HeaderHint))
 }
 
@@ -456,6 +462,7 @@ func (x *exchange) serveCachedLookup(ctx context.Context) bool {
 func (x *exchange) writeAnswer(target string, attempts int, tier string) {
 	h := x.w.Header()
 	h[HeaderTarget] = []string{target}
+	x.setDropped(h, target)
 	h[HeaderAttempts] = []string{strconv.Itoa(attempts)}
 	h[HeaderTier] = []string{tier}
 	if x.cacheAge > 0 {
