@@ -44,10 +44,10 @@ const targets = {
 };
 
 const checks = [];
-function check(client, api, name, fn) {
+function check(client, api, name, fn, { gatewayOnly = false } = {}) {
   for (const t of targets[api]) {
     if (!t.url) continue;
-    if (phase === "failing" && t.name !== "gateway") continue;
+    if ((phase === "failing" || gatewayOnly) && t.name !== "gateway") continue;
     checks.push({ client, check: name, target: t.name, fn: () => fn(t) });
   }
 }
@@ -178,6 +178,22 @@ check("anthropic", "anthropic", "tool loop", async (t) => {
   }
   throw new Error("no answer after 6 steps");
 });
+
+// Extended thinking on a route whose primary speaks Chat Completions: the
+// gateway skips the primary (it cannot honour thinking) and the Anthropic
+// equivalent serves; with best effort, the primary serves and the response
+// names what was dropped.
+check("anthropic", "anthropic", "thinking never dropped silently", async (t) => {
+  const body = { model: t.model, max_tokens: 2048, thinking: { type: "enabled", budget_tokens: 1024 }, messages: [{ role: "user", content: "think first" }] };
+  const { data, response } = await anthropicAt(t).messages.create(body).withResponse();
+  assert(data.content.length > 0, "empty answer");
+  assert(response.headers.get("x-brownout-target") === "beta:claude-sonnet", `served by ${response.headers.get("x-brownout-target")}`);
+  assert(!response.headers.get("x-brownout-dropped"), "dropped without opting in");
+  if (phase !== "healthy") return;
+  const best = await anthropicAt(t).messages.create(body, { headers: { "X-Brownout-Best-Effort": "drop" } }).withResponse();
+  assert(best.response.headers.get("x-brownout-target") === "alpha:gpt-4o", `best effort served by ${best.response.headers.get("x-brownout-target")}`);
+  assert(best.response.headers.get("x-brownout-dropped") === "thinking", `dropped ${best.response.headers.get("x-brownout-dropped")}`);
+}, { gatewayOnly: true });
 
 // ---- @google/genai ----
 const genaiAt = (t, apiVersion) => new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: t.url, ...(apiVersion ? { apiVersion } : {}) } });
