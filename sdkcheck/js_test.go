@@ -63,6 +63,13 @@ func nodeOrSkip(t *testing.T) string {
 		missing("the JavaScript clients are not installed (run npm ci in sdkcheck/js)")
 		return ""
 	}
+	// Read by the test process, so that go test's cache knows the result
+	// depends on them (node reads them, which the cache cannot see).
+	for _, f := range []string{"check.mjs", "package.json", "package-lock.json"} {
+		if _, err := os.ReadFile(filepath.Join(jsDir, f)); err != nil {
+			t.Fatalf("sdkcheck/js: %v", err)
+		}
+	}
 	return node
 }
 
