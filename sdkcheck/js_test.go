@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/llm"
@@ -133,7 +134,8 @@ func TestJavaScriptClients(t *testing.T) {
 	cfg, err := gateway.ParseConfig("sdkcheck.yaml", fmt.Appendf(nil, gatewayConfig, openai.URL, anthropic.URL, gemini.URL),
 		gateway.LoadOptions{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	require.NoError(t, err)
-	srv, err := gateway.New(cfg, gateway.Options{})
+	log := &events.Log{}
+	srv, err := gateway.New(cfg, gateway.Options{Events: log})
 	require.NoError(t, err)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
@@ -151,7 +153,16 @@ func TestJavaScriptClients(t *testing.T) {
 				require.NoError(t, err)
 			}
 			equivalent := anthropic.Model().JournalLen()
+			seen := len(log.Events())
 			results := runChecks(t, node, phase, urls)
+			// Only thinking (the check that sends it) ever skips a target: a
+			// field a client sends by default would skip the primary and
+			// pass unnoticed.
+			for _, e := range log.Events()[seen:] {
+				if e.Kind == events.AttemptEnd && e.Class == "skipped" && !strings.Contains(e.Reason, "'thinking'") {
+					t.Errorf("a target was skipped: %s %s", e.Target, e.Reason)
+				}
+			}
 			if phase == "failing" {
 				require.Greater(t, anthropic.Model().JournalLen()-equivalent, 10, "the gateway served the failing phase on its equivalent")
 			}
