@@ -188,3 +188,24 @@ func TestPreviousResponseIDRefused(t *testing.T) {
 	_, err = Codec{}.DecodeRequest([]byte(`{"model":"m","input":"hi","previous_response_id":null}`))
 	require.NoError(t, err)
 }
+
+// TestDecodeContinuation: a caller that keeps responses gets the
+// previous_response_id (not in Extra, where it would travel upstream) and
+// the store flag; a conversation reference is still refused.
+func TestDecodeContinuation(t *testing.T) {
+	req, st, err := Codec{}.DecodeContinuation([]byte(`{"model":"m","input":"and then?","previous_response_id":"resp_abc","store":false}`))
+	require.NoError(t, err)
+	require.Equal(t, State{Previous: "resp_abc", NoStore: true}, st)
+	require.Empty(t, req.Extra)
+	require.Len(t, req.Messages, 1)
+
+	_, st, err = Codec{}.DecodeContinuation([]byte(`{"model":"m","input":"hi"}`))
+	require.NoError(t, err)
+	require.Equal(t, State{}, st)
+
+	_, _, err = Codec{}.DecodeContinuation([]byte(`{"model":"m","input":"hi","conversation":{"id":"conv_1"}}`))
+	var le *llm.Error
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, "conversation", le.Param)
+	require.Contains(t, le.Message, "conv_1")
+}

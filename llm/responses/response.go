@@ -159,11 +159,12 @@ func (w *wireUsage) usage() llm.Usage {
 		CachedInputTokens: w.InputTokensDetails.CachedTokens, ReasoningTokens: w.OutputTokensDetails.ReasoningTokens}
 }
 
-// responseID is the Responses API id of a response: an id that has the
-// API's prefix is kept; any other (an upstream's chatcmpl-…, msg_…, a
-// Gemini responseId) is replaced by "resp_" and 48 hex digits derived from
-// it, so the same upstream answer always gets the same id.
-func responseID(id string) string {
+// ResponseID is the id a response with id (an upstream's) is written with:
+// an id that has the API's prefix is kept; any other (an upstream's
+// chatcmpl-…, msg_…, a Gemini responseId) is replaced by "resp_" and 48
+// hex digits derived from it, so the same upstream answer always gets the
+// same id.
+func ResponseID(id string) string {
 	if strings.HasPrefix(id, "resp_") {
 		return id
 	}
@@ -198,7 +199,7 @@ func (c Codec) envelope(id, model string, created int64) wireResponse {
 	if created == 0 {
 		created = c.now().Unix()
 	}
-	return wireResponse{ID: responseID(id), Object: "response", CreatedAt: created, Status: "in_progress",
+	return wireResponse{ID: ResponseID(id), Object: "response", CreatedAt: created, Status: "in_progress",
 		Model: model, Output: []outputItem{}, ParallelToolCalls: true, ServiceTier: "default", Store: true,
 		Text: wireText{Format: &wireFormat{Type: "text"}}, ToolChoice: "auto", Tools: []wireTool{},
 		Truncation: "disabled", Metadata: map[string]string{}}
