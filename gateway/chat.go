@@ -16,8 +16,8 @@ import (
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/gateway/tracing"
 	"github.com/brownout-dev/brownout/llm"
-	"github.com/brownout-dev/brownout/llm/responses"
 	"github.com/brownout-dev/brownout/llm/inbound"
+	"github.com/brownout-dev/brownout/llm/responses"
 )
 
 // Limits on bodies the gateway reads.

@@ -69,7 +69,9 @@ func TestUnhonouredFields(t *testing.T) {
 	})
 
 	t.Run("previous_response_id is refused, not ignored", func(t *testing.T) {
-		sent := func() int { return m.alpha.Model().JournalLen() + m.beta.Model().JournalLen() + m.gamma.Model().JournalLen() }
+		sent := func() int {
+			return m.alpha.Model().JournalLen() + m.beta.Model().JournalLen() + m.gamma.Model().JournalLen()
+		}
 		before := sent()
 		resp := post(t, g.url, "/v1/responses", `{"model":"chat","input":"and then?","previous_response_id":"resp_unknown"}`, nil)
 		body, _ := io.ReadAll(resp.Body)
