@@ -110,6 +110,7 @@ routes:
 policy:
   max_attempts: 4
   breaker: {min_samples: 1000}
+responses: {store_ttl: 5m}
 `
 
 // result is one line of check.mjs's output.
@@ -123,6 +124,7 @@ type result struct {
 // against the mocks and the gateway: every check of check.mjs must pass,
 // with the primary healthy, then with the primary cutting every stream
 // after five tokens (the gateway continues on its equivalent).
+// BROWNOUT_JS_ONLY=<client> runs one client's checks (while debugging).
 func TestJavaScriptClients(t *testing.T) {
 	node := nodeOrSkip(t)
 	openai := startMock(t, "alpha", llm.FormatOpenAI, "gpt-4o", 1)
@@ -163,7 +165,7 @@ func TestJavaScriptClients(t *testing.T) {
 					t.Errorf("a target was skipped: %s %s", e.Target, e.Reason)
 				}
 			}
-			if phase == "failing" {
+			if phase == "failing" && os.Getenv("BROWNOUT_JS_ONLY") == "" {
 				require.Greater(t, anthropic.Model().JournalLen()-equivalent, 10, "the gateway served the failing phase on its equivalent")
 			}
 			require.NotEmpty(t, results, "check.mjs reported no checks")

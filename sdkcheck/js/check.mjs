@@ -143,6 +143,15 @@ check("openai", "responses", "previous_response_id refused", async (t) => {
   throw new Error("answered without the earlier turns");
 });
 
+check("openai", "responses", "previous_response_id continued", async (t) => {
+  const c = openaiAt(t);
+  const first = await c.responses.create({ model: t.model, input: "My name is Ada. ".repeat(20) });
+  const fresh = await c.responses.create({ model: t.model, input: "What is my name?" });
+  const next = await c.responses.create({ model: t.model, input: "What is my name?", previous_response_id: first.id });
+  assert(next.output_text.length > 0, "empty answer");
+  assert(next.usage.input_tokens > fresh.usage.input_tokens + 20, `input tokens ${next.usage.input_tokens} vs ${fresh.usage.input_tokens} without the earlier turns`);
+}, { gatewayOnly: true });
+
 // ---- @anthropic-ai/sdk ----
 const anthropicAt = (t) => new Anthropic({ baseURL: t.url, apiKey: key, maxRetries: 0 });
 
@@ -265,6 +274,14 @@ check("ai-sdk", "responses", "streamText tool loop (responses)", async (t) => {
   assert(text.includes("get_time"), `final text ${JSON.stringify(text)}`);
 });
 
+check("ai-sdk", "responses", "previousResponseId (responses)", async (t) => {
+  const first = await generateText({ model: aiProvider(t)(t.model), prompt: "My name is Ada.", maxRetries: 0 });
+  const id = first.providerMetadata?.openai?.responseId;
+  assert(id?.startsWith("resp_"), `response id ${id}`);
+  const r = await generateText({ model: aiProvider(t)(t.model), prompt: "What is my name?", maxRetries: 0, providerOptions: { openai: { previousResponseId: id } } });
+  assert(r.text.length > 0, "empty answer");
+}, { gatewayOnly: true });
+
 check("ai-sdk", "chat", "generateText (chat)", async (t) => {
   const r = await generateText({ model: aiProvider(t).chat(t.model), prompt: "hello", maxRetries: 0 });
   assert(r.text.length > 0 && r.finishReason === "stop", `${r.finishReason} ${r.text}`);
@@ -300,6 +317,15 @@ check("openai-agents", "responses", "run tool loop streamed", async (t) => {
   await r.completed;
   assert(r.finalOutput.includes("get_time") && text === r.finalOutput, `final output ${JSON.stringify(r.finalOutput)} streamed ${JSON.stringify(text)}`);
 });
+
+// A server-managed conversation: each turn of the second run's tool loop
+// sends only its new items and the previous response's id.
+check("openai-agents", "responses", "run with previousResponseId", async (t) => {
+  const first = await runnerFor(t).run(agentFor(t), "What time is it in the capital of France?");
+  assert(first.lastResponseId?.startsWith("resp_"), `last response id ${first.lastResponseId}`);
+  const r = await runnerFor(t).run(agentFor(t), "And in the capital of Italy?", { previousResponseId: first.lastResponseId });
+  assert(typeof r.finalOutput === "string" && r.finalOutput.includes("get_time"), `final output ${JSON.stringify(r.finalOutput)}`);
+}, { gatewayOnly: true });
 
 // ---- LangChain (@langchain/openai) ----
 const lcAt = (t, useResponsesApi) => new ChatOpenAI({ model: t.model, apiKey: key, useResponsesApi, maxRetries: 0, configuration: { baseURL: t.url + "/v1" } });
