@@ -2,6 +2,10 @@ package gateway
 
 import (
 	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -15,8 +19,9 @@ import (
 // answers, for a later request's previous_response_id.
 type ResponsesConfig struct {
 	// StoreTTL is how long the conversation of an answered Responses
-	// request (its input and the answer) is kept, in this process's memory,
-	// under the response id the client saw. A request naming it as
+	// request (its input and the answer) is kept, in memory and in the
+	// fleet's store when there is one, under the response id the client
+	// saw. A request naming it as
 	// previous_response_id continues it on any target, whatever its format.
 	// Default 0: nothing is kept, and previous_response_id is refused with
 	// the API's own 400 (previous_response_not_found).
@@ -108,12 +113,61 @@ func messagesSize(msgs []llm.Message) int64 {
 	return n
 }
 
+// A fleet shares its conversations: keep also writes each to the store
+// ("conv:" and a hash of the client and the response id, for the TTL),
+// bounded by state.timeout, before the answer's last byte; a replica that
+// does not hold an id reads the store, bounded the same way. A store that
+// is away or slow costs a follow-up its earlier turns on another replica
+// (the 400), never a request.
+
+func conversationStoreKey(client, id string) string {
+	sum := sha256.Sum256([]byte(conversationKey(client, id)))
+	return "conv:" + hex.EncodeToString(sum[:])
+}
+
+// shareConversation writes msgs to the fleet's store, if there is one.
+func (s *Server) shareConversation(ttl time.Duration, client, id string, msgs []llm.Message) {
+	fs := s.fleet
+	if fs == nil || !fs.f.Up() {
+		return
+	}
+	b, err := json.Marshal(msgs)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), fs.timeout)
+	defer cancel()
+	_ = fs.records.Put(ctx, conversationStoreKey(client, id), b, ttl)
+}
+
+// sharedConversation reads a conversation from the fleet's store.
+func (s *Server) sharedConversation(client, id string) ([]llm.Message, bool) {
+	fs := s.fleet
+	if fs == nil || !fs.f.Up() {
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), fs.timeout)
+	defer cancel()
+	b, ok, err := fs.records.Load(ctx, conversationStoreKey(client, id))
+	if err != nil || !ok {
+		return nil, false
+	}
+	var msgs []llm.Message
+	if json.Unmarshal(b, &msgs) != nil {
+		return nil, false
+	}
+	return msgs, true
+}
+
 // continueConversation prepends to req the conversation kept under prev:
 // req's own instructions first (a previous response's instructions are not
 // carried over, as the API does), then the earlier turns, then req's input.
 // An unknown or expired id is the API's 400.
 func (s *Server) continueConversation(now time.Time, client string, req *llm.Request, prev string) error {
 	earlier, ok := s.convs.get(now, client, prev)
+	if !ok {
+		earlier, ok = s.sharedConversation(client, prev)
+	}
 	if !ok {
 		return responses.PreviousNotFound(prev)
 	}
@@ -168,7 +222,9 @@ func (x *exchange) keep() {
 		}
 	}
 	msgs = append(msgs, answer)
-	x.s.convs.put(time.Now(), cfg.StoreTTL.D(), or(cfg.StoreMaxBytes, 64<<20), x.client, responses.ResponseID(id), msgs)
+	id = responses.ResponseID(id)
+	x.s.convs.put(time.Now(), cfg.StoreTTL.D(), or(cfg.StoreMaxBytes, 64<<20), x.client, id, msgs)
+	x.s.shareConversation(cfg.StoreTTL.D(), x.client, id, msgs)
 }
 
 // decodeRequest decodes a request in the in format. When the gateway keeps

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brownout-dev/brownout/gateway"
+	"github.com/brownout-dev/brownout/internal/redistest"
 )
 
 // TestPreviousResponseID: with responses.store_ttl the gateway keeps each
@@ -81,4 +82,22 @@ func functionOutput(callID, output string) responses.ResponseInputItemUnionParam
 	item := responses.ResponseInputItemParamOfFunctionCallOutput(output)
 	item.OfFunctionCallOutput.CallID = osdk.String(callID)
 	return item
+}
+
+// TestFleetPreviousResponseID: a fleet shares its Responses conversations:
+// a response answered by one replica is continued by another.
+func TestFleetPreviousResponseID(t *testing.T) {
+	ctx := context.Background()
+	m := startMocks(t)
+	gs := fleetOf(t, m, redistest.Start(t), 2, "responses: {store_ttl: 1m}\n")
+	c0, c1 := openaiClientAt(gs[0].url), openaiClientAt(gs[1].url)
+	first, err := c0.Responses.New(ctx, responsesParams(strings.Repeat("My name is Ada. ", 20)))
+	require.NoError(t, err)
+	fresh, err := c1.Responses.New(ctx, responsesParams("What is my name?"))
+	require.NoError(t, err)
+	p := responsesParams("What is my name?")
+	p.PreviousResponseID = osdk.String(first.ID)
+	next, err := c1.Responses.New(ctx, p)
+	require.NoError(t, err, "the other replica continues the conversation")
+	assert.Greater(t, next.Usage.InputTokens, fresh.Usage.InputTokens+20, "the earlier turns were sent upstream")
 }
