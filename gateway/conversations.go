@@ -196,13 +196,13 @@ func (x *exchange) keep() {
 	}
 	var id string
 	answer := llm.Message{Role: llm.RoleAssistant}
-	if x.req.Stream {
+	if x.committed { // a stream relayed event by event
 		id = x.respID
 		if x.partial.Len() > 0 {
 			answer.Content = []llm.Part{llm.TextPart(x.partial.String())}
 		}
 		answer.ToolCalls = append([]llm.ToolCall(nil), x.tools...)
-	} else if x.resp != nil {
+	} else if x.resp != nil { // a complete answer, written whole or as a stream
 		id = x.resp.ID
 		if x.resp.Content != "" {
 			answer.Content = []llm.Part{llm.TextPart(x.resp.Content)}
