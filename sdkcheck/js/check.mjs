@@ -18,7 +18,7 @@
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { GoogleGenAI } from "@google/genai";
-import { generateText, streamText, tool as aiTool, stepCountIs } from "ai";
+import { generateText, generateObject, streamText, tool as aiTool, stepCountIs } from "ai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { Agent, Runner, OpenAIProvider, tool as agentTool, setTracingDisabled } from "@openai/agents";
 import { ChatOpenAI } from "@langchain/openai";
@@ -282,6 +282,11 @@ check("ai-sdk", "responses", "previousResponseId (responses)", async (t) => {
   assert(r.text.length > 0, "empty answer");
 }, { gatewayOnly: true });
 
+check("ai-sdk", "responses", "generateObject (responses)", async (t) => {
+  const r = await generateObject({ model: aiProvider(t)(t.model), schema: z.object({ total: z.number(), currency: z.string() }), prompt: "An invoice, please.", maxRetries: 0 });
+  assert(typeof r.object.total === "number" && typeof r.object.currency === "string", `object ${JSON.stringify(r.object)}`);
+});
+
 check("ai-sdk", "chat", "generateText (chat)", async (t) => {
   const r = await generateText({ model: aiProvider(t).chat(t.model), prompt: "hello", maxRetries: 0 });
   assert(r.text.length > 0 && r.finishReason === "stop", `${r.finishReason} ${r.text}`);
@@ -347,6 +352,11 @@ for (const [api, responses] of [["responses", true], ["chat", false]]) {
     assert(m.tool_calls.length > 0 && m.tool_calls[0].name === "find_city", `tool calls ${JSON.stringify(m.tool_calls)}`);
   });
 }
+
+check("langchain", "responses", "withStructuredOutput (responses)", async (t) => {
+  const o = await lcAt(t, true).withStructuredOutput(z.object({ total: z.number() }), { name: "invoice" }).invoke("An invoice, please.");
+  assert(typeof o.total === "number", `object ${JSON.stringify(o)}`);
+});
 
 // ---- run ----
 const withTimeout = (p) =>
