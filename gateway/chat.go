@@ -18,6 +18,7 @@ import (
 	"github.com/brownout-dev/brownout/gateway/tracing"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/inbound"
+	"github.com/brownout-dev/brownout/llm/responses"
 )
 
 // Limits on bodies the gateway reads.
@@ -85,6 +86,14 @@ type exchange struct {
 	adm        *admission // the client's admission, nil when open
 	reserved   int        // attempts the reservation covers
 
+	// bestEffort: the client lets fields a target cannot honour be dropped;
+	// dropped names them, by target key (see unhonoured.go).
+	bestEffort bool
+	dropped    map[string]string
+	// keepAnswer: the answer's conversation is kept for a later
+	// previous_response_id (see conversations.go).
+	keepAnswer bool
+
 	tr      *tracing.Request // the request's spans; nil when tracing is off
 	upModel string           // the model the streamed attempt's upstream named (traces)
 }
@@ -110,7 +119,8 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, in llm.Codec)
 		writeLLMError(w, in, &llm.Error{Status: 400, Type: llm.ErrInvalidRequest, Message: "reading the request body: " + err.Error()})
 		return
 	}
-	req, err := in.DecodeRequest(body)
+	keeps := in.Format() == responses.Format && s.rt.Load().cfg.Responses.StoreTTL.D() > 0
+	req, st, err := decodeRequest(in, body, keeps)
 	if err != nil {
 		var le *llm.Error
 		if !errors.As(err, &le) {
@@ -134,12 +144,21 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, in llm.Codec)
 		req.MaxTokens = adm.maxTokens // what the client's reservation covers
 	}
 
+	if st.Previous != "" {
+		if err := s.continueConversation(time.Now(), clientOf(r.Context()), req, st.Previous); err != nil {
+			writeLLMError(w, in, asLLMError(err))
+			return
+		}
+	}
+
 	if key := r.Header.Get("Idempotency-Key"); key != "" {
 		s.serveIdempotent(w, r, in, req, key, body, id)
 		return
 	}
 	x := s.newExchange(w, in, req, id)
 	x.admitted(adm)
+	x.bestEffort = bestEffort(r.Header)
+	x.keepAnswer = keeps && !st.NoStore
 	x.run(r.Context(), r.Header.Get(HeaderHint))
 }
 
@@ -294,6 +313,7 @@ func (x *exchange) serveExact(ctx context.Context, cacheable bool) bool {
 	if x.tr != nil {
 		x.traceServed(e.target, "cache", 0)
 	}
+	x.keep()
 	x.writeAnswer(e.target, 0, "cache")
 	return true
 }
@@ -449,6 +469,7 @@ func (x *exchange) done(d *policy.Decision, cacheable bool) {
 		if x.servedBy != "" {
 			x.w.Header()[HeaderTarget] = []string{x.servedBy} // the trailer
 		}
+		x.keep()
 		_ = x.enc.Close()
 		_ = x.rc.Flush()
 		if put {
@@ -459,6 +480,7 @@ func (x *exchange) done(d *policy.Decision, cacheable bool) {
 	if put {
 		x.s.cache.put(time.Now(), x.req.Model, target, x.hash, x.resp)
 	}
+	x.keep()
 	x.writeAnswer(target, x.lc.Attempts(), d.Tier)
 }
 
@@ -494,6 +516,7 @@ func (x *exchange) serveCachedLookup(ctx context.Context) bool {
 func (x *exchange) writeAnswer(target string, attempts int, tier string) {
 	h := x.w.Header()
 	h[HeaderTarget] = []string{target}
+	x.setDropped(h, target)
 	h[HeaderAttempts] = []string{strconv.Itoa(attempts)}
 	h[HeaderTier] = []string{tier}
 	if x.cacheAge > 0 {

@@ -166,6 +166,9 @@ func (x *exchange) prepare(ctx context.Context, d *policy.Decision, stream bool)
 	if err != nil {
 		return nil, nil, &policy.Outcome{Class: policy.BadRequestParam, Status: 400, Err: llm.BadRequest("", "%v", err)}
 	}
+	if skip := x.honour(req, u.codec.Format(), d.Target.Key()); skip != nil {
+		return nil, nil, skip
+	}
 	req.Stream = stream
 	req.IncludeUsage = stream && u.streamUsage
 	if d.Prefill && x.partial.Len() > 0 {
@@ -375,6 +378,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 		}
 		h := x.w.Header()
 		h[HeaderTarget] = []string{d.Target.Key()}
+		x.setDropped(h, d.Target.Key())
 		h[HeaderAttempts] = []string{strconv.Itoa(d.Try)}
 		h[HeaderTier] = []string{d.Tier}
 		x.commitStream()

@@ -64,6 +64,7 @@ type Server struct {
 	m     *metrics
 	rt    atomic.Pointer[runtime]
 	idem  *idemStore
+	convs *conversations // Responses conversations for previous_response_id
 	cache *responseCache
 	usage atomic.Pointer[usage.Writer]
 	al    *alertLoop
@@ -119,6 +120,7 @@ func New(cfg *Config, opts Options) (*Server, error) {
 		opts:     opts,
 		log:      opts.Logger,
 		idem:     newIdemStore(cfg.Idempotency),
+		convs:    newConversations(),
 		cache:    newResponseCache(cfg.Cache),
 		idPrefix: "req_" + hex.EncodeToString(pfx[:]) + "_",
 		stop:     make(chan struct{}),
