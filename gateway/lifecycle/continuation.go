@@ -68,9 +68,15 @@ type DivergedError struct {
 	Of int
 	// Tool is the index of the tool call that diverged, -1 for text.
 	Tool int
+	// Join is the join check's verdict when a prefill continuation's
+	// output cannot follow the text sent (At is then 0); Joins otherwise.
+	Join Join
 }
 
 func (e *DivergedError) Error() string {
+	if e.Join != Joins {
+		return fmt.Sprintf("%s continuation: the output does not join the %d bytes sent: %s", e.Mode, e.Of, e.Join)
+	}
 	what := "text"
 	if e.Tool >= 0 {
 		what = fmt.Sprintf("tool call %d", e.Tool)
@@ -95,14 +101,19 @@ var ErrPrefillTools = errors.New("a prefill cannot continue an answer with tool 
 // for tool-call deltas, End when the output is over (a finish reason or the
 // end of the stream). Each returns what to forward to the client now;
 // output that cannot be judged yet is held (at most the length of the
-// committed text). An error means the answer cannot be completed by this
-// fall-back: forward nothing more and end with the in-band error. The rule:
+// committed text, or joinLook bytes and the leading whitespace). An error
+// means the answer cannot be completed by this fall-back: forward nothing
+// more and end with the in-band error. The rule:
 //
-//   - Prefill: output whose first bytes (leading whitespace aside) differ
-//     from the committed text's first four is a continuation and forwarded
-//     as is. Output that repeats them is a restart: once it has repeated the
+//   - Prefill: output that repeats the committed text's first four bytes
+//     (leading whitespace aside) is a restart: once it has repeated the
 //     whole committed text exactly, the overlap is skipped and the rest
-//     forwarded; if it differs before that, it diverged.
+//     forwarded; if it differs before that, it diverged. Other output is a
+//     continuation if it passes the join check (JudgeJoin) on its first
+//     joinLook bytes: it is held until then (or its end), and forwarded as
+//     is. A join the check rejects (an answer opener, a capital glued to a
+//     cut word, a heading mid-line, ...) diverged: a fresh answer is never
+//     glued onto the cut one.
 //   - Replay: the output (leading whitespace aside) must repeat the whole
 //     committed text exactly, then its rest is forwarded. Committed tool
 //     calls must be repeated too, each with the same name and the arguments
@@ -256,7 +267,16 @@ func (c *Continuation) judge(end bool) (string, error) {
 		}
 		return "", nil
 	case k < len(f) || end || c.lead > maxLeadingSpace:
-		// A continuation: what it wrote is new text.
+		// Not a restart: a continuation if it joins what was sent, judged
+		// on its first joinLook bytes.
+		if c.mode == Prefill && len(f) < joinLook && !end && c.lead <= maxLeadingSpace {
+			return "", nil
+		}
+		if j := JudgeJoin(c.sent, string(c.held)); j != Joins {
+			c.err = &DivergedError{Mode: c.mode, Of: len(c.sent), Tool: -1, Join: j}
+			c.held = nil
+			return "", c.err
+		}
 		return c.decide(0), nil
 	}
 	return "", nil // a prefix of what was sent, too short to tell
