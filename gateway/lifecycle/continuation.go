@@ -42,7 +42,7 @@ const (
 	Failed    = events.OutcomeFailed    // the fall-back diverged: the stream ends with an in-band error
 )
 
-// restartSignal is how many bytes of the committed text (leading whitespace
+// restartSignal is how many characters of the committed text (leading whitespace
 // aside) a prefill continuation must repeat to be taken as a restart. Fewer
 // matching bytes are a coincidence ("Therefore" after "The cat."); four are
 // the first word of most answers ("The ", `{"a"`), and a restart must then
@@ -101,7 +101,7 @@ var ErrPrefillTools = errors.New("a prefill cannot continue an answer with tool 
 // for tool-call deltas, End when the output is over (a finish reason or the
 // end of the stream). Each returns what to forward to the client now;
 // output that cannot be judged yet is held (at most the length of the
-// committed text, or joinLook bytes and the leading whitespace). An error
+// committed text, or joinLook characters and the leading whitespace). An error
 // means the answer cannot be completed by this fall-back: forward nothing
 // more and end with the in-band error. The rule:
 //
@@ -110,7 +110,7 @@ var ErrPrefillTools = errors.New("a prefill cannot continue an answer with tool 
 //     whole committed text exactly, the overlap is skipped and the rest
 //     forwarded; if it differs before that, it diverged. Other output is a
 //     continuation if it passes the join check (JudgeJoin) on its first
-//     joinLook bytes: it is held until then (or its end), and forwarded as
+//     joinLook characters: it is held until then (or its end), and forwarded as
 //     is. A join the check rejects (an answer opener, a capital glued to a
 //     cut word, a heading mid-line, ...) diverged: a fresh answer is never
 //     glued onto the cut one.
@@ -122,9 +122,12 @@ var ErrPrefillTools = errors.New("a prefill cannot continue an answer with tool 
 // A Continuation is a value of the lifecycle: no I/O, no clock, one
 // goroutine.
 type Continuation struct {
-	mode  Mode
-	sent  string // committed text, leading whitespace trimmed
-	tools []llm.ToolCall
+	mode Mode
+	sent string // committed text, leading whitespace trimmed
+	// signal is the byte length of sent's first restartSignal characters:
+	// output that repeats them is a restart.
+	signal int
+	tools  []llm.ToolCall
 
 	held    []byte // output not forwarded yet, while undecided
 	lead    int    // leading whitespace in held
@@ -151,6 +154,7 @@ func NewContinuation(mode Mode, text string, tools []llm.ToolCall) (*Continuatio
 		return nil, ErrPrefillTools
 	}
 	c := &Continuation{mode: mode, sent: strings.TrimLeft(text, spaces), tools: tools}
+	c.signal = runesLen(c.sent, restartSignal)
 	if len(tools) > 0 {
 		c.toolArgs = make([]int, len(tools))
 	}
@@ -260,7 +264,7 @@ func (c *Continuation) judge(end bool) (string, error) {
 			return "", c.fail(k, -1)
 		}
 		return "", nil
-	case k >= min(len(p), restartSignal):
+	case k >= c.signal:
 		// A restart: it must repeat all of it.
 		if k < len(f) || end {
 			return "", c.fail(k, -1)
@@ -269,7 +273,7 @@ func (c *Continuation) judge(end bool) (string, error) {
 	case k < len(f) || end || c.lead > maxLeadingSpace:
 		// Not a restart: a continuation if it joins what was sent, judged
 		// on its first joinLook bytes.
-		if c.mode == Prefill && len(f) < joinLook && !end && c.lead <= maxLeadingSpace {
+		if c.mode == Prefill && !end && c.lead <= maxLeadingSpace && completeRunes(f) < joinLook {
 			return "", nil
 		}
 		if j := JudgeJoin(c.sent, string(c.held)); j != Joins {
@@ -439,4 +443,16 @@ func Verify(c *Continuation, chunks []string, ended bool) (forwarded string, del
 		b.WriteString(s)
 	}
 	return b.String(), deltas, -1
+}
+
+// runesLen returns the byte length of s's first n characters (all of a
+// shorter s).
+func runesLen(s string, n int) int {
+	for i := range s {
+		if n == 0 {
+			return i
+		}
+		n--
+	}
+	return len(s)
 }

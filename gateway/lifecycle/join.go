@@ -10,8 +10,8 @@ import (
 // fall-back's first output follow what the client already has, in one
 // answer? A model that does not take the prefill answers from scratch, and
 // its fresh answer glued onto the cut one is a splice ("…theEvery…"). The
-// check reads only the end of what was sent and the first joinLook bytes of
-// the output: it runs once per continuation, not per token.
+// check reads only the end of what was sent and the first joinLook
+// characters of the output: it runs once per continuation, not per token.
 type Join uint8
 
 const (
@@ -39,6 +39,10 @@ const (
 	// JoinBreak: a new capitalised paragraph after a line of prose cut in
 	// the middle of a sentence.
 	JoinBreak
+	// JoinSyntax: output that cannot follow the code or JSON sent: prose
+	// glued into a code line, or a JSON answer continued outside a string
+	// by something no JSON value starts with.
+	JoinSyntax
 )
 
 func (j Join) String() string {
@@ -59,19 +63,21 @@ func (j Join) String() string {
 		return "a capitalised word after a mid-sentence cut"
 	case JoinBreak:
 		return "a new paragraph after a mid-sentence cut"
+	case JoinSyntax:
+		return "text that cannot follow the code sent"
 	}
 	return "Join(" + string(rune('0'+j)) + ")"
 }
 
-// joinLook is how many bytes of a prefill continuation's output (leading
-// whitespace aside) the join check reads; the output is held until it has
-// them or ends. 64 bytes hold the longest opener and a short preamble
-// before a repeated start.
+// joinLook is how many characters of a prefill continuation's output
+// (leading whitespace aside) the join check reads; the output is held until
+// it has them or ends. 64 characters hold the longest opener and a short
+// preamble before a repeated start.
 const joinLook = 64
 
-// repeatLen is how many bytes of the answer's start a preamble must be
-// followed by to be taken as a restart (JoinRepeat); a shorter answer must
-// be repeated whole and be at least repeatMin bytes long.
+// repeatLen is how many characters of the answer's start a preamble must
+// be followed by to be taken as a restart (JoinRepeat); a shorter answer
+// must be repeated whole and be at least repeatMin characters long.
 const (
 	repeatLen = 16
 	repeatMin = 8
@@ -79,8 +85,8 @@ const (
 
 // JudgeJoin judges whether next, the first output of a fall-back given
 // sent as a prefill (leading whitespace included), can follow sent in one
-// answer. It reads the end of sent and the first joinLook bytes of next
-// after its leading whitespace. Output that repeats sent's first bytes from
+// answer. It reads the end of sent and the first joinLook characters of
+// next after its leading whitespace. Output that repeats sent's first bytes from
 // its start is a restart, judged by Continuation before this check.
 func JudgeJoin(sent, next string) Join {
 	sent = strings.TrimLeft(sent, spaces)
@@ -89,12 +95,14 @@ func JudgeJoin(sent, next string) Join {
 		return Joins
 	}
 	lead := next[:len(next)-len(body)]
-	if len(body) > joinLook {
-		body = body[:joinLook]
-	}
+	body = body[:runesLen(body, joinLook)]
 	pt := strings.TrimRight(sent, spaces)
 	ws := sent[len(pt):] + lead // the whitespace at the join
-	code := inCode(sent)
+	fenced := strings.Count(sent, "```")%2 == 1
+	json := !fenced && (sent[0] == '{' || sent[0] == '[')
+	str := json && inString(sent) // a JSON string's text: names are common
+	json = json && !str
+	code := fenced || json
 
 	if repeatsStart(pt, body) {
 		return JoinRepeat
@@ -121,6 +129,19 @@ func JudgeJoin(sent, next string) Join {
 	}
 	last, _ := utf8.DecodeLastRuneInString(pt)
 	first, size := utf8.DecodeRuneInString(body)
+	if json && !jsonFollows(last, first) {
+		return JoinSyntax
+	}
+	if str && !stringCloses(body) {
+		return JoinSyntax
+	}
+	if (strings.HasPrefix(body, `{"`) || strings.HasPrefix(body, `[{`) || strings.HasPrefix(body, `["`)) &&
+		isWordRune(last) && (!fenced || ws == "") {
+		return JoinSyntax // a JSON answer after a word
+	}
+	if code && prose(body) {
+		return JoinSyntax
+	}
 	upper := unicode.IsUpper(first) && !code
 	switch {
 	case ws == "":
@@ -132,7 +153,7 @@ func JudgeJoin(sent, next string) Join {
 		switch {
 		case unicode.IsLower(last):
 			return JoinGlued // "theEvery"
-		case unicode.IsUpper(last) && unicode.IsLower(second) && wordLen(pt) > 1:
+		case unicode.IsUpper(last) && unicode.IsLower(second):
 			return JoinGlued // "NASAEvery"; "AP"+"I" and "T"+"he" go on
 		case terminal(last) || last == ',' || last == ';':
 			return JoinGlued // "mat.Every", "mat,Every"
@@ -145,31 +166,59 @@ func JudgeJoin(sent, next string) Join {
 			return JoinBreak
 		}
 		return Joins
-	case upper && !usedAsName(pt, firstWord(body)):
+	case upper && !str && !lineStart(line) && !usedAsName(pt, firstWord(body)):
 		return JoinCapital
 	}
 	return Joins
 }
 
-// inCode reports whether sent ends inside code: an open fence, or an
-// answer that is JSON.
-func inCode(sent string) bool {
-	if strings.Count(sent, "```")%2 == 1 {
+// inString reports whether the JSON text s ends inside a string.
+func inString(s string) bool {
+	in := false
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if in {
+				i++
+			}
+		case '"':
+			in = !in
+		}
+	}
+	return in
+}
+
+// prose reports whether body opens with a sentence: a capitalised word, a
+// space and a lower-case word ("The cat"), which no code line starts with.
+func prose(body string) bool {
+	w := firstWord(body)
+	r, _ := utf8.DecodeRuneInString(w)
+	if len(w) < 2 || !unicode.IsUpper(r) || len(body) < len(w)+2 || body[len(w)] != ' ' {
+		return false
+	}
+	next, _ := utf8.DecodeRuneInString(body[len(w)+1:])
+	return unicode.IsLower(next)
+}
+
+// lineStart reports whether what precedes the cut on its line is only a
+// list, quote or table marker ("- ", "2. ", "> ", "| "): the next word
+// starts an item and may be capitalised.
+func lineStart(line string) bool {
+	l := strings.TrimSpace(line)
+	switch {
+	case l == "", l == "-", l == "*", l == "+", l == ">", strings.HasSuffix(l, "|"):
 		return true
 	}
-	return sent[0] == '{' || sent[0] == '['
+	return listNumber(l) && len(strings.Fields(l)) == 1
 }
 
 // repeatsStart reports whether body repeats the start of the answer pt
 // after a preamble: pt's first repeatLen bytes (all of a shorter pt, at
 // least repeatMin) after a space or punctuation within the first joinLook
-// bytes.
+// characters.
 func repeatsStart(pt, body string) bool {
-	n := min(len(pt), repeatLen)
-	for n > 0 && n < len(pt) && !utf8.RuneStart(pt[n]) {
-		n--
-	}
-	if n < repeatMin {
+	n := runesLen(pt, repeatLen)
+	if utf8.RuneCountInString(pt[:n]) < repeatMin {
 		return false
 	}
 	start := pt[:n]
@@ -207,7 +256,9 @@ func opener(body string) bool {
 	for _, o := range openers {
 		if strings.HasPrefix(body, o) {
 			r, _ := utf8.DecodeRuneInString(body[len(o):])
-			if len(body) == len(o) || !unicode.IsLetter(r) || !unicode.IsLetter(lastRune(o)) {
+			if l := lastRune(o); len(body) == len(o) || !unicode.IsLetter(r) || unicode.SimpleFold(l) == l {
+				// A word must end after an opener in a cased script
+				// ("Sure", not "Surely"); others have no word breaks.
 				return true
 			}
 		}
@@ -334,18 +385,44 @@ func firstWord(body string) string {
 	return body
 }
 
-// wordLen returns the number of letters of pt's last word.
-func wordLen(pt string) int {
-	n := 0
-	for len(pt) > 0 {
-		r, size := utf8.DecodeLastRuneInString(pt)
-		if !unicode.IsLetter(r) {
-			break
-		}
-		n++
-		pt = pt[:len(pt)-size]
+// jsonFollows reports whether first can follow last outside a string of
+// a JSON text.
+func jsonFollows(last, first rune) bool {
+	const value = `"{[-0123456789tfn`
+	var ok string
+	switch {
+	case last == '{':
+		ok = `"}`
+	case last == '[':
+		ok = value + "]"
+	case last == ':' || last == ',':
+		ok = value
+	case last == '"' || last == '}' || last == ']':
+		ok = ",:}]"
+	case last >= '0' && last <= '9':
+		ok = "0123456789.eE,}]"
+	case last >= 'a' && last <= 'z': // true, false, null
+		ok = "abcdefghijklmnopqrstuvwxyz,}]"
+	default:
+		return true
 	}
-	return n
+	return strings.ContainsRune(ok, first)
+}
+
+// stringCloses reports whether body, the continuation of a JSON string,
+// closes it where JSON allows: its first unescaped quote is followed by
+// ':', ',', '}' or ']' (or the end of what was read).
+func stringCloses(body string) bool {
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '\\':
+			i++
+		case '"':
+			rest := strings.TrimLeft(body[i+1:], spaces)
+			return rest == "" || strings.ContainsRune(":,}]", rune(rest[0]))
+		}
+	}
+	return true
 }
 
 // usedAsName reports whether the text uses the capitalised word w in the
@@ -375,4 +452,19 @@ func usedAsName(pt, w string) bool {
 		}
 	}
 	return false
+}
+
+// completeRunes returns the number of characters in b, a trailing
+// incomplete one aside (the rest of it is in the next delta).
+func completeRunes(b []byte) int {
+	n := len(b)
+	for i := n - 1; i >= max(n-utf8.UTFMax, 0); i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				n = i
+			}
+			break
+		}
+	}
+	return utf8.RuneCount(b[:n])
 }
