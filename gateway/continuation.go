@@ -75,11 +75,20 @@ func (c *continuation) check(x *exchange, d *policy.Decision, emit func(llm.Stre
 	if err != nil {
 		return false
 	}
-	if text != "" {
-		x.partial.WriteString(text)
+	if text == "" {
+		return true
+	}
+	x.partial.WriteString(text)
+	x.servedBy = x.lastTarget
+	pieces := c.v.Pieces() // text held for the join check, as it came
+	if pieces == nil {
 		x.sentTokens++
-		x.servedBy = x.lastTarget
 		emit(llm.StreamEvent{Type: llm.EventTextDelta, Text: text})
+		return true
+	}
+	for _, p := range pieces {
+		x.sentTokens++
+		emit(llm.StreamEvent{Type: llm.EventTextDelta, Text: p})
 	}
 	return true
 }

@@ -130,6 +130,8 @@ type Continuation struct {
 	tools  []llm.ToolCall
 
 	held    []byte // output not forwarded yet, while undecided
+	ends    []int  // where each delta in held ends
+	pieces  []string
 	lead    int    // leading whitespace in held
 	matched int    // bytes after lead known to match sent
 	decided bool   // the text's fate is known: forward what comes
@@ -216,10 +218,12 @@ func (c *Continuation) Text(delta string) (string, error) {
 	if c.err != nil {
 		return "", c.err
 	}
+	c.pieces = c.pieces[:0]
 	if c.decided {
 		return c.more(delta)
 	}
 	c.held = append(c.held, delta...)
+	c.ends = append(c.ends, len(c.held))
 	for c.lead < len(c.held) && isSpace(c.held[c.lead]) {
 		c.lead++
 	}
@@ -287,11 +291,30 @@ func (c *Continuation) judge(end bool) (string, error) {
 }
 
 // decide settles the text: the first skip bytes of the held output are
-// overlap, the rest is returned for forwarding.
+// overlap, the rest is returned for forwarding (Pieces: in the deltas it
+// came in).
 func (c *Continuation) decide(skip int) string {
 	out := string(c.held[skip:])
-	c.decided, c.skipped, c.held = true, skip, nil
+	from := 0
+	for _, e := range c.ends {
+		if e > skip {
+			c.pieces = append(c.pieces, out[max(from, skip)-skip:e-skip])
+		}
+		from = e
+	}
+	c.decided, c.skipped, c.held, c.ends = true, skip, nil, nil
 	return out
+}
+
+// Pieces returns the fall-back's deltas that the text the last call
+// returned was held from, in order (their concatenation is that text), so
+// that the client receives them as they came; nil when it is one delta.
+// The slice is valid until the next call.
+func (c *Continuation) Pieces() []string {
+	if len(c.pieces) < 2 {
+		return nil
+	}
+	return c.pieces
 }
 
 func (c *Continuation) fail(at, tool int) error {
@@ -303,6 +326,7 @@ func (c *Continuation) fail(at, tool int) error {
 // endText settles the text before non-text output; it returns the held
 // text to forward.
 func (c *Continuation) endText() (string, error) {
+	c.pieces = c.pieces[:0]
 	if c.err != nil {
 		return "", c.err
 	}
@@ -417,7 +441,8 @@ func commonPrefix[T string | []byte](a T, b string) int {
 // delivered, in order; ended says the output finished after them. It
 // returns the text forwarded to the client, the number of deltas that
 // carried it (the gateway forwards a delta per chunk that lets text
-// through, and counts them against the continuation budget) and, when the
+// through, held ones as they came (Pieces), and counts them against the
+// continuation budget) and, when the
 // output diverged, the index of the chunk that showed it (-1 when it did
 // not).
 func Verify(c *Continuation, chunks []string, ended bool) (forwarded string, deltas, diverged int) {
@@ -428,7 +453,7 @@ func Verify(c *Continuation, chunks []string, ended bool) (forwarded string, del
 			return b.String(), deltas, i
 		}
 		if s != "" {
-			deltas++
+			deltas += max(len(c.Pieces()), 1)
 		}
 		b.WriteString(s)
 	}
@@ -438,7 +463,7 @@ func Verify(c *Continuation, chunks []string, ended bool) (forwarded string, del
 			return b.String(), deltas, max(len(chunks)-1, 0)
 		}
 		if s != "" {
-			deltas++
+			deltas += max(len(c.Pieces()), 1)
 		}
 		b.WriteString(s)
 	}

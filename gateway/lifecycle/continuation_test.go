@@ -115,6 +115,20 @@ func TestContinuationHolds(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ".", out, "decided: forwarded as it comes")
 
+	// A continuation is held for the join check, then forwarded in the
+	// deltas it came in.
+	c, err = NewContinuation(Prefill, "The cat sat on", nil)
+	require.NoError(t, err)
+	for _, d := range []string{" the", " mat"} {
+		out, err := c.Text(d)
+		require.NoError(t, err)
+		require.Empty(t, out, "held for the join check")
+	}
+	out, err = c.End()
+	require.NoError(t, err)
+	require.Equal(t, " the mat", out)
+	require.Equal(t, []string{" the", " mat"}, c.Pieces())
+
 	c, err = NewContinuation(Replay, "x", nil)
 	require.NoError(t, err)
 	_, err = c.Text(strings.Repeat(" ", maxLeadingSpace+1))
