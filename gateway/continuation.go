@@ -33,7 +33,9 @@ func (x *exchange) newContinuation(d *policy.Decision) *continuation {
 	c.v, err = lifecycle.NewContinuation(mode, x.partial.String(), x.tools)
 	if err != nil {
 		c.err = err
+		return c
 	}
+	c.v.Names(x.req.LastUserText())
 	return c
 }
 

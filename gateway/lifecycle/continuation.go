@@ -129,14 +129,15 @@ type Continuation struct {
 	signal int
 	tools  []llm.ToolCall
 
-	held    []byte // output not forwarded yet, while undecided
-	ends    []int  // where each delta in held ends
+	names   []string // texts of the conversation, for the join check
+	held    []byte   // output not forwarded yet, while undecided
+	ends    []int    // where each delta in held ends
 	pieces  []string
-	lead    int    // leading whitespace in held
-	matched int    // bytes after lead known to match sent
-	decided bool   // the text's fate is known: forward what comes
-	restart bool   // decided as a restart (overlap skipped)
-	skipped int    // bytes of output dropped as overlap
+	lead    int  // leading whitespace in held
+	matched int  // bytes after lead known to match sent
+	decided bool // the text's fate is known: forward what comes
+	restart bool // decided as a restart (overlap skipped)
+	skipped int  // bytes of output dropped as overlap
 	err     error
 
 	// Replay of committed tool calls: bytes of arguments received per
@@ -166,6 +167,11 @@ func NewContinuation(mode Mode, text string, tools []llm.ToolCall) (*Continuatio
 const spaces = " \t\r\n"
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
+
+// Names gives the join check other texts of the conversation (the user's
+// question): a capitalised word they use as a name ("France") may follow
+// a cut in the middle of a sentence. Call it before the first output.
+func (c *Continuation) Names(texts ...string) { c.names = texts }
 
 // Mode returns how the fall-back was asked.
 func (c *Continuation) Mode() Mode { return c.mode }
@@ -280,7 +286,7 @@ func (c *Continuation) judge(end bool) (string, error) {
 		if c.mode == Prefill && !end && c.lead <= maxLeadingSpace && completeRunes(f) < joinLook {
 			return "", nil
 		}
-		if j := JudgeJoin(c.sent, string(c.held)); j != Joins {
+		if j := JudgeJoin(c.sent, string(c.held), c.names...); j != Joins {
 			c.err = &DivergedError{Mode: c.mode, Of: len(c.sent), Tool: -1, Join: j}
 			c.held = nil
 			return "", c.err

@@ -87,8 +87,10 @@ const (
 // sent as a prefill (leading whitespace included), can follow sent in one
 // answer. It reads the end of sent and the first joinLook characters of
 // next after its leading whitespace. Output that repeats sent's first bytes from
-// its start is a restart, judged by Continuation before this check.
-func JudgeJoin(sent, next string) Join {
+// its start is a restart, judged by Continuation before this check. names
+// are other texts of the conversation (the user's question): a capitalised
+// word they use as a name may follow a mid-sentence cut.
+func JudgeJoin(sent, next string, names ...string) Join {
 	sent = strings.TrimLeft(sent, spaces)
 	body := strings.TrimLeft(next, spaces)
 	if sent == "" || body == "" {
@@ -166,7 +168,7 @@ func JudgeJoin(sent, next string) Join {
 			return JoinBreak
 		}
 		return Joins
-	case upper && !str && !lineStart(line) && !usedAsName(pt, firstWord(body)):
+	case upper && !str && !lineStart(line) && !named(pt, firstWord(body), names):
 		return JoinCapital
 	}
 	return Joins
@@ -423,6 +425,19 @@ func stringCloses(body string) bool {
 		}
 	}
 	return true
+}
+
+// named reports whether sent or one of the names texts uses w as a name.
+func named(pt, w string, names []string) bool {
+	if usedAsName(pt, w) {
+		return true
+	}
+	for _, n := range names {
+		if usedAsName(n, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // usedAsName reports whether the text uses the capitalised word w in the

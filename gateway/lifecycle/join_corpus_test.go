@@ -356,6 +356,11 @@ func TestJudgeJoin(t *testing.T) {
 			require.Equal(t, tt.want, JudgeJoin(tt.sent, tt.next), "%q | %q", tt.sent, tt.next)
 		})
 	}
+	t.Run("a name from the question", func(t *testing.T) {
+		require.Equal(t, JoinCapital, JudgeJoin("The capital of ", "France is Paris."))
+		require.Equal(t, Joins, JudgeJoin("The capital of ", "France is Paris.", "What is the capital of France?"))
+		require.Equal(t, JoinCapital, JudgeJoin("The capital of ", "Every city has one.", "What is the capital of France?"))
+	})
 }
 
 // BenchmarkJudgeJoin: the join check of one continuation (it runs once per
