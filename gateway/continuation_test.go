@@ -313,6 +313,34 @@ func TestContinuationPrefillRejectedThenReplay(t *testing.T) {
 	assert.Equal(t, "f:fallback-model", s.trailer.Get(gateway.HeaderTarget))
 }
 
+// A fall-back that ignores the prefill (it answers from scratch with an
+// opener) fails the join check; on a route with replay: true it is asked
+// again with the original request, and its replay completes the answer.
+func TestContinuationIgnoredPrefillThenReplay(t *testing.T) {
+	primary := cutPrimary(t)
+	fallback := startUpstream(t, func(req *llm.Request, _ int) (int, string) {
+		if _, ok := hasPrefill(req); ok {
+			return 200, chunks("fallback-model", []string{"Sure!", " The cat", " sat on the mat."}, "stop", nil)
+		}
+		return 200, chunks("fallback-model", []string{"The cat sat", " on", " the mat."}, "stop", nil)
+	})
+	g := pair(t, primary, fallback, prefillCaps, "    replay: true", "")
+	s := readStream(t, g, streamBody(""))
+
+	require.Equal(t, "The cat sat on the mat.", s.text)
+	require.True(t, s.done)
+	require.Empty(t, s.errBody)
+	reqs := fallback.requests()
+	require.Len(t, reqs, 2, "the prefill, then the replay")
+	_, second := hasPrefill(reqs[1])
+	require.False(t, second, "the replay is the original request")
+	conts := only(g.log.Events(), events.StreamContinuation)
+	require.Len(t, conts, 2)
+	assert.Equal(t, events.OutcomeFailed, conts[0].Outcome)
+	assert.Contains(t, conts[0].Reason, "does not join")
+	assert.Equal(t, events.OutcomeReplayed, conts[1].Outcome)
+}
+
 func TestContinuationReplayDiverges(t *testing.T) {
 	primary := cutPrimary(t)
 	fallback := startUpstream(t, func(*llm.Request, int) (int, string) {

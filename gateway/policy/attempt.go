@@ -118,6 +118,10 @@ type Outcome struct {
 	BytesSent bool
 	// Partial: output tokens already reached the client.
 	Partial bool
+	// Diverged: the attempt was to continue a partial answer and its output
+	// did not (a prefill the target ignored, restarting its answer). With
+	// Route.Replay a diverged prefill is replayed on the same target.
+	Diverged bool
 }
 
 type phase uint8
@@ -696,8 +700,9 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 	if a.partial && !t.Capabilities.Prefill && !a.r.cfg.Replay {
 		retry = false
 	}
-	if o.Class == BadRequestParam && a.d.prefill && a.r.cfg.Replay && a.attempts < a.e.set.MaxAttempts {
-		// The target rejected the prefill: replay the request on it.
+	if (o.Class == BadRequestParam || o.Diverged) && a.d.prefill && a.r.cfg.Replay && a.attempts < a.e.set.MaxAttempts {
+		// The target rejected the prefill, or ignored it: replay the
+		// request on it.
 		a.noPrefill |= 1 << uint(i)
 		if a.send(now, i) {
 			return

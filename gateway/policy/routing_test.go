@@ -223,6 +223,26 @@ func TestMidStreamReplay(t *testing.T) {
 			prefill: []bool{false, true, false}, replay: []bool{false, false, true},
 		},
 		{
+			name: "a diverged prefill is replayed on the same target", cfg: replayRoute(tgt(a, attempts(1)), tgt(b, prio(1), pre)),
+			answer: func(d Decision) Outcome {
+				switch {
+				case d.Target.Key() == a:
+					return cut
+				case d.Prefill:
+					return Outcome{Class: InvalidOutput, Status: 200, BytesSent: true, Diverged: true}
+				}
+				return Outcome{Class: OK, Status: 200}
+			},
+			want:    []string{a, b, b, "done"},
+			prefill: []bool{false, true, false}, replay: []bool{false, false, true},
+		},
+		{
+			name: "without Replay a diverged prefill fails over", cfg: oneRoute(tgt(a, attempts(1)), tgt(b, prio(1), pre), tgt(c, prio(2), pre)),
+			answer:  byTarget(map[string]Outcome{a: cut, b: {Class: InvalidOutput, Status: 200, BytesSent: true, Diverged: true}}),
+			want:    []string{a, b, c, "done"},
+			prefill: []bool{false, true, true}, replay: []bool{false, false, false},
+		},
+		{
 			name: "a rejected replay fails over", cfg: replayRoute(tgt(a, attempts(1)), tgt(b, prio(1), pre), tgt(c, prio(2))),
 			answer:  byTarget(map[string]Outcome{a: cut, b: rejected}),
 			want:    []string{a, b, b, c, "done"},
