@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/llm"
@@ -36,15 +37,19 @@ seed: 42
 // newPrefillProbeRig starts a gateway whose two fall-backs declare prefill:
 // beta continues a prefill, gamma ignores it (it answers from scratch). It
 // must run inside a synctest bubble.
-func newPrefillProbeRig(t *testing.T, probes string) (*gateway.Server, *events.Log) {
+func newPrefillProbeRig(t *testing.T, probes string) (*gateway.Server, *events.Log, *mockprovider.Model) {
 	t.Helper()
+	var primary *mockprovider.Model
 	handler := func(name string, f llm.Format, model string, p mockprovider.Prefill) http.Handler {
 		m, err := mockprovider.NewModel(mockprovider.ProviderSpec{Name: name, Format: f, Seed: 1,
 			Rules:  []mockprovider.Rule{{Contains: "pong", Answer: "pong"}},
-			Models: []mockprovider.ModelSpec{{Name: model, Prefill: p}}}, nil)
+			Models: []mockprovider.ModelSpec{{Name: model, Prefill: p, OutputTokens: mockprovider.Length{Fixed: 40}}}}, nil)
 		require.NoError(t, err)
 		h, err := mockprovider.NewServer(m, mockprovider.ServerOptions{})
 		require.NoError(t, err)
+		if primary == nil {
+			primary = m
+		}
 		return h
 	}
 	log := &events.Log{}
@@ -56,7 +61,7 @@ func newPrefillProbeRig(t *testing.T, probes string) (*gateway.Server, *events.L
 		"gamma.test": handler("gamma", llm.FormatAnthropic, "claude-ignores", mockprovider.PrefillIgnore),
 	}})
 	require.NoError(t, err)
-	return srv, log
+	return srv, log, primary
 }
 
 func verdicts(log *events.Log, target string) []events.Event {
@@ -77,7 +82,7 @@ func verdicts(log *events.Log, target string) []events.Event {
 func TestContinuationProbe(t *testing.T) {
 	const keeps, ignores = "beta:claude-keeps", "gamma:claude-ignores"
 	synctest.Test(t, func(t *testing.T) {
-		srv, log := newPrefillProbeRig(t, "")
+		srv, log, _ := newPrefillProbeRig(t, "")
 		defer srv.Close()
 		synctest.Wait()
 
@@ -99,7 +104,7 @@ func TestContinuationProbe(t *testing.T) {
 		require.True(t, found)
 	})
 	synctest.Test(t, func(t *testing.T) {
-		srv, log := newPrefillProbeRig(t, "  enabled: true\n  min_interval: 30s\n  max_interval: 60s")
+		srv, log, _ := newPrefillProbeRig(t, "  enabled: true\n  min_interval: 30s\n  max_interval: 60s")
 		defer srv.Close()
 		time.Sleep(3 * time.Minute)
 		synctest.Wait()
@@ -109,4 +114,62 @@ func TestContinuationProbe(t *testing.T) {
 		}
 		require.Equal(t, policy.PrefillFailed, breakerState(srv, ignores).Prefill)
 	})
+}
+
+// TestContinuationProbeSteersContinuations: on loopback mocks, a stream cut
+// mid-answer is continued on the fall-back whose prefill the probe
+// verified; the one that ignores prefill (same priority) continues
+// nothing.
+func TestContinuationProbeSteersContinuations(t *testing.T) {
+	const keeps, ignores = "beta:claude-keeps", "gamma:claude-ignores"
+	mock := func(name string, f llm.Format, model string, p mockprovider.Prefill, fs ...faults.Spec) *mockprovider.Provider {
+		return mockprovider.StartTest(t, mockprovider.ProviderSpec{Name: name, Format: f, Seed: 3, Faults: fs,
+			Models: []mockprovider.ModelSpec{{Name: model, Prefill: p, OutputTokens: mockprovider.Length{Fixed: 40}}}})
+	}
+	var cut faults.Spec
+	require.NoError(t, decodeYAML([]byte("{kind: cut, after: 10}"), &cut))
+	alpha := mock("alpha", llm.FormatOpenAI, "gpt-4o", mockprovider.PrefillRejected, cut)
+	beta := mock("beta", llm.FormatAnthropic, "claude-keeps", mockprovider.PrefillContinue)
+	gamma := mock("gamma", llm.FormatAnthropic, "claude-ignores", mockprovider.PrefillIgnore)
+	text := fmt.Sprintf(`version: 1
+providers:
+  - {name: alpha, kind: openai, base_url: "%s/v1", api_key: sk-a}
+  - {name: beta, kind: anthropic, base_url: "%s", api_key: sk-b}
+  - {name: gamma, kind: anthropic, base_url: "%s", api_key: sk-c}
+routes:
+  - name: chat
+    targets:
+      - {provider: alpha, model: gpt-4o, retry: {attempts: 1}, capabilities: {streaming: true}}
+      - {provider: gamma, model: claude-ignores, priority: 1, retry: {attempts: 1}, capabilities: {streaming: true, prefill: true}}
+      - {provider: beta, model: claude-keeps, priority: 1, retry: {attempts: 1}, capabilities: {streaming: true, prefill: true}}
+policy:
+  breaker: {min_samples: 1000}
+probes:
+  continuation: true
+`, alpha.URL, beta.URL, gamma.URL)
+	cfg, err := gateway.ParseConfig("steer.yaml", []byte(text), gateway.LoadOptions{})
+	require.NoError(t, err)
+	g := startGateway(t, cfg, gateway.Options{Logger: discardLogger()})
+	require.Eventually(t, func() bool {
+		return breakerState(g.srv, ignores).Prefill != "" && breakerState(g.srv, keeps).Prefill != ""
+	}, 10*time.Second, 5*time.Millisecond, "the start check gives both verdicts")
+	require.Equal(t, policy.PrefillFailed, breakerState(g.srv, ignores).Prefill)
+	require.Equal(t, policy.PrefillVerified, breakerState(g.srv, keeps).Prefill)
+
+	for range 4 {
+		s := readStream(t, g, streamBody(""))
+		require.True(t, s.done, "continued to a clean end")
+		require.Empty(t, s.errBody)
+	}
+	n := 0
+	for _, e := range g.log.Events() {
+		if e.Kind == events.StreamContinuation {
+			n++
+			require.Equal(t, keeps, e.To, "the failed target continues nothing")
+			require.Equal(t, events.OutcomeContinued, e.Outcome, e.Reason)
+		}
+	}
+	require.Positive(t, n, "streams were cut and continued")
+	require.Equal(t, 0.0, metricValue(t, g, `brownout_target_prefill_verified{target="gamma:claude-ignores"}`))
+	require.Equal(t, 1.0, metricValue(t, g, `brownout_target_prefill_verified{target="beta:claude-keeps"}`))
 }
