@@ -341,6 +341,36 @@ func TestContinuationIgnoredPrefillThenReplay(t *testing.T) {
 	assert.Equal(t, events.OutcomeReplayed, conts[1].Outcome)
 }
 
+// continuation.instruction adds the continuation instruction to the
+// prefill request, after the client's system prompt.
+func TestContinuationInstruction(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		fallback := startUpstream(t, func(*llm.Request, int) (int, string) {
+			return 200, chunks("fallback-model", []string{" the", " mat."}, "stop", nil)
+		})
+		extra := ""
+		if on {
+			extra = "continuation: {instruction: true}"
+		}
+		g := pair(t, cutPrimary(t), fallback, prefillCaps, "", extra)
+		s := readStream(t, g, `{"model":"chat","stream":true,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"where did the cat sit?"}]}`)
+		require.Equal(t, "The cat sat on the mat.", s.text)
+		reqs := fallback.requests()
+		require.Len(t, reqs, 1)
+		var roles []llm.Role
+		for _, m := range reqs[0].Messages {
+			roles = append(roles, m.Role)
+		}
+		if !on {
+			require.Equal(t, []llm.Role{llm.RoleSystem, llm.RoleUser, llm.RoleAssistant}, roles)
+			continue
+		}
+		require.Equal(t, []llm.Role{llm.RoleSystem, llm.RoleSystem, llm.RoleUser, llm.RoleAssistant}, roles)
+		require.Equal(t, "be brief", reqs[0].Messages[0].Text())
+		require.Equal(t, gateway.ContinuationInstruction, reqs[0].Messages[1].Text())
+	}
+}
+
 func TestContinuationReplayDiverges(t *testing.T) {
 	primary := cutPrimary(t)
 	fallback := startUpstream(t, func(*llm.Request, int) (int, string) {

@@ -172,6 +172,9 @@ func (x *exchange) prepare(ctx context.Context, d *policy.Decision, stream bool)
 		msgs := make([]llm.Message, len(req.Messages), len(req.Messages)+1)
 		copy(msgs, req.Messages)
 		req.Messages = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart(x.partial.String())}})
+		if x.rt.cfg.Continuation.Instruction {
+			req.Messages = withInstruction(req.Messages)
+		}
 		if req.MaxTokens > 0 {
 			// The continuation budget: what the client asked for, less
 			// what it already received. (A replay regenerates the whole
