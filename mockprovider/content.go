@@ -405,21 +405,27 @@ func (m *Model) afterTool(c *convo, n int) string {
 // A request ending with a prefill is answered as the conversation without
 // it would be (a rule written for prefills, last_role: assistant, aside),
 // then continued from the prefill (continueText); with prefill: ignore, the
-// answer starts from scratch.
-func (m *Model) content(req *llm.Request, model string, ms *modelState, n int) (text string, chunks []string, calls []llm.ToolCall) {
+// answer starts from scratch, and when it does not begin with the prefill
+// it is spoiled (a splice if served after it): ignored is set.
+func (m *Model) content(req *llm.Request, model string, ms *modelState, n int) (text string, chunks []string, calls []llm.ToolCall, ignored bool) {
 	c := conversation(req)
 	if !c.hasPrefill {
-		return m.answer(req, model, ms, n, &c)
+		text, chunks, calls = m.answer(req, model, ms, n, &c)
+		return text, chunks, calls, false
 	}
 	if r := m.matchRequest(req, model, &c); r != nil && r.LastRole == llm.RoleAssistant {
-		return m.answer(req, model, ms, n, &c)
+		text, chunks, calls = m.answer(req, model, ms, n, &c)
+		return text, chunks, calls, false
 	}
 	fresh := c.withoutPrefill()
 	text, chunks, calls = m.answer(req, model, ms, n, &fresh)
-	if len(calls) > 0 || (ms != nil && ms.spec.Prefill == PrefillIgnore) {
-		return text, chunks, calls
+	if len(calls) > 0 {
+		return text, chunks, calls, false
 	}
-	return m.continueText(c.prefill, text, n), nil, nil
+	if ms != nil && ms.spec.Prefill == PrefillIgnore {
+		return text, chunks, calls, !strings.HasPrefix(text, strings.TrimLeft(c.prefill, " \t\r\n"))
+	}
+	return m.continueText(c.prefill, text, n), nil, nil, false
 }
 
 // continueText continues the prefill p, given the answer a the

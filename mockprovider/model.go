@@ -346,7 +346,10 @@ func (m *Model) plan(p *Plan, now time.Time, req *llm.Request, meta Meta, reuse 
 	}
 	p.Headers = m.rateHeaders(now, ms, nil)
 
-	text, chunks, calls := m.content(req, req.Model, ms, n)
+	text, chunks, calls, ignored := m.content(req, req.Model, ms, n)
+	// A prefill ignored by an answer that does not begin with it: a
+	// gateway that serves it after the prefill splices two answers.
+	p.Corrupted = ignored
 	p.Response = llm.Response{
 		ID: m.responseID(), Model: req.Model, Created: now.Unix(),
 		FinishReason: llm.FinishStop,

@@ -128,6 +128,7 @@ func TestPrefillIgnore(t *testing.T) {
 			p := newModel(t, prefillSpec(mockprovider.PrefillIgnore)).Plan(t0, &r, mockprovider.Meta{})
 			require.Equal(t, 200, p.Status)
 			require.Equal(t, answer, p.Response.Content, "the answer from its start")
+			require.False(t, p.Corrupted, "it begins with the prefill: the overlap can be skipped")
 		})
 	}
 	// Another model's cut answer: the fresh answer is another text.
@@ -137,6 +138,7 @@ func TestPrefillIgnore(t *testing.T) {
 		{Role: llm.RoleUser, Content: text("tell me a story")},
 		{Role: llm.RoleAssistant, Content: text(sent)},
 	}}, mockprovider.Meta{})
+	require.True(t, p.Corrupted, "another text: served after the prefill, a splice")
 	c, err := lifecycle.NewContinuation(lifecycle.Prefill, sent, nil)
 	require.NoError(t, err)
 	_, _, diverged := lifecycle.Verify(c, p.Chunks, true)
