@@ -86,12 +86,15 @@ func TestSimContinuationBudget(t *testing.T) {
 }
 
 // TestSimMetersPromptEstimate: an attempt that ends without a usage event
-// (here continuations that diverged from what the client had, in the
-// stall-mid-stream game day) meters the gateway's estimate of the prompt,
-// in the simulator as live (it metered no input at all).
+// (here continuations that diverged from what the client had: the
+// fallback-ignores-prefill game day without its continuation probe, so the
+// fallback that ignores prefill is asked to continue) meters the gateway's
+// estimate of the prompt, in the simulator as live (it metered no input at
+// all).
 func TestSimMetersPromptEstimate(t *testing.T) {
-	s, err := Load("../examples/gamedays/stall-mid-stream.yaml")
+	s, err := Load("../examples/gamedays/fallback-ignores-prefill.yaml")
 	require.NoError(t, err)
+	s.env.probes.Continuation = false
 	res, err := Run(context.Background(), s, Options{Mode: ModeSim})
 	require.NoError(t, err)
 	n := 0
@@ -102,4 +105,47 @@ func TestSimMetersPromptEstimate(t *testing.T) {
 		}
 	}
 	require.Positive(t, n, "no diverged continuation")
+}
+
+// TestSimContinuationProbe: the simulator models the gateway's continuation
+// probe. In the fallback-ignores-prefill game day the fallback that ignores
+// prefill fails it at start (a prefill.verdict event), so it continues no
+// cut stream and no spliced answer is served; without the probe the join
+// check turns most of its restarts into in-band errors (diverged
+// continuations) and a cut between two sentences is served spliced (bad
+// served).
+func TestSimContinuationProbe(t *testing.T) {
+	s, err := Load("../examples/gamedays/fallback-ignores-prefill.yaml")
+	require.NoError(t, err)
+	res, err := Run(context.Background(), s, Options{Mode: ModeSim})
+	require.NoError(t, err)
+	var verdicts []events.Event
+	for _, e := range res.Log() {
+		switch e.Kind {
+		case events.PrefillVerdict:
+			verdicts = append(verdicts, e)
+		case events.StreamContinuation:
+			t.Fatalf("a continuation on a target that failed the probe: %+v", e)
+		}
+	}
+	require.Len(t, verdicts, 1)
+	require.Equal(t, "anthropic:claude-sonnet-4", verdicts[0].Target)
+	require.False(t, verdicts[0].OK, verdicts[0].Reason)
+	require.Zero(t, res.Overall.BadServed)
+
+	s.env.probes.Continuation = false
+	res, err = Run(context.Background(), s, Options{Mode: ModeSim})
+	require.NoError(t, err)
+	failed, continued := 0, 0
+	for _, e := range res.Log() {
+		if e.Kind == events.StreamContinuation {
+			if e.Outcome == events.OutcomeFailed {
+				failed++
+			} else {
+				continued++
+			}
+		}
+	}
+	require.Greater(t, failed, continued, "the join check rejects most restarts")
+	t.Logf("without the probe: %d continuations failed, %d joined; %d spliced answers served", failed, continued, res.Overall.BadServed)
 }

@@ -380,6 +380,7 @@ func syntheticPrompts(tokens, n int) []string {
 }
 
 func (m *sim) run() {
+	m.checkPrefill(m.s)
 	for i := range m.s.Traffic {
 		m.scheduleArrival(i, 0)
 	}
