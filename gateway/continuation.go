@@ -12,32 +12,13 @@ import (
 // ContinuationConfig configures the request that asks a fall-back to
 // continue a partial answer from a prefill.
 type ContinuationConfig struct {
-	// Instruction adds ContinuationInstruction to every prefill request, as
+	// Instruction adds lifecycle.Instruction to every prefill request, as
 	// a system message after the request's own: a model that would answer
 	// from scratch is told to continue the cut text instead (LiteLLM's
 	// approach). It costs a few prompt tokens per continuation and changes
 	// the prompt the fall-back sees; the join check runs either way.
 	// Default false.
 	Instruction bool `yaml:"instruction,omitempty"`
-}
-
-// ContinuationInstruction is the system message Instruction adds.
-const ContinuationInstruction = "The last assistant message is the beginning of your answer, cut off mid-stream. " +
-	"Continue it from exactly where it stops, as if it had never been interrupted: " +
-	"do not repeat any of it, do not start over, and do not acknowledge the interruption."
-
-// withInstruction returns msgs (ending with the prefill) with
-// ContinuationInstruction after their leading system messages. msgs is not
-// modified.
-func withInstruction(msgs []llm.Message) []llm.Message {
-	i := 0
-	for i < len(msgs) && msgs[i].Role == llm.RoleSystem {
-		i++
-	}
-	out := make([]llm.Message, 0, len(msgs)+1)
-	out = append(out, msgs[:i]...)
-	out = append(out, llm.Message{Role: llm.RoleSystem, Content: []llm.Part{llm.TextPart(ContinuationInstruction)}})
-	return append(out, msgs[i:]...)
 }
 
 // continuation is a streamed attempt that continues a partial answer: the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway"
+	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/openai"
 )
@@ -341,6 +342,25 @@ func TestContinuationIgnoredPrefillThenReplay(t *testing.T) {
 	assert.Equal(t, events.OutcomeReplayed, conts[1].Outcome)
 }
 
+// The prefill is sent without the whitespace the partial answer ends with
+// (Anthropic rejects a prefill that ends with whitespace); the space the
+// fall-back writes again before its next word is not forwarded twice.
+func TestContinuationPrefillTrimmed(t *testing.T) {
+	primary := startUpstream(t, func(*llm.Request, int) (int, string) {
+		return 200, chunks("primary-model", []string{"The", " cat", " sat", " on", " "}, "", nil)
+	})
+	fallback := startUpstream(t, func(*llm.Request, int) (int, string) {
+		return 200, chunks("fallback-model", []string{" the", " mat."}, "stop", nil)
+	})
+	g := pair(t, primary, fallback, prefillCaps, "", "")
+	s := readStream(t, g, streamBody(""))
+	require.Equal(t, "The cat sat on the mat.", s.text)
+	require.True(t, s.done)
+	prefill, ok := hasPrefill(fallback.requests()[0])
+	require.True(t, ok)
+	require.Equal(t, "The cat sat on", prefill)
+}
+
 // continuation.instruction adds the continuation instruction to the
 // prefill request, after the client's system prompt.
 func TestContinuationInstruction(t *testing.T) {
@@ -367,7 +387,7 @@ func TestContinuationInstruction(t *testing.T) {
 		}
 		require.Equal(t, []llm.Role{llm.RoleSystem, llm.RoleSystem, llm.RoleUser, llm.RoleAssistant}, roles)
 		require.Equal(t, "be brief", reqs[0].Messages[0].Text())
-		require.Equal(t, gateway.ContinuationInstruction, reqs[0].Messages[1].Text())
+		require.Equal(t, lifecycle.Instruction, reqs[0].Messages[1].Text())
 	}
 }
 

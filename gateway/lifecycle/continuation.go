@@ -87,6 +87,13 @@ func (e *DivergedError) Error() string {
 // Is makes errors.Is(err, ErrDiverged) true.
 func (e *DivergedError) Is(target error) bool { return target == ErrDiverged }
 
+// PrefillText is the assistant prefill to send for the partial answer the
+// client has: the text without its trailing whitespace (some providers
+// reject a prefill that ends with whitespace, and a model writes the space
+// before its next word itself). A Prefill Continuation expects it: the
+// whitespace its output opens with, up to what was trimmed, is skipped.
+func PrefillText(partial string) string { return strings.TrimRight(partial, spaces) }
+
 // ErrPrefillTools: an answer whose tool-call deltas reached the client
 // cannot be continued from a prefill (a partial tool call is no assistant
 // message); replay it instead.
@@ -105,7 +112,8 @@ var ErrPrefillTools = errors.New("a prefill cannot continue an answer with tool 
 // means the answer cannot be completed by this fall-back: forward nothing
 // more and end with the in-band error. The rule:
 //
-//   - Prefill: output that repeats the committed text's first four bytes
+//   - Prefill (the target was sent PrefillText of the committed text):
+//     output that repeats the committed text's first four characters
 //     (leading whitespace aside) is a restart: once it has repeated the
 //     whole committed text exactly, the overlap is skipped and the rest
 //     forwarded; if it differs before that, it diverged. Other output is a
@@ -282,7 +290,7 @@ func (c *Continuation) judge(end bool) (string, error) {
 		return "", nil
 	case k < len(f) || end || c.lead > maxLeadingSpace:
 		// Not a restart: a continuation if it joins what was sent, judged
-		// on its first joinLook bytes.
+		// on its first joinLook characters.
 		if c.mode == Prefill && !end && c.lead <= maxLeadingSpace && completeRunes(f) < joinLook {
 			return "", nil
 		}
@@ -290,6 +298,13 @@ func (c *Continuation) judge(end bool) (string, error) {
 			c.err = &DivergedError{Mode: c.mode, Of: len(c.sent), Tool: -1, Join: j}
 			c.held = nil
 			return "", c.err
+		}
+		if c.mode == Prefill {
+			// The target was sent PrefillText: whitespace its output opens
+			// with that repeats the whitespace trimmed from it is already
+			// at the client.
+			tail := c.sent[len(PrefillText(c.sent)):]
+			return c.decide(commonPrefix(c.held[:c.lead], tail)), nil
 		}
 		return c.decide(0), nil
 	}

@@ -49,3 +49,23 @@ func JudgeProbe(answer string) (ok bool, reason string) {
 	}
 	return true, ""
 }
+
+// Instruction is the system message a gateway may add to a prefill request
+// (gateway continuation.instruction): a model that would answer from
+// scratch is told to continue the cut text instead.
+const Instruction = "The last assistant message is the beginning of your answer, cut off mid-stream. " +
+	"Continue it from exactly where it stops, as if it had never been interrupted: " +
+	"do not repeat any of it, do not start over, and do not acknowledge the interruption."
+
+// WithInstruction returns msgs (ending with the prefill) with Instruction
+// after their leading system messages. msgs is not modified.
+func WithInstruction(msgs []llm.Message) []llm.Message {
+	i := 0
+	for i < len(msgs) && msgs[i].Role == llm.RoleSystem {
+		i++
+	}
+	out := make([]llm.Message, 0, len(msgs)+1)
+	out = append(out, msgs[:i]...)
+	out = append(out, llm.Message{Role: llm.RoleSystem, Content: []llm.Part{llm.TextPart(Instruction)}})
+	return append(out, msgs[i:]...)
+}
