@@ -30,8 +30,8 @@ var timeTool = []llm.Tool{{Name: "get_time", Parameters: []byte(`{"type":"object
 // conversations in the states a stream can be cut in, each with the
 // answer the model gives it without a prefill.
 func prefillConversations() []struct {
-	name string
-	msgs []llm.Message
+	name           string
+	msgs           []llm.Message
 	tools, weather bool
 } {
 	user := llm.Message{Role: llm.RoleUser, Content: text("what time is it in Paris?")}
