@@ -41,6 +41,7 @@ func TestSimContinuation(t *testing.T) {
 		{name: "continued", d: policy.Decision{Prefill: true}, plan: plan(" the", " mat."), fwd: " the mat.", deltas: 2, how: lifecycle.Continued, end: time.Second},
 		{name: "restart: overlap skipped", d: policy.Decision{Prefill: true}, plan: plan("The cat", " sat on", " the", " mat."), fwd: " the mat.", deltas: 2, how: lifecycle.Continued, end: time.Second},
 		{name: "restart diverges", d: policy.Decision{Prefill: true}, plan: plan("The cat", " sat under", " it."), how: lifecycle.Failed, diverged: true, end: 200 * time.Millisecond},
+		{name: "a fresh answer glued on: the join check", d: policy.Decision{Prefill: true}, plan: plan("Every", " cat", " sits."), how: lifecycle.Failed, diverged: true, end: 300 * time.Millisecond},
 		{name: "replayed", d: policy.Decision{Replay: true}, plan: plan("The cat sat", " on the mat."), fwd: " the mat.", deltas: 1, how: lifecycle.Replayed, end: time.Second},
 		{name: "replay diverges", d: policy.Decision{Replay: true}, plan: plan("A cat", " sat on the mat."), how: lifecycle.Failed, diverged: true, end: 100 * time.Millisecond},
 	}
@@ -49,7 +50,7 @@ func TestSimContinuation(t *testing.T) {
 			obs := lifecycle.Observation{End: lifecycle.Answered, Status: 200, Tokens: len(tt.plan.Chunks), HaveUsage: true,
 				Usage: llm.Usage{OutputTokens: len(tt.plan.Chunks)}}
 			var c simCont
-			end := c.verify(sent, &tt.d, tt.plan, &obs, start, start.Add(time.Second))
+			end := c.verify(sent, "where did the cat sit?", &tt.d, tt.plan, &obs, start, start.Add(time.Second))
 			require.True(t, c.on)
 			require.Equal(t, tt.how, c.how)
 			require.Equal(t, tt.fwd, c.fwd)
