@@ -86,10 +86,23 @@ const (
 // JudgeJoin judges whether next, the first output of a fall-back given
 // sent as a prefill (leading whitespace included), can follow sent in one
 // answer. It reads the end of sent and the first joinLook characters of
-// next after its leading whitespace. Output that repeats sent's first bytes from
-// its start is a restart, judged by Continuation before this check. names
-// are other texts of the conversation (the user's question): a capitalised
-// word they use as a name may follow a mid-sentence cut.
+// next after its leading whitespace. (Output that opens with sent's first
+// characters is a restart, which Continuation judges before this check.)
+// names are other texts of the conversation (the user's question): a
+// capitalised word they use as a name may follow a mid-sentence cut.
+//
+// The rules, in order: the answer's start after a preamble (JoinRepeat);
+// an answer opener (JoinOpener); a markdown heading or a code fence where
+// the text was not at a line break, or that does not fit the document
+// (JoinHeading, JoinFence); inside JSON or code, what its syntax cannot
+// follow (JoinSyntax); a capital glued onto a cut word or right after a
+// full stop (JoinGlued); a new capitalised paragraph after prose cut
+// mid-sentence (JoinBreak); a capitalised word after a mid-sentence cut
+// that the text and names do not use as a name (JoinCapital). Scripts
+// without case (CJK, Arabic, Hebrew, Devanagari) get the first rules only:
+// a fresh sentence glued into them, like one after a sentence boundary in
+// any script, reads as a continuation, which is why the capability itself
+// is verified by the continuation probe.
 func JudgeJoin(sent, next string, names ...string) Join {
 	sent = strings.TrimLeft(sent, spaces)
 	body := strings.TrimLeft(next, spaces)
