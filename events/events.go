@@ -45,6 +45,11 @@ const (
 	// OutcomeContinued, OutcomeReplayed or OutcomeFailed; Reason says how
 	// (a restart's skipped overlap, where a divergence began).
 	StreamContinuation Kind = "stream.continuation"
+	// PrefillVerdict: the continuation probe's verdict on a target that
+	// declares prefill (Target): OK when it continued a known text cut
+	// mid-word, false when it restarted or rejected it (Reason). A failed
+	// target completes no partial answer from a prefill until it passes.
+	PrefillVerdict Kind = "prefill.verdict"
 	// StreamMalformed: an unparseable event of an upstream stream was
 	// skipped (Target, Attempt); Value counts them in the attempt so far.
 	StreamMalformed Kind = "stream.malformed"

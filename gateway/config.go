@@ -51,6 +51,9 @@ type Config struct {
 	Detectors DetectorsConfig `yaml:"detectors,omitempty"`
 	// Probes sends active probes to every target (see ProbesConfig).
 	Probes ProbesConfig `yaml:"probes,omitempty"`
+	// Continuation configures how a fall-back is asked to continue a
+	// partial answer (see ContinuationConfig).
+	Continuation ContinuationConfig `yaml:"continuation,omitempty"`
 	// Qualification requires every fallback to be qualified for its route
 	// (see QualificationConfig).
 	Qualification QualificationConfig `yaml:"qualification,omitempty"`

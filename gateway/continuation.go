@@ -9,6 +9,18 @@ import (
 	"github.com/brownout-dev/brownout/llm"
 )
 
+// ContinuationConfig configures the request that asks a fall-back to
+// continue a partial answer from a prefill.
+type ContinuationConfig struct {
+	// Instruction adds lifecycle.Instruction to every prefill request, as
+	// a system message after the request's own: a model that would answer
+	// from scratch is told to continue the cut text instead (LiteLLM's
+	// approach). It costs a few prompt tokens per continuation and changes
+	// the prompt the fall-back sees; the join check runs either way.
+	// Default false.
+	Instruction bool `yaml:"instruction,omitempty"`
+}
+
 // continuation is a streamed attempt that continues a partial answer: the
 // lifecycle's verifier and what the gateway reports of it.
 type continuation struct {
@@ -33,7 +45,9 @@ func (x *exchange) newContinuation(d *policy.Decision) *continuation {
 	c.v, err = lifecycle.NewContinuation(mode, x.partial.String(), x.tools)
 	if err != nil {
 		c.err = err
+		return c
 	}
+	c.v.Names(x.req.LastUserText())
 	return c
 }
 
@@ -75,11 +89,20 @@ func (c *continuation) check(x *exchange, d *policy.Decision, emit func(llm.Stre
 	if err != nil {
 		return false
 	}
-	if text != "" {
-		x.partial.WriteString(text)
+	if text == "" {
+		return true
+	}
+	x.partial.WriteString(text)
+	x.servedBy = x.lastTarget
+	pieces := c.v.Pieces() // text held for the join check, as it came
+	if pieces == nil {
 		x.sentTokens++
-		x.servedBy = x.lastTarget
 		emit(llm.StreamEvent{Type: llm.EventTextDelta, Text: text})
+		return true
+	}
+	for _, p := range pieces {
+		x.sentTokens++
+		emit(llm.StreamEvent{Type: llm.EventTextDelta, Text: p})
 	}
 	return true
 }

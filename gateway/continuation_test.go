@@ -16,6 +16,7 @@ import (
 
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway"
+	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/openai"
 )
@@ -311,6 +312,83 @@ func TestContinuationPrefillRejectedThenReplay(t *testing.T) {
 	require.Len(t, conts, 1)
 	assert.Equal(t, events.OutcomeReplayed, conts[0].Outcome)
 	assert.Equal(t, "f:fallback-model", s.trailer.Get(gateway.HeaderTarget))
+}
+
+// A fall-back that ignores the prefill (it answers from scratch with an
+// opener) fails the join check; on a route with replay: true it is asked
+// again with the original request, and its replay completes the answer.
+func TestContinuationIgnoredPrefillThenReplay(t *testing.T) {
+	primary := cutPrimary(t)
+	fallback := startUpstream(t, func(req *llm.Request, _ int) (int, string) {
+		if _, ok := hasPrefill(req); ok {
+			return 200, chunks("fallback-model", []string{"Sure!", " The cat", " sat on the mat."}, "stop", nil)
+		}
+		return 200, chunks("fallback-model", []string{"The cat sat", " on", " the mat."}, "stop", nil)
+	})
+	g := pair(t, primary, fallback, prefillCaps, "    replay: true", "")
+	s := readStream(t, g, streamBody(""))
+
+	require.Equal(t, "The cat sat on the mat.", s.text)
+	require.True(t, s.done)
+	require.Empty(t, s.errBody)
+	reqs := fallback.requests()
+	require.Len(t, reqs, 2, "the prefill, then the replay")
+	_, second := hasPrefill(reqs[1])
+	require.False(t, second, "the replay is the original request")
+	conts := only(g.log.Events(), events.StreamContinuation)
+	require.Len(t, conts, 2)
+	assert.Equal(t, events.OutcomeFailed, conts[0].Outcome)
+	assert.Contains(t, conts[0].Reason, "does not join")
+	assert.Equal(t, events.OutcomeReplayed, conts[1].Outcome)
+}
+
+// The prefill is sent without the whitespace the partial answer ends with
+// (Anthropic rejects a prefill that ends with whitespace); the space the
+// fall-back writes again before its next word is not forwarded twice.
+func TestContinuationPrefillTrimmed(t *testing.T) {
+	primary := startUpstream(t, func(*llm.Request, int) (int, string) {
+		return 200, chunks("primary-model", []string{"The", " cat", " sat", " on", " "}, "", nil)
+	})
+	fallback := startUpstream(t, func(*llm.Request, int) (int, string) {
+		return 200, chunks("fallback-model", []string{" the", " mat."}, "stop", nil)
+	})
+	g := pair(t, primary, fallback, prefillCaps, "", "")
+	s := readStream(t, g, streamBody(""))
+	require.Equal(t, "The cat sat on the mat.", s.text)
+	require.True(t, s.done)
+	prefill, ok := hasPrefill(fallback.requests()[0])
+	require.True(t, ok)
+	require.Equal(t, "The cat sat on", prefill)
+}
+
+// continuation.instruction adds the continuation instruction to the
+// prefill request, after the client's system prompt.
+func TestContinuationInstruction(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		fallback := startUpstream(t, func(*llm.Request, int) (int, string) {
+			return 200, chunks("fallback-model", []string{" the", " mat."}, "stop", nil)
+		})
+		extra := ""
+		if on {
+			extra = "continuation: {instruction: true}"
+		}
+		g := pair(t, cutPrimary(t), fallback, prefillCaps, "", extra)
+		s := readStream(t, g, `{"model":"chat","stream":true,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"where did the cat sit?"}]}`)
+		require.Equal(t, "The cat sat on the mat.", s.text)
+		reqs := fallback.requests()
+		require.Len(t, reqs, 1)
+		var roles []llm.Role
+		for _, m := range reqs[0].Messages {
+			roles = append(roles, m.Role)
+		}
+		if !on {
+			require.Equal(t, []llm.Role{llm.RoleSystem, llm.RoleUser, llm.RoleAssistant}, roles)
+			continue
+		}
+		require.Equal(t, []llm.Role{llm.RoleSystem, llm.RoleSystem, llm.RoleUser, llm.RoleAssistant}, roles)
+		require.Equal(t, "be brief", reqs[0].Messages[0].Text())
+		require.Equal(t, lifecycle.Instruction, reqs[0].Messages[1].Text())
+	}
 }
 
 func TestContinuationReplayDiverges(t *testing.T) {

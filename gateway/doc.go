@@ -21,9 +21,16 @@
 // max_tokens less what was delivered) or, on routes with replay, on one that
 // replays the original request; either way the fall-back's output goes
 // through a lifecycle.Continuation before a byte of it is forwarded: a
-// continuation is forwarded, a restart has its exact overlap skipped, a
-// replay is forwarded past an exact repetition of what was sent, and
-// anything else ends the stream. A stream that cannot be completed ends with
+// continuation is forwarded once its first characters pass the join check
+// (a fall-back that ignored the prefill and answered from scratch — an
+// answer opener, a capital glued to the cut word, a heading mid-line — is
+// no continuation; on routes with replay it is replayed instead), a restart
+// has its exact overlap skipped, a replay is forwarded past an exact
+// repetition of what was sent, and anything else ends the stream. The
+// prefill capability itself is verified, not trusted, with
+// probes.continuation (a target that restarts a known cut text continues
+// no answer), and continuation.instruction adds an instruction to continue
+// to every prefill request. A stream that cannot be completed ends with
 // an explicit in-band error event (an OpenAI error chunk, an Anthropic
 // `event: error`) — never with the end marker after a truncated answer,
 // never with two answers spliced, and always with the failure that cut the

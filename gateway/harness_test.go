@@ -36,7 +36,7 @@ func startMocks(t testing.TB) *mocks {
 		alpha: mockprovider.StartTest(t, mockprovider.ProviderSpec{Name: "alpha", Format: llm.FormatOpenAI, Seed: 1,
 			Models: []mockprovider.ModelSpec{{Name: "gpt-4o", OutputTokens: mockprovider.Length{Min: 24, Max: 24}}}}),
 		beta: mockprovider.StartTest(t, mockprovider.ProviderSpec{Name: "beta", Format: llm.FormatAnthropic, Seed: 2,
-			Models: []mockprovider.ModelSpec{{Name: "claude-sonnet", Prefill: true, OutputTokens: mockprovider.Length{Min: 24, Max: 24}}}}),
+			Models: []mockprovider.ModelSpec{{Name: "claude-sonnet", Prefill: mockprovider.PrefillContinue, OutputTokens: mockprovider.Length{Min: 24, Max: 24}}}}),
 		gamma: mockprovider.StartTest(t, mockprovider.ProviderSpec{Name: "gamma", Format: llm.FormatGemini, Seed: 3,
 			Models: []mockprovider.ModelSpec{{Name: "gemini-flash", OutputTokens: mockprovider.Length{Min: 24, Max: 24}}}}),
 	}

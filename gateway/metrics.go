@@ -238,6 +238,8 @@ var (
 		"Retries spent in the route's current budget window.", []string{"route"}, nil)
 	descBudgetAllowed = prometheus.NewDesc("brownout_retry_budget_allowed_retries",
 		"Retries the route's budget allows in the current window.", []string{"route"}, nil)
+	descPrefill = prometheus.NewDesc("brownout_target_prefill_verified",
+		"The continuation probe's verdict on targets that declare prefill: 1 verified, 0 failed (no continuation from a prefill); absent until checked.", []string{"target"}, nil)
 	descDropped = prometheus.NewDesc("brownout_events_dropped_total",
 		"Events slow /admin/events subscribers lost.", nil, nil)
 )
@@ -248,6 +250,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descBudgetRetries
 	ch <- descBudgetAllowed
 	ch <- descDropped
+	ch <- descPrefill
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -269,6 +272,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		for _, s := range []policy.HealthState{policy.Healthy, policy.Unhealthy, policy.Recovering} {
 			ch <- prometheus.MustNewConstMetric(descHealth, prometheus.GaugeValue, b(t.Health == s), t.Key, string(s))
+		}
+		if t.Prefill != "" {
+			ch <- prometheus.MustNewConstMetric(descPrefill, prometheus.GaugeValue, b(t.Prefill == policy.PrefillVerified), t.Key)
 		}
 	}
 	for _, r := range st.Routes {

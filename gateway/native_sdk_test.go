@@ -54,13 +54,13 @@ var loopSteps = []mockprovider.Step{
 // startLoopMocks are the end-to-end mocks, each model scripting the loop.
 func startLoopMocks(t *testing.T) *mocks {
 	t.Helper()
-	model := func(name string, prefill bool) []mockprovider.ModelSpec {
+	model := func(name string, prefill mockprovider.Prefill) []mockprovider.ModelSpec {
 		return []mockprovider.ModelSpec{{Name: name, Prefill: prefill, OutputTokens: mockprovider.Length{Fixed: 24}, Steps: loopSteps}}
 	}
 	return &mocks{
-		alpha: mockprovider.StartTest(t, mockprovider.ProviderSpec{Name: "alpha", Format: llm.FormatOpenAI, Seed: 1, Models: model("gpt-4o", false)}),
-		beta:  mockprovider.StartTest(t, mockprovider.ProviderSpec{Name: "beta", Format: llm.FormatAnthropic, Seed: 2, Models: model("claude-sonnet", true)}),
-		gamma: mockprovider.StartTest(t, mockprovider.ProviderSpec{Name: "gamma", Format: llm.FormatGemini, Seed: 3, Models: model("gemini-flash", false)}),
+		alpha: mockprovider.StartTest(t, mockprovider.ProviderSpec{Name: "alpha", Format: llm.FormatOpenAI, Seed: 1, Models: model("gpt-4o", mockprovider.PrefillRejected)}),
+		beta:  mockprovider.StartTest(t, mockprovider.ProviderSpec{Name: "beta", Format: llm.FormatAnthropic, Seed: 2, Models: model("claude-sonnet", mockprovider.PrefillContinue)}),
+		gamma: mockprovider.StartTest(t, mockprovider.ProviderSpec{Name: "gamma", Format: llm.FormatGemini, Seed: 3, Models: model("gemini-flash", mockprovider.PrefillRejected)}),
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/evals/probe"
+	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/yamlfile"
@@ -35,6 +37,17 @@ type ProbesConfig struct {
 	// Probe is the request and its checks. Default probe.Default(): ask for
 	// the word pong, expect it and a normal finish.
 	Probe probe.Spec `yaml:"probe,omitempty"`
+	// Continuation verifies, rather than trusts, the prefill capability of
+	// every target that declares it: a continuation probe (a known text cut
+	// mid-word, sent as an assistant prefill, must be continued, not
+	// restarted; lifecycle.JudgeProbe) at start, on a reload that adds the
+	// target, and with each of its active probes when they are enabled. A
+	// target that fails it completes no partial answer from a prefill (it
+	// replays it on a route with replay: true, or is not used for it) until
+	// it passes; /admin/state, brownout_target_prefill_verified and
+	// prefill.verdict events show the verdict. A probe that gets no answer
+	// (an error other than a 400) gives no verdict. Default false.
+	Continuation bool `yaml:"continuation,omitempty"`
 }
 
 // custom reports whether a probe is configured (otherwise the default).
@@ -90,10 +103,14 @@ type prober struct {
 	sched   *probe.Scheduler
 	def     probe.Definition
 	targets map[string]bool
+	// checked are the targets with prefill whose capability was (or is
+	// being) checked at start; due those to check next (Continuation).
+	checked map[string]bool
+	due     []string
 }
 
 func newProber(s *Server) *prober {
-	return &prober{s: s, wake: make(chan struct{}, 1), targets: map[string]bool{}}
+	return &prober{s: s, wake: make(chan struct{}, 1), targets: map[string]bool{}, checked: map[string]bool{}}
 }
 
 // configure applies a (re)loaded configuration at now: a changed probes
@@ -101,6 +118,7 @@ func newProber(s *Server) *prober {
 func (p *prober) configure(now time.Time, cfg *Config) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.checkPrefill(cfg)
 	if !cfg.Probes.Enabled {
 		p.cfg, p.sched, p.targets = ProbesConfig{}, nil, map[string]bool{}
 		p.poke()
@@ -138,6 +156,25 @@ func (p *prober) configure(now time.Time, cfg *Config) {
 		}
 	}
 	p.targets = want
+	p.poke()
+}
+
+// checkPrefill queues the start check of the targets of cfg that declare
+// prefill and were not checked yet (probes.continuation). Called with p.mu
+// held.
+func (p *prober) checkPrefill(cfg *Config) {
+	if !cfg.Probes.Continuation {
+		return
+	}
+	for _, r := range cfg.Routes {
+		for i := range r.Targets {
+			t := &r.Targets[i]
+			if k := t.Key(); t.Capabilities.Prefill && !p.checked[k] {
+				p.checked[k] = true
+				p.due = append(p.due, k)
+			}
+		}
+	}
 	p.poke()
 }
 
@@ -187,7 +224,17 @@ func (p *prober) run(ctx context.Context) {
 		if p.sched != nil {
 			next, ok = p.sched.Next()
 		}
+		checks := p.due
+		p.due = nil
+		timeout := p.cfg.Timeout.D()
 		p.mu.Unlock()
+		for _, target := range checks {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p.probePrefill(ctx, timeout, target)
+			}()
+		}
 		var fire <-chan time.Time
 		if ok {
 			t.Reset(max(time.Until(next), 0))
@@ -263,15 +310,65 @@ func (p *prober) probeOne(ctx context.Context, sched *probe.Scheduler, def probe
 		_ = eng.Signal(now, key, "probe_failures", policy.Trip)
 		p.s.log.Warn("probes failing; breaker opened", "target", key, "failures", act.Failures, "reason", act.Reason)
 	}
+	if t != nil && t.Capabilities.Prefill && rt.cfg.Probes.Continuation {
+		p.probePrefill(ctx, timeout, key)
+	}
+}
+
+// prefillProbeTimeout bounds a continuation probe when no probe timeout is
+// configured (probe.Config's default).
+const prefillProbeTimeout = 10 * time.Second
+
+// probePrefill sends the continuation probe to a target that declares
+// prefill and hands the verdict to the policy engine (PrefillVerdict): a
+// 400 (the prefill rejected) or an answer that does not continue the cut
+// text fails; no answer gives no verdict.
+func (p *prober) probePrefill(ctx context.Context, timeout time.Duration, key string) {
+	rt := p.s.rt.Load()
+	t := rt.target(key)
+	if t == nil || !t.Capabilities.Prefill {
+		return
+	}
+	if timeout <= 0 {
+		timeout = prefillProbeTimeout
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	resp, err := p.sendRequest(pctx, rt, t, lifecycle.ProbeRequest(t.Model))
+	cancel()
+	if ctx.Err() != nil {
+		return // shutting down: no verdict
+	}
+	var ok bool
+	var reason string
+	var le *llm.Error
+	switch {
+	case errors.As(err, &le) && le.Status == 400:
+		reason = "the prefill was rejected: " + le.Message
+	case err != nil:
+		p.s.log.Debug("continuation probe got no answer; no verdict", "target", key, "error", err)
+		return
+	default:
+		ok, reason = lifecycle.JudgeProbe(resp.Content)
+	}
+	_ = p.s.rt.Load().engine.PrefillVerdict(key, ok)
+	p.s.emit(events.Event{Time: time.Now(), Kind: events.PrefillVerdict, Target: key, Name: "continuation", OK: ok, Reason: reason})
+	if !ok {
+		p.s.log.Warn("continuation probe failed: the target's prefill is not used", "target", key, "reason", reason)
+	}
 }
 
 // send makes the probe request to t through its provider's client.
 func (p *prober) send(ctx context.Context, rt *runtime, t *policy.Target, def probe.Definition) (*llm.Response, error) {
+	return p.sendRequest(ctx, rt, t, def.RequestFor(t.Model))
+}
+
+// sendRequest makes a probe request to t through its provider's client.
+func (p *prober) sendRequest(ctx context.Context, rt *runtime, t *policy.Target, req *llm.Request) (*llm.Response, error) {
 	u := rt.upstreams[t.Provider]
 	if u == nil {
 		return nil, fmt.Errorf("no provider named %q", t.Provider)
 	}
-	req, err := t.Request(def.RequestFor(t.Model))
+	req, err := t.Request(req)
 	if err != nil {
 		return nil, err
 	}

@@ -171,10 +171,13 @@ func (x *exchange) prepare(ctx context.Context, d *policy.Decision, stream bool)
 	}
 	req.Stream = stream
 	req.IncludeUsage = stream && u.streamUsage
-	if d.Prefill && x.partial.Len() > 0 {
+	if prefill := lifecycle.PrefillText(x.partial.String()); d.Prefill && prefill != "" {
 		msgs := make([]llm.Message, len(req.Messages), len(req.Messages)+1)
 		copy(msgs, req.Messages)
-		req.Messages = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart(x.partial.String())}})
+		req.Messages = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart(prefill)}})
+		if x.rt.cfg.Continuation.Instruction {
+			req.Messages = lifecycle.WithInstruction(req.Messages)
+		}
 		if req.MaxTokens > 0 {
 			// The continuation budget: what the client asked for, less
 			// what it already received. (A replay regenerates the whole

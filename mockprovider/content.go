@@ -218,14 +218,27 @@ type convo struct {
 	turn, step int
 	// result is the last tool result (nil: none).
 	result *llm.Message
+	// prefill is the text of a last assistant message without tool calls
+	// (hasPrefill): the answer to continue. It is not a turn or a step, and
+	// before is the role of the message before it.
+	prefill    string
+	hasPrefill bool
+	before     llm.Role
 }
 
-// conversation reads the state of req's conversation.
+// conversation reads the state of req's conversation. A prefill (a last
+// assistant message) sets lastRole to assistant and counts as no turn: it
+// is the beginning of the answer being asked for.
 func conversation(req *llm.Request) convo {
+	msgs := req.Messages
+	var pre *llm.Message
+	if n := len(msgs); n > 0 && msgs[n-1].Role == llm.RoleAssistant && len(msgs[n-1].ToolCalls) == 0 {
+		pre, msgs = &msgs[n-1], msgs[:n-1]
+	}
 	c := convo{turn: 1}
 	afterUser := false
-	for i := range req.Messages {
-		msg := &req.Messages[i]
+	for i := range msgs {
+		msg := &msgs[i]
 		switch msg.Role {
 		case llm.RoleUser:
 			c.step, c.toolResult, afterUser = 0, false, true
@@ -240,6 +253,15 @@ func conversation(req *llm.Request) convo {
 		}
 		c.lastRole = msg.Role
 	}
+	if pre != nil {
+		c.prefill, c.hasPrefill, c.before, c.lastRole = pre.Text(), true, c.lastRole, llm.RoleAssistant
+	}
+	return c
+}
+
+// withoutPrefill is the conversation without its prefill.
+func (c convo) withoutPrefill() convo {
+	c.lastRole, c.prefill, c.hasPrefill = c.before, "", false
 	return c
 }
 
@@ -379,9 +401,91 @@ func (m *Model) afterTool(c *convo, n int) string {
 // model's step for this point of the tool loop, answers or calls a tool
 // the request offers; a structured answer is JSON; an answer to a tool
 // result quotes it; anything else is filler.
-func (m *Model) content(req *llm.Request, model string, ms *modelState, n int) (text string, chunks []string, calls []llm.ToolCall) {
+//
+// A request ending with a prefill is answered as the conversation without
+// it would be (a rule written for prefills, last_role: assistant, aside),
+// then continued from the prefill (continueText); with prefill: ignore, the
+// answer starts from scratch, and when it does not begin with the prefill
+// it is spoiled (a splice if served after it): ignored is set.
+func (m *Model) content(req *llm.Request, model string, ms *modelState, n int) (text string, chunks []string, calls []llm.ToolCall, ignored bool) {
 	c := conversation(req)
-	answer, call := m.scripted(req, model, ms, &c)
+	if !c.hasPrefill {
+		text, chunks, calls = m.answer(req, model, ms, n, &c)
+		return text, chunks, calls, false
+	}
+	if r := m.matchRequest(req, model, &c); r != nil && r.LastRole == llm.RoleAssistant {
+		text, chunks, calls = m.answer(req, model, ms, n, &c)
+		return text, chunks, calls, false
+	}
+	fresh := c.withoutPrefill()
+	text, chunks, calls = m.answer(req, model, ms, n, &fresh)
+	if len(calls) > 0 {
+		return text, chunks, calls, false
+	}
+	if ms != nil && ms.spec.Prefill == PrefillIgnore {
+		return text, chunks, calls, !strings.HasPrefix(text, strings.TrimLeft(c.prefill, " \t\r\n"))
+	}
+	return m.continueText(c.prefill, text, n), nil, nil, false
+}
+
+// continueText continues the prefill p, given the answer a the
+// conversation gets without it: the rest of a when p is its beginning
+// (leading whitespace aside); otherwise p's last word is finished from the
+// filler vocabulary when it is the beginning of one of its words, and n
+// tokens of filler go on, as the rest of p's sentence (lower case, after a
+// space) or as new sentences after a full stop.
+func (m *Model) continueText(p, a string, n int) string {
+	if rest, ok := strings.CutPrefix(a, strings.TrimLeft(p, " \t\r\n")); ok {
+		return rest
+	}
+	var b strings.Builder
+	if w := partialWord(p); w != "" {
+		b.WriteString(completeWord(w))
+	}
+	more, _ := m.filler(n)
+	end := strings.TrimRight(p+b.String(), " \t\r\n")
+	if end != "" && len(end) == len(p)+b.Len() {
+		b.WriteByte(' ')
+	}
+	if r, _ := utf8.DecodeLastRuneInString(end); r == '.' || r == '!' || r == '?' || r == ':' || end == "" {
+		b.WriteString(more)
+	} else if more != "" {
+		b.WriteString(strings.ToLower(more[:1]))
+		b.WriteString(more[1:])
+	}
+	return b.String()
+}
+
+// partialWord returns the ASCII letters that end p (a word the cut may
+// have split), "" when p ends otherwise.
+func partialWord(p string) string {
+	i := len(p)
+	for i > 0 && (p[i-1] >= 'a' && p[i-1] <= 'z' || p[i-1] >= 'A' && p[i-1] <= 'Z') {
+		i--
+	}
+	return p[i:]
+}
+
+// completeWord returns the rest of the first filler word that begins with
+// w (any case), "" when none does or w is one already.
+func completeWord(w string) string {
+	lw := strings.ToLower(w)
+	for _, f := range fillerWords {
+		if f == lw {
+			return ""
+		}
+	}
+	for _, f := range fillerWords {
+		if strings.HasPrefix(f, lw) {
+			return f[len(lw):]
+		}
+	}
+	return ""
+}
+
+// answer is content for the conversation state c.
+func (m *Model) answer(req *llm.Request, model string, ms *modelState, n int, c *convo) (text string, chunks []string, calls []llm.ToolCall) {
+	answer, call := m.scripted(req, model, ms, c)
 	tc := req.ToolChoice
 	toolsAllowed := len(req.Tools) > 0 && (tc == nil || tc.Mode != llm.ToolChoiceNone)
 	if toolsAllowed {
@@ -413,7 +517,7 @@ func (m *Model) content(req *llm.Request, model string, ms *modelState, n int) (
 	}
 	structured := req.ResponseFormat != nil && (req.ResponseFormat.Type == llm.ResponseJSONSchema || req.ResponseFormat.Type == llm.ResponseJSONObject)
 	if answer != "" {
-		answer = withResult(answer, &c)
+		answer = withResult(answer, c)
 		if !structured || json.Valid([]byte(answer)) {
 			return answer, nil, nil
 		}
@@ -427,7 +531,7 @@ func (m *Model) content(req *llm.Request, model string, ms *modelState, n int) (
 		return string(b), nil, nil
 	}
 	if c.lastRole == llm.RoleTool && c.result != nil {
-		return m.afterTool(&c, n), nil, nil
+		return m.afterTool(c, n), nil, nil
 	}
 	text, chunks = m.filler(n)
 	return text, chunks, nil

@@ -54,6 +54,19 @@
 //     its seed (longer answers are drawn with Filler). The window's tokens
 //     are the corpus's own, shared read-only by the plans (faults.Plan).
 //
+// A conversation ending with an assistant message is a prefill: the
+// beginning of the answer, which a gateway sends to continue a stream cut
+// mid-answer. It is no turn or step. A model with prefill: true answers as
+// the conversation without it would be answered (after a tool result, at
+// its step, by its rules; a rule with last_role: assistant is the one
+// exception, answering as written) and continues from where the prefill
+// stops: the rest of that answer when the prefill is its beginning, else
+// the prefill's last word finished and filler going on in its sentence. A
+// model with prefill: ignore accepts the prefill and answers from scratch,
+// as a model that does not take prefill does: a restart with its own
+// opening, which a gateway must not glue onto the cut answer. Without
+// prefill such a request is a 400.
+//
 // Any path but the provider's own is answered with a 404 in the shape of
 // the API the path belongs to (llm/inbound), so an SDK of another API
 // reads it as its own error.

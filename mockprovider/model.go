@@ -310,7 +310,7 @@ func (m *Model) plan(p *Plan, now time.Time, req *llm.Request, meta Meta, reuse 
 		e := faults.ProviderError(m.spec.Format, 404, llm.ErrNotFound, codecs.Wording(m.spec.Format).ModelNotFoundText(req.Model))
 		e.Param = "model"
 		p.SetError(e)
-	case !ms.spec.Prefill && len(req.Messages) > 0 && req.Messages[len(req.Messages)-1].Role == llm.RoleAssistant:
+	case !ms.spec.Prefill.Accepts() && len(req.Messages) > 0 && req.Messages[len(req.Messages)-1].Role == llm.RoleAssistant:
 		e := faults.ProviderError(m.spec.Format, 400, llm.ErrInvalidRequest,
 			"This model does not support assistant message prefill. The conversation must end with a user message.")
 		e.Param = "messages"
@@ -346,7 +346,10 @@ func (m *Model) plan(p *Plan, now time.Time, req *llm.Request, meta Meta, reuse 
 	}
 	p.Headers = m.rateHeaders(now, ms, nil)
 
-	text, chunks, calls := m.content(req, req.Model, ms, n)
+	text, chunks, calls, ignored := m.content(req, req.Model, ms, n)
+	// A prefill ignored by an answer that does not begin with it: a
+	// gateway that serves it after the prefill splices two answers.
+	p.Corrupted = ignored
 	p.Response = llm.Response{
 		ID: m.responseID(), Model: req.Model, Created: now.Unix(),
 		FinishReason: llm.FinishStop,

@@ -126,7 +126,7 @@ func TestPlanValidation(t *testing.T) {
 			}
 		})
 	}
-	s.Models[0].Prefill = true
+	s.Models[0].Prefill = mockprovider.PrefillContinue
 	m = newModel(t, s)
 	p := m.Plan(t0, tests[3].req, mockprovider.Meta{})
 	if p.Status != 200 {

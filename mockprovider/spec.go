@@ -9,6 +9,7 @@ import (
 	"path"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/llm"
@@ -63,9 +64,12 @@ type ModelSpec struct {
 	// ContextWindow rejects prompts (plus max_tokens) above it with 400
 	// context_length_exceeded; 0 for none.
 	ContextWindow int `yaml:"context_window,omitempty" json:"context_window,omitempty"`
-	// Prefill accepts an assistant message as the last message (the answer
-	// continues it); without it such a request is a 400.
-	Prefill bool `yaml:"prefill,omitempty" json:"prefill,omitempty"`
+	// Prefill is how the model takes an assistant message as the last
+	// message (a prefill): true continues it, in every conversation state;
+	// "ignore" accepts it and answers from scratch, as a model that does not
+	// take prefill does (a restart with another text); false (the default)
+	// rejects such a request with a 400.
+	Prefill Prefill `yaml:"prefill,omitempty" json:"prefill,omitempty"`
 	// Price is informational (for gateways and reports reading the file).
 	Price Price `yaml:"price,omitempty" json:"price,omitempty"`
 	// Capacity limits this model, on top of the provider's capacity.
@@ -75,6 +79,87 @@ type ModelSpec struct {
 	// last user message (call → result → call → result → answer). Rules
 	// come first; past the last step the model answers by default.
 	Steps []Step `yaml:"steps,omitempty" json:"steps,omitempty"`
+}
+
+// Prefill is how a model takes an assistant prefill. In YAML and JSON it
+// is true, false or "ignore".
+type Prefill uint8
+
+const (
+	// PrefillRejected (false): a request ending with an assistant message
+	// is a 400.
+	PrefillRejected Prefill = iota
+	// PrefillContinue (true): the answer continues the prefill.
+	PrefillContinue
+	// PrefillIgnore ("ignore"): the prefill is accepted and ignored: the
+	// answer is the one the conversation without it gets, from its start.
+	PrefillIgnore
+)
+
+// prefillIgnore is the spelling of PrefillIgnore.
+const prefillIgnore = "ignore"
+
+func (p Prefill) String() string {
+	switch p {
+	case PrefillRejected:
+		return "false"
+	case PrefillContinue:
+		return "true"
+	case PrefillIgnore:
+		return prefillIgnore
+	}
+	return fmt.Sprintf("Prefill(%d)", uint8(p))
+}
+
+// Accepts reports whether a request ending with a prefill is answered.
+func (p Prefill) Accepts() bool { return p == PrefillContinue || p == PrefillIgnore }
+
+func parsePrefill(s string) (Prefill, error) {
+	switch s {
+	case "true":
+		return PrefillContinue, nil
+	case "false":
+		return PrefillRejected, nil
+	case prefillIgnore:
+		return PrefillIgnore, nil
+	}
+	return 0, fmt.Errorf("prefill must be true, false or %q, got %q", prefillIgnore, s)
+}
+
+// UnmarshalYAML accepts true, false or "ignore".
+func (p *Prefill) UnmarshalYAML(n *yaml.Node) error {
+	v, err := parsePrefill(n.Value)
+	if n.Kind != yaml.ScalarNode || err != nil {
+		return &yamlfile.Error{Line: n.Line, Col: n.Column, Msg: fmt.Sprintf("prefill must be true, false or %q", prefillIgnore)}
+	}
+	*p = v
+	return nil
+}
+
+// MarshalYAML writes true, false or "ignore".
+func (p Prefill) MarshalYAML() (any, error) {
+	if p == PrefillIgnore {
+		return prefillIgnore, nil
+	}
+	return p == PrefillContinue, nil
+}
+
+// MarshalJSON writes true, false or "ignore".
+func (p Prefill) MarshalJSON() ([]byte, error) {
+	if p == PrefillIgnore {
+		return []byte(`"` + prefillIgnore + `"`), nil
+	}
+	return []byte(strconv.FormatBool(p == PrefillContinue)), nil
+}
+
+// UnmarshalJSON accepts true, false or "ignore".
+func (p *Prefill) UnmarshalJSON(b []byte) error {
+	v, err := parsePrefill(strings.Trim(string(b), `"`))
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
 }
 
 // Price is USD per million tokens.

@@ -42,6 +42,7 @@ func TestSimContinuation(t *testing.T) {
 		{name: "continued", d: policy.Decision{Prefill: true}, plan: plan(" the", " mat."), fwd: " the mat.", deltas: 2, how: lifecycle.Continued, end: time.Second},
 		{name: "restart: overlap skipped", d: policy.Decision{Prefill: true}, plan: plan("The cat", " sat on", " the", " mat."), fwd: " the mat.", deltas: 2, how: lifecycle.Continued, end: time.Second},
 		{name: "restart diverges", d: policy.Decision{Prefill: true}, plan: plan("The cat", " sat under", " it."), how: lifecycle.Failed, diverged: true, end: 200 * time.Millisecond},
+		{name: "a fresh answer glued on: the join check", d: policy.Decision{Prefill: true}, plan: plan("Every", " cat", " sits."), how: lifecycle.Failed, diverged: true, end: 300 * time.Millisecond},
 		{name: "replayed", d: policy.Decision{Replay: true}, plan: plan("The cat sat", " on the mat."), fwd: " the mat.", deltas: 1, how: lifecycle.Replayed, end: time.Second},
 		{name: "replay diverges", d: policy.Decision{Replay: true}, plan: plan("A cat", " sat on the mat."), how: lifecycle.Failed, diverged: true, end: 100 * time.Millisecond},
 	}
@@ -50,7 +51,7 @@ func TestSimContinuation(t *testing.T) {
 			obs := lifecycle.Observation{End: lifecycle.Answered, Status: 200, Tokens: len(tt.plan.Chunks), HaveUsage: true,
 				Usage: llm.Usage{OutputTokens: len(tt.plan.Chunks)}}
 			var c simCont
-			end := c.verify(sent, &tt.d, tt.plan, &obs, start, start.Add(time.Second))
+			end := c.verify(sent, "where did the cat sit?", &tt.d, tt.plan, &obs, start, start.Add(time.Second))
 			require.True(t, c.on)
 			require.Equal(t, tt.how, c.how)
 			require.Equal(t, tt.fwd, c.fwd)
@@ -87,13 +88,16 @@ func TestSimContinuationBudget(t *testing.T) {
 }
 
 // TestSimMetersPromptEstimate: an attempt that ends without a usage event
-// (here continuations that diverged from what the client had, in the
-// stall-mid-stream game day) meters the gateway's estimate of the prompt,
-// in the simulator as live (it metered no input at all).
+// (here continuations that diverged from what the client had: the
+// fallback-ignores-prefill game day without its continuation probe, so the
+// fallback that ignores prefill is asked to continue) meters the gateway's
+// estimate of the prompt, in the simulator as live (it metered no input at
+// all).
 func TestSimMetersPromptEstimate(t *testing.T) {
-	s, err := Load("../examples/gamedays/stall-mid-stream.yaml")
+	s, err := Load("../examples/gamedays/fallback-ignores-prefill.yaml")
 	require.NoError(t, err)
-	res, err := Run(context.Background(), s, Options{Mode: score.ModeSim})
+	s.env.probes.Continuation = false
+	res, err := Run(context.Background(), s, Options{Mode: ModeSim})
 	require.NoError(t, err)
 	n := 0
 	for _, e := range res.Log() {
@@ -103,4 +107,47 @@ func TestSimMetersPromptEstimate(t *testing.T) {
 		}
 	}
 	require.Positive(t, n, "no diverged continuation")
+}
+
+// TestSimContinuationProbe: the simulator models the gateway's continuation
+// probe. In the fallback-ignores-prefill game day the fallback that ignores
+// prefill fails it at start (a prefill.verdict event), so it continues no
+// cut stream and no spliced answer is served; without the probe the join
+// check turns most of its restarts into in-band errors (diverged
+// continuations) and a cut between two sentences is served spliced (bad
+// served).
+func TestSimContinuationProbe(t *testing.T) {
+	s, err := Load("../examples/gamedays/fallback-ignores-prefill.yaml")
+	require.NoError(t, err)
+	res, err := Run(context.Background(), s, Options{Mode: ModeSim})
+	require.NoError(t, err)
+	var verdicts []events.Event
+	for _, e := range res.Log() {
+		switch e.Kind {
+		case events.PrefillVerdict:
+			verdicts = append(verdicts, e)
+		case events.StreamContinuation:
+			t.Fatalf("a continuation on a target that failed the probe: %+v", e)
+		}
+	}
+	require.Len(t, verdicts, 1)
+	require.Equal(t, "anthropic:claude-sonnet-4", verdicts[0].Target)
+	require.False(t, verdicts[0].OK, verdicts[0].Reason)
+	require.Zero(t, res.Overall.BadServed)
+
+	s.env.probes.Continuation = false
+	res, err = Run(context.Background(), s, Options{Mode: ModeSim})
+	require.NoError(t, err)
+	failed, continued := 0, 0
+	for _, e := range res.Log() {
+		if e.Kind == events.StreamContinuation {
+			if e.Outcome == events.OutcomeFailed {
+				failed++
+			} else {
+				continued++
+			}
+		}
+	}
+	require.Greater(t, failed, continued, "the join check rejects most restarts")
+	t.Logf("without the probe: %d continuations failed, %d joined; %d spliced answers served", failed, continued, res.Overall.BadServed)
 }

@@ -104,6 +104,8 @@ type environment struct {
 	// it sends.
 	probes   gateway.ProbesConfig
 	probeDef probe.Definition
+	// continuation is the gateway config's continuation section.
+	continuation gateway.ContinuationConfig
 	// storeTimeout is the gateway config's state.timeout (fleet runs).
 	storeTimeout time.Duration
 }
@@ -204,6 +206,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 			env.detectors = gc.Detectors
 			env.storeTimeout = gc.State.Timeout.D()
 			env.probes = gc.Probes
+			env.continuation = gc.Continuation
 			env.probeDef = probe.Default()
 			if env.probes.Enabled && !reflect.DeepEqual(env.probes.Probe, probe.Spec{}) {
 				// A probe of its own, compiled as the gateway compiles it.

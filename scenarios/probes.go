@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/evals/probe"
+	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/faults"
+	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/scenarios/score"
@@ -188,5 +190,61 @@ func (m *sim) probeDone(i int) {
 	}
 	if act.Kind == probe.ActionOpenBreaker {
 		_ = m.eng.Signal(now, f.target, "probe_failures", policy.Trip)
+	}
+}
+
+// checkPrefill models the gateway's continuation probe
+// (probes.continuation): every target that declares prefill is sent
+// lifecycle.ProbeRequest by its mock, and the verdict (lifecycle.JudgeProbe)
+// goes to every replica's policy engine and a prefill.verdict event, at
+// start as the gateway does. A probe that gets no answer gives no verdict.
+func (m *sim) checkPrefill(s *Scenario) {
+	if !s.env.probes.Continuation {
+		return
+	}
+	now := m.nowT
+	var keys []string
+	seen := map[string]bool{}
+	for _, r := range m.eng.Config().Routes {
+		for i := range r.Targets {
+			if t := &r.Targets[i]; t.Capabilities.Prefill && !seen[m.key(t)] {
+				seen[m.key(t)] = true
+				keys = append(keys, m.key(t))
+			}
+		}
+	}
+	sort.Strings(keys)
+	for i, key := range keys {
+		prov, _, _ := strings.Cut(key, ":")
+		t, p := m.probeTarget(key), m.provs[prov]
+		if t == nil || p == nil || m.killed[prov] {
+			continue
+		}
+		req := lifecycle.ProbeRequest(t.Model)
+		if err := t.Apply(req); err != nil {
+			continue
+		}
+		plan := new(faults.Plan)
+		p.PlanInto(plan, now, req, "prefill-probe-"+strconv.Itoa(i+1))
+		_, resp, err := probeAnswer(plan)
+		p.Finish(now, plan)
+		var ok bool
+		var reason string
+		var le *llm.Error
+		switch {
+		case errors.As(err, &le) && le.Status == 400:
+			reason = "the prefill was rejected: " + le.Message
+		case err != nil:
+			continue
+		default:
+			ok, reason = lifecycle.JudgeProbe(resp.Content)
+		}
+		_ = m.eng.PrefillVerdict(key, ok)
+		for _, rp := range m.reps {
+			if rp.eng != m.eng {
+				_ = rp.eng.PrefillVerdict(key, ok)
+			}
+		}
+		m.Emit(events.Event{Time: now, Kind: events.PrefillVerdict, Target: key, Name: "continuation", OK: ok, Reason: reason})
 	}
 }

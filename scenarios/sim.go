@@ -381,6 +381,7 @@ func syntheticPrompts(tokens, n int) []string {
 }
 
 func (m *sim) run() {
+	m.checkPrefill(m.s)
 	for i := range m.s.Traffic {
 		m.scheduleArrival(i, 0)
 	}
@@ -667,11 +668,14 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	m.req = r.req
 	req := &m.req
 	req.Model = tgt.Model
-	if d.Prefill && r.partial != "" {
+	if prefill := lifecycle.PrefillText(r.partial); d.Prefill && prefill != "" {
 		// Part of the answer reached the client: the target continues it
 		// from an assistant prefill, as the gateway sends it.
 		req.Messages = append(append([]llm.Message(nil), req.Messages...),
-			llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart(r.partial)}})
+			llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart(prefill)}})
+		if m.s.env.continuation.Instruction {
+			req.Messages = lifecycle.WithInstruction(req.Messages)
+		}
 		if req.MaxTokens > 0 {
 			// The continuation budget, as the gateway sets it: what the
 			// client asked for, less the deltas it already received.
@@ -708,7 +712,7 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	}
 	r.cont = simCont{}
 	if req.Stream && r.partial != "" && (d.Prefill || d.Replay) && len(plan.Response.ToolCalls) == 0 {
-		end = r.cont.verify(r.partial, d, plan, &obs, m.t(start), end)
+		end = r.cont.verify(r.partial, r.req.LastUserText(), d, plan, &obs, m.t(start), end)
 	}
 	o := lifecycle.Classify(&obs)
 	if o.Class == policy.OK || o.Class == policy.InvalidOutput {

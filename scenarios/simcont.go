@@ -31,7 +31,7 @@ type simCont struct {
 // verify runs the planned output through the verifier: only what it lets
 // through reaches the client, and a divergence ends the attempt at the
 // chunk that showed it. It returns when the attempt ends.
-func (c *simCont) verify(sent string, d *policy.Decision, plan *faults.Plan, obs *lifecycle.Observation, start, end time.Time) time.Time {
+func (c *simCont) verify(sent, question string, d *policy.Decision, plan *faults.Plan, obs *lifecycle.Observation, start, end time.Time) time.Time {
 	mode := lifecycle.Prefill
 	if d.Replay {
 		mode = lifecycle.Replay
@@ -40,6 +40,7 @@ func (c *simCont) verify(sent string, d *policy.Decision, plan *faults.Plan, obs
 	if err != nil {
 		return end
 	}
+	v.Names(question) // the names the user's question uses, as the gateway reads them
 	n := min(obs.Tokens, len(plan.Chunks))
 	fwd, deltas, at := lifecycle.Verify(v, plan.Chunks[:n], obs.End == lifecycle.Answered && obs.Status == 200)
 	*c = simCont{on: true, fwd: fwd, deltas: deltas, how: v.Completion(), reason: v.Reason(), try: d.Try}

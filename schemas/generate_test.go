@@ -61,6 +61,7 @@ var (
 	typeThreshold = reflect.TypeFor[alerts.Threshold]()
 	typeSecret    = reflect.TypeFor[gateway.Secret]()
 	typeRate      = reflect.TypeFor[scenarios.Rate]()
+	typePrefill   = reflect.TypeFor[mockprovider.Prefill]()
 	// Written as a scalar or as a mapping of their fields.
 	typeLatency = reflect.TypeFor[faults.Latency]()
 	typeLength  = reflect.TypeFor[mockprovider.Length]()
@@ -117,6 +118,13 @@ func scalarDefs() map[reflect.Type]*jsonschema.Schema {
 		typeSecret: {
 			Description: "A secret: literal text or ${NAME} references to environment variables (resolved at load; an unset variable is an error).",
 			Type:        "string",
+		},
+		typePrefill: {
+			Description: `How a model takes an assistant prefill: true continues it, "ignore" accepts it and answers from scratch (a model that does not take prefill), false rejects it with a 400.`,
+			AnyOf: []*jsonschema.Schema{
+				{Type: "boolean"},
+				{Type: "string", Enum: []any{"ignore"}},
+			},
 		},
 		typeRate: {
 			Description: `Requests per second: "20/s", "600/m" or "3600/h"; a bare number is per second.`,

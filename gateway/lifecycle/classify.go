@@ -136,7 +136,7 @@ func Classify(o *Observation) policy.Outcome {
 	case o.End == Malformed:
 		out.Class = policy.MalformedStream
 	case o.Diverged:
-		out.Class, out.Err = policy.InvalidOutput, errDiverged
+		out.Class, out.Err, out.Diverged = policy.InvalidOutput, errDiverged, true
 	case o.Invalid:
 		out.Class, out.Err = policy.InvalidOutput, errInvalidOutput
 	default:

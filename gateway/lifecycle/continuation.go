@@ -42,7 +42,7 @@ const (
 	Failed    = events.OutcomeFailed    // the fall-back diverged: the stream ends with an in-band error
 )
 
-// restartSignal is how many bytes of the committed text (leading whitespace
+// restartSignal is how many characters of the committed text (leading whitespace
 // aside) a prefill continuation must repeat to be taken as a restart. Fewer
 // matching bytes are a coincidence ("Therefore" after "The cat."); four are
 // the first word of most answers ("The ", `{"a"`), and a restart must then
@@ -68,9 +68,15 @@ type DivergedError struct {
 	Of int
 	// Tool is the index of the tool call that diverged, -1 for text.
 	Tool int
+	// Join is the join check's verdict when a prefill continuation's
+	// output cannot follow the text sent (At is then 0); Joins otherwise.
+	Join Join
 }
 
 func (e *DivergedError) Error() string {
+	if e.Join != Joins {
+		return fmt.Sprintf("%s continuation: the output does not join the %d bytes sent: %s", e.Mode, e.Of, e.Join)
+	}
 	what := "text"
 	if e.Tool >= 0 {
 		what = fmt.Sprintf("tool call %d", e.Tool)
@@ -80,6 +86,13 @@ func (e *DivergedError) Error() string {
 
 // Is makes errors.Is(err, ErrDiverged) true.
 func (e *DivergedError) Is(target error) bool { return target == ErrDiverged }
+
+// PrefillText is the assistant prefill to send for the partial answer the
+// client has: the text without its trailing whitespace (some providers
+// reject a prefill that ends with whitespace, and a model writes the space
+// before its next word itself). A Prefill Continuation expects it: the
+// whitespace its output opens with, up to what was trimmed, is skipped.
+func PrefillText(partial string) string { return strings.TrimRight(partial, spaces) }
 
 // ErrPrefillTools: an answer whose tool-call deltas reached the client
 // cannot be continued from a prefill (a partial tool call is no assistant
@@ -95,14 +108,20 @@ var ErrPrefillTools = errors.New("a prefill cannot continue an answer with tool 
 // for tool-call deltas, End when the output is over (a finish reason or the
 // end of the stream). Each returns what to forward to the client now;
 // output that cannot be judged yet is held (at most the length of the
-// committed text). An error means the answer cannot be completed by this
-// fall-back: forward nothing more and end with the in-band error. The rule:
+// committed text, or joinLook characters and the leading whitespace). An error
+// means the answer cannot be completed by this fall-back: forward nothing
+// more and end with the in-band error. The rule:
 //
-//   - Prefill: output whose first bytes (leading whitespace aside) differ
-//     from the committed text's first four is a continuation and forwarded
-//     as is. Output that repeats them is a restart: once it has repeated the
+//   - Prefill (the target was sent PrefillText of the committed text):
+//     output that repeats the committed text's first four characters
+//     (leading whitespace aside) is a restart: once it has repeated the
 //     whole committed text exactly, the overlap is skipped and the rest
-//     forwarded; if it differs before that, it diverged.
+//     forwarded; if it differs before that, it diverged. Other output is a
+//     continuation if it passes the join check (JudgeJoin) on its first
+//     joinLook characters: it is held until then (or its end), and forwarded as
+//     is. A join the check rejects (an answer opener, a capital glued to a
+//     cut word, a heading mid-line, ...) diverged: a fresh answer is never
+//     glued onto the cut one.
 //   - Replay: the output (leading whitespace aside) must repeat the whole
 //     committed text exactly, then its rest is forwarded. Committed tool
 //     calls must be repeated too, each with the same name and the arguments
@@ -111,16 +130,22 @@ var ErrPrefillTools = errors.New("a prefill cannot continue an answer with tool 
 // A Continuation is a value of the lifecycle: no I/O, no clock, one
 // goroutine.
 type Continuation struct {
-	mode  Mode
-	sent  string // committed text, leading whitespace trimmed
-	tools []llm.ToolCall
+	mode Mode
+	sent string // committed text, leading whitespace trimmed
+	// signal is the byte length of sent's first restartSignal characters:
+	// output that repeats them is a restart.
+	signal int
+	tools  []llm.ToolCall
 
-	held    []byte // output not forwarded yet, while undecided
-	lead    int    // leading whitespace in held
-	matched int    // bytes after lead known to match sent
-	decided bool   // the text's fate is known: forward what comes
-	restart bool   // decided as a restart (overlap skipped)
-	skipped int    // bytes of output dropped as overlap
+	names   []string // texts of the conversation, for the join check
+	held    []byte   // output not forwarded yet, while undecided
+	ends    []int    // where each delta in held ends
+	pieces  []string
+	lead    int  // leading whitespace in held
+	matched int  // bytes after lead known to match sent
+	decided bool // the text's fate is known: forward what comes
+	restart bool // decided as a restart (overlap skipped)
+	skipped int  // bytes of output dropped as overlap
 	err     error
 
 	// Replay of committed tool calls: bytes of arguments received per
@@ -140,6 +165,7 @@ func NewContinuation(mode Mode, text string, tools []llm.ToolCall) (*Continuatio
 		return nil, ErrPrefillTools
 	}
 	c := &Continuation{mode: mode, sent: strings.TrimLeft(text, spaces), tools: tools}
+	c.signal = runesLen(c.sent, restartSignal)
 	if len(tools) > 0 {
 		c.toolArgs = make([]int, len(tools))
 	}
@@ -149,6 +175,11 @@ func NewContinuation(mode Mode, text string, tools []llm.ToolCall) (*Continuatio
 const spaces = " \t\r\n"
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
+
+// Names gives the join check other texts of the conversation (the user's
+// question): a capitalised word they use as a name ("France") may follow
+// a cut in the middle of a sentence. Call it before the first output.
+func (c *Continuation) Names(texts ...string) { c.names = texts }
 
 // Mode returns how the fall-back was asked.
 func (c *Continuation) Mode() Mode { return c.mode }
@@ -201,10 +232,12 @@ func (c *Continuation) Text(delta string) (string, error) {
 	if c.err != nil {
 		return "", c.err
 	}
+	c.pieces = c.pieces[:0]
 	if c.decided {
 		return c.more(delta)
 	}
 	c.held = append(c.held, delta...)
+	c.ends = append(c.ends, len(c.held))
 	for c.lead < len(c.held) && isSpace(c.held[c.lead]) {
 		c.lead++
 	}
@@ -249,25 +282,60 @@ func (c *Continuation) judge(end bool) (string, error) {
 			return "", c.fail(k, -1)
 		}
 		return "", nil
-	case k >= min(len(p), restartSignal):
+	case k >= c.signal:
 		// A restart: it must repeat all of it.
 		if k < len(f) || end {
 			return "", c.fail(k, -1)
 		}
 		return "", nil
 	case k < len(f) || end || c.lead > maxLeadingSpace:
-		// A continuation: what it wrote is new text.
+		// Not a restart: a continuation if it joins what was sent, judged
+		// on its first joinLook characters.
+		if c.mode == Prefill && !end && c.lead <= maxLeadingSpace && completeRunes(f) < joinLook {
+			return "", nil
+		}
+		if j := JudgeJoin(c.sent, string(c.held), c.names...); j != Joins {
+			c.err = &DivergedError{Mode: c.mode, Of: len(c.sent), Tool: -1, Join: j}
+			c.held = nil
+			return "", c.err
+		}
+		if c.mode == Prefill {
+			// The target was sent PrefillText: whitespace its output opens
+			// with that repeats the whitespace trimmed from it is already
+			// at the client.
+			tail := c.sent[len(PrefillText(c.sent)):]
+			return c.decide(commonPrefix(c.held[:c.lead], tail)), nil
+		}
 		return c.decide(0), nil
 	}
 	return "", nil // a prefix of what was sent, too short to tell
 }
 
 // decide settles the text: the first skip bytes of the held output are
-// overlap, the rest is returned for forwarding.
+// overlap, the rest is returned for forwarding (Pieces: in the deltas it
+// came in).
 func (c *Continuation) decide(skip int) string {
 	out := string(c.held[skip:])
-	c.decided, c.skipped, c.held = true, skip, nil
+	from := 0
+	for _, e := range c.ends {
+		if e > skip {
+			c.pieces = append(c.pieces, out[max(from, skip)-skip:e-skip])
+		}
+		from = e
+	}
+	c.decided, c.skipped, c.held, c.ends = true, skip, nil, nil
 	return out
+}
+
+// Pieces returns the fall-back's deltas that the text the last call
+// returned was held from, in order (their concatenation is that text), so
+// that the client receives them as they came; nil when it is one delta.
+// The slice is valid until the next call.
+func (c *Continuation) Pieces() []string {
+	if len(c.pieces) < 2 {
+		return nil
+	}
+	return c.pieces
 }
 
 func (c *Continuation) fail(at, tool int) error {
@@ -279,6 +347,7 @@ func (c *Continuation) fail(at, tool int) error {
 // endText settles the text before non-text output; it returns the held
 // text to forward.
 func (c *Continuation) endText() (string, error) {
+	c.pieces = c.pieces[:0]
 	if c.err != nil {
 		return "", c.err
 	}
@@ -393,7 +462,8 @@ func commonPrefix[T string | []byte](a T, b string) int {
 // delivered, in order; ended says the output finished after them. It
 // returns the text forwarded to the client, the number of deltas that
 // carried it (the gateway forwards a delta per chunk that lets text
-// through, and counts them against the continuation budget) and, when the
+// through, held ones as they came (Pieces), and counts them against the
+// continuation budget) and, when the
 // output diverged, the index of the chunk that showed it (-1 when it did
 // not).
 func Verify(c *Continuation, chunks []string, ended bool) (forwarded string, deltas, diverged int) {
@@ -404,7 +474,7 @@ func Verify(c *Continuation, chunks []string, ended bool) (forwarded string, del
 			return b.String(), deltas, i
 		}
 		if s != "" {
-			deltas++
+			deltas += max(len(c.Pieces()), 1)
 		}
 		b.WriteString(s)
 	}
@@ -414,9 +484,21 @@ func Verify(c *Continuation, chunks []string, ended bool) (forwarded string, del
 			return b.String(), deltas, max(len(chunks)-1, 0)
 		}
 		if s != "" {
-			deltas++
+			deltas += max(len(c.Pieces()), 1)
 		}
 		b.WriteString(s)
 	}
 	return b.String(), deltas, -1
+}
+
+// runesLen returns the byte length of s's first n characters (all of a
+// shorter s).
+func runesLen(s string, n int) int {
+	for i := range s {
+		if n == 0 {
+			return i
+		}
+		n--
+	}
+	return len(s)
 }

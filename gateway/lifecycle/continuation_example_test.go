@@ -47,3 +47,31 @@ func ExampleContinuation_replayDiverges() {
 	// Output:
 	// failed: replay continuation: text diverges at byte 8 of 14
 }
+
+// The continuation probe: a target that continues the cut text passes; one
+// that answers from scratch fails, whether its restart opens like the cut
+// text or otherwise.
+func ExampleJudgeProbe() {
+	for _, answer := range []string{"zy dog.", "The quick brown fox jumps over the lazy dog.", "Sure! Here is the pangram."} {
+		if ok, reason := lifecycle.JudgeProbe(answer); ok {
+			fmt.Println("passed")
+		} else {
+			fmt.Println("failed:", reason)
+		}
+	}
+	// Output:
+	// passed
+	// failed: the prefill was ignored: the answer restarted from its start
+	// failed: prefill continuation: the output does not join the 37 bytes sent: an answer opener
+}
+
+// The join check alone: a fresh answer glued onto a cut word.
+func ExampleJudgeJoin() {
+	fmt.Println(lifecycle.JudgeJoin("The cat sat on the", " mat."))
+	fmt.Println(lifecycle.JudgeJoin("The cat sat on the", "Every cat sits."))
+	fmt.Println(lifecycle.JudgeJoin("The capital of ", "France is Paris.", "What is the capital of France?"))
+	// Output:
+	// joins
+	// a new word glued onto the cut text
+	// joins
+}

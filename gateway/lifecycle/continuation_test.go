@@ -43,7 +43,8 @@ func TestContinuationText(t *testing.T) {
 		want    string // what follows sent at the client
 		how     string
 		skipped int
-		at      int // divergence offset, when how is Failed
+		at      int  // divergence offset, when how is Failed
+		join    Join // the join check's verdict, when how is Failed
 	}{
 		{name: "continues", mode: Prefill, sent: sent, deltas: []string{" the", " mat."}, want: " the mat.", how: Continued},
 		{name: "continues mid-word", mode: Prefill, sent: "The cat sa", deltas: []string{"t on", " the mat."}, want: "t on the mat.", how: Continued},
@@ -55,12 +56,20 @@ func TestContinuationText(t *testing.T) {
 		{name: "restart that diverges", mode: Prefill, sent: sent, deltas: []string{"The cat sat", " under the table."}, how: Failed, at: len("The cat sat ")},
 		{name: "restart that diverges on whitespace", mode: Prefill, sent: sent, deltas: []string{"The  cat sat on the mat."}, how: Failed, at: len("The ")},
 		{name: "restart that stops short", mode: Prefill, sent: sent, deltas: []string{"The cat"}, how: Failed, at: len("The cat")},
-		{name: "a coincidence under four bytes is a continuation", mode: Prefill, sent: sent, deltas: []string{"Th", "ere it stayed."}, want: "There it stayed.", how: Continued},
+		{name: "a coincidence under four bytes is a continuation", mode: Prefill, sent: "The cat sat. ", deltas: []string{"Th", "ere it stayed."}, want: "There it stayed.", how: Continued},
+		{name: "a fresh answer glued onto the cut word", mode: Prefill, sent: sent, deltas: []string{"Th", "ere it stayed."}, how: Failed, join: JoinGlued},
+		{name: "an opener after a sentence", mode: Prefill, sent: "The cat sat. ", deltas: []string{"Sure", "! The mat."}, how: Failed, join: JoinOpener},
+		{name: "a capital after a mid-sentence cut", mode: Prefill, sent: "The cat sat on ", deltas: []string{"Every", " cat sits."}, how: Failed, join: JoinCapital},
+		{name: "a name the text already uses continues", mode: Prefill, sent: "The cat from Paris sat. It loved ", deltas: []string{"Paris", " most."}, want: "Paris most.", how: Continued},
+		{name: "the start repeated after a preamble", mode: Prefill, sent: sent, deltas: []string{"\n\nHere you go: The cat sat on the mat."}, how: Failed, join: JoinRepeat},
 		{name: "continuation starting with whitespace", mode: Prefill, sent: sent, deltas: []string{" ", " the mat."}, want: "  the mat.", how: Continued},
+		{name: "the space the prefill ended with, written again", mode: Prefill, sent: sent + " ", deltas: []string{" the", " mat."}, want: "the mat.", how: Continued, skipped: 1},
+		{name: "the blank line the prefill ended with, written again", mode: Prefill, sent: "# Guide\n\nIntro:\n\n", deltas: []string{"\n\n", "## Setup"}, want: "## Setup", how: Continued, skipped: 2},
 		{name: "empty continuation", mode: Prefill, sent: sent, deltas: nil, want: "", how: Continued},
 		{name: "nothing was sent", mode: Prefill, sent: "  ", deltas: []string{"Hello"}, want: "Hello", how: Continued},
 		{name: "short committed text repeated", mode: Prefill, sent: "Hi", deltas: []string{"Hi there"}, want: " there", how: Continued, skipped: 2},
-		{name: "short committed text: a one-byte coincidence continues", mode: Prefill, sent: "Hi", deltas: []string{"H", "ello"}, want: "Hello", how: Continued},
+		{name: "short committed text: a one-byte coincidence continues", mode: Prefill, sent: "Hi.", deltas: []string{" H", "ow are you?"}, want: " How are you?", how: Continued},
+		{name: "short committed text: a glued capital diverges", mode: Prefill, sent: "Hi", deltas: []string{"H", "ow are you?"}, how: Failed, join: JoinGlued},
 		{name: "short committed text, restart diverges", mode: Prefill, sent: "Hi", deltas: []string{"Hi", "!"}, want: "!", how: Continued, skipped: 2},
 		{name: "replay matches", mode: Replay, sent: sent, deltas: []string{"The cat", " sat on the mat."}, want: " the mat.", how: Replayed, skipped: len(sent)},
 		{name: "replay with other leading whitespace", mode: Replay, sent: " " + sent, deltas: []string{"\n", "The cat sat on", " the mat."}, want: " the mat.", how: Replayed, skipped: 1 + len(sent)},
@@ -79,12 +88,13 @@ func TestContinuationText(t *testing.T) {
 				require.True(t, errors.As(err, &de))
 				require.Equal(t, tt.at, de.At, "divergence offset")
 				require.Equal(t, -1, de.Tool)
+				require.Equal(t, tt.join, de.Join, "join verdict")
 				return
 			}
 			require.NoError(t, err)
 			require.Equal(t, tt.want, got)
 			require.Equal(t, tt.skipped, c.Skipped())
-			require.Equal(t, tt.skipped > 0 && tt.mode == Prefill, c.Restarted())
+			require.Equal(t, tt.skipped > len(tt.sent)/2 && tt.mode == Prefill, c.Restarted())
 		})
 	}
 }
@@ -106,6 +116,20 @@ func TestContinuationHolds(t *testing.T) {
 	out, err = c.Text(".")
 	require.NoError(t, err)
 	require.Equal(t, ".", out, "decided: forwarded as it comes")
+
+	// A continuation is held for the join check, then forwarded in the
+	// deltas it came in.
+	c, err = NewContinuation(Prefill, "The cat sat on", nil)
+	require.NoError(t, err)
+	for _, d := range []string{" the", " mat"} {
+		out, err := c.Text(d)
+		require.NoError(t, err)
+		require.Empty(t, out, "held for the join check")
+	}
+	out, err = c.End()
+	require.NoError(t, err)
+	require.Equal(t, " the mat", out)
+	require.Equal(t, []string{" the", " mat"}, c.Pieces())
 
 	c, err = NewContinuation(Replay, "x", nil)
 	require.NoError(t, err)
@@ -284,8 +308,12 @@ func TestContinuationNeverSplices(t *testing.T) {
 		case mode == Replay:
 			t.Fatalf("a replay that does not repeat %q succeeded with %q", p, got)
 		default:
-			if got != out {
-				t.Fatalf("continuation: forwarded %q, want %q", got, out)
+			// The whitespace the output opens with, up to what PrefillText
+			// trimmed from sent, is already at the client.
+			tail := sent[len(PrefillText(sent)):]
+			want := out[commonPrefix(out[:len(out)-len(strings.TrimLeft(out, spaces))], tail):]
+			if got != want {
+				t.Fatalf("continuation: forwarded %q, want %q", got, want)
 			}
 			// A continuation is never a restart: it does not repeat the
 			// first bytes of what was sent.

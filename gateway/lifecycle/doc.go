@@ -63,9 +63,19 @@
 //
 // When a Send carries Prefill or Replay, part of the answer already reached
 // the client. A Continuation checks the fall-back's output against it before
-// a byte is forwarded: a continuation is forwarded, a restart (its output
-// repeats what was sent) has the exact overlap skipped, a replay must repeat
-// what was sent and only its rest is forwarded, and anything else diverged:
-// set Observation.Diverged, and the stream ends in band. The gateway feeds
-// it delta by delta; the simulator runs a plan's chunks through Verify.
+// a byte is forwarded: a continuation is forwarded once JudgeJoin accepts
+// how its first characters join the end of what was sent (a model that
+// ignored the prefill answers from scratch: an opener, a capital glued to
+// the cut word or after a mid-sentence cut, a heading or a code fence
+// mid-line, the answer's start after a preamble; none is glued on), a
+// restart (its output repeats what was sent) has the exact overlap
+// skipped, a replay must repeat what was sent and only its rest is
+// forwarded, and anything else diverged: set Observation.Diverged (a
+// diverged prefill is replayed on routes with replay), and the stream ends
+// in band. The gateway feeds it delta by delta; the simulator runs a plan's
+// chunks through Verify, so both engines judge the same way.
+//
+// The continuation probe (ProbeRequest, JudgeProbe) verifies a target's
+// prefill capability: a known text cut mid-word must be continued, not
+// restarted.
 package lifecycle

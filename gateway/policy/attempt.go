@@ -118,6 +118,10 @@ type Outcome struct {
 	BytesSent bool
 	// Partial: output tokens already reached the client.
 	Partial bool
+	// Diverged: the attempt was to continue a partial answer and its output
+	// did not (a prefill the target ignored, restarting its answer). With
+	// Route.Replay a diverged prefill is replayed on the same target.
+	Diverged bool
 }
 
 type phase uint8
@@ -395,7 +399,7 @@ func (r *route) unfit(req *Request) (m uint64) {
 func (a *Attempt) ineligible() uint64 {
 	m := a.excluded | a.unfit
 	if a.partial && !a.r.cfg.Replay {
-		m |= a.r.noPrefill
+		m |= a.r.noPrefill | a.r.prefillFailed()
 	}
 	if a.failed && a.r.cfg.StrictFallbacks {
 		m |= a.r.noFallback
@@ -416,7 +420,7 @@ func (a *Attempt) eligible(i int) bool {
 	case a.req.Stream && !c.Streaming,
 		a.req.Tools && !c.Tools,
 		a.req.Structured && !c.StructuredOutput,
-		a.partial && !c.Prefill && !a.r.cfg.Replay,
+		a.partial && !a.r.cfg.Replay && (!c.Prefill || a.r.states[i].prefill.Load() == prefillFailed),
 		a.req.PromptTokens > 0 && t.ContextWindow > 0 && a.req.PromptTokens > t.ContextWindow,
 		a.failed && a.r.cfg.StrictFallbacks && !t.FallbackCandidate:
 		return false
@@ -552,7 +556,7 @@ func (a *Attempt) send(now time.Time, i int) bool {
 	t := &a.r.targets[i]
 	a.phase = phaseSending
 	a.d.set(Send, t, nil)
-	a.d.prefill = a.partial && t.Capabilities.Prefill && a.noPrefill&(1<<uint(i)) == 0
+	a.d.prefill = a.partial && t.Capabilities.Prefill && a.noPrefill&(1<<uint(i)) == 0 && ts.prefill.Load() != prefillFailed
 	a.d.replay = a.partial && !a.d.prefill
 	var ev events.Event // see BeginInto
 	ev.Time, ev.Kind, ev.RequestID, ev.Route = now, events.AttemptStart, a.req.ID, a.req.Route
@@ -693,11 +697,12 @@ func (a *Attempt) afterFailure(now time.Time, i int, o Outcome) {
 	}
 	governed := ci.byStatus || o.Class == Auth
 	retry := ci.retrySame && (!ci.byStatus || o.Status == 0 || contains(t.Retry.OnStatusCodes, o.Status))
-	if a.partial && !t.Capabilities.Prefill && !a.r.cfg.Replay {
+	if a.partial && !a.r.cfg.Replay && (!t.Capabilities.Prefill || a.r.states[i].prefill.Load() == prefillFailed) {
 		retry = false
 	}
-	if o.Class == BadRequestParam && a.d.prefill && a.r.cfg.Replay && a.attempts < a.e.set.MaxAttempts {
-		// The target rejected the prefill: replay the request on it.
+	if (o.Class == BadRequestParam || o.Diverged) && a.d.prefill && a.r.cfg.Replay && a.attempts < a.e.set.MaxAttempts {
+		// The target rejected the prefill, or ignored it: replay the
+		// request on it.
 		a.noPrefill |= 1 << uint(i)
 		if a.send(now, i) {
 			return

@@ -51,7 +51,8 @@ type Route struct {
 	// take a failed-over request.
 	StrictFallbacks bool `yaml:"strict_fallbacks"`
 	// Replay lets a target without prefill (or one that rejects the
-	// prefill) complete an answer part of which already reached the client:
+	// prefill, ignores it, or fails the continuation probe) complete an
+	// answer part of which already reached the client:
 	// it is sent the original request, and only what follows an exact
 	// repetition of what was sent is forwarded (Decision.Replay). Default
 	// false: after a partial answer only targets with prefill are tried.

@@ -40,8 +40,9 @@
 //     continuation; when d.Replay is set (Route.Replay), send the original
 //     request and forward only what follows an exact repetition of what was
 //     sent (gateway/lifecycle.Continuation checks both; a prefill the
-//     target rejects with bad_request_param is replayed next, on the same
-//     target). Then call Observe exactly once with the Outcome: the
+//     target rejects with bad_request_param, or ignores (Outcome.Diverged:
+//     its output does not join the partial answer), is replayed next, on
+//     the same target). Then call Observe exactly once with the Outcome: the
 //     Class (Classify maps an HTTP status, every one to an explicit class;
 //     the watchdog names timeouts; the stream reader names cut_mid_stream
 //     and malformed_stream; the transport names protocol_error for an

@@ -132,6 +132,18 @@ func (r *route) calmGroup(skip uint64, group *[MaxTargets]uint8) (n, bestKey int
 	return 0, 1 << 30
 }
 
+// prefillFailed returns the targets whose prefill the continuation probe
+// failed, as a mask.
+func (r *route) prefillFailed() uint64 {
+	var m uint64
+	for i, ts := range r.states {
+		if ts.prefill.Load() == prefillFailed {
+			m |= 1 << uint(i)
+		}
+	}
+	return m
+}
+
 // masks sets the route's eligibility masks from its targets.
 func (r *route) masks() {
 	for i := range r.targets {
@@ -332,6 +344,37 @@ func (e *Engine) ProbeResult(now time.Time, target string, ok bool) error {
 	return nil
 }
 
+// The continuation probe's verdicts on prefill (targetState.prefill).
+const (
+	prefillUnchecked int32 = iota
+	prefillVerified
+	prefillFailed
+)
+
+// Prefill verdicts in TargetState.Prefill.
+const (
+	PrefillVerified = "verified"
+	PrefillFailed   = "failed"
+)
+
+// PrefillVerdict records the continuation probe's verdict on a target that
+// declares prefill (ok: it continued a known cut text rather than
+// restarting it). A capability is verified, not trusted: after a failed
+// verdict, until one that passes, the target completes no partial answer
+// from a prefill; it replays it (Route.Replay) or is not used for it.
+func (e *Engine) PrefillVerdict(target string, ok bool) error {
+	t := e.targets[target]
+	if t == nil {
+		return fmt.Errorf("%w %q", ErrUnknownTarget, target)
+	}
+	v := prefillFailed
+	if ok {
+		v = prefillVerified
+	}
+	t.prefill.Store(v)
+	return nil
+}
+
 // State is a snapshot of the engine's state as plain data (/admin/state).
 type State struct {
 	Targets []TargetState `json:"targets"`
@@ -356,6 +399,10 @@ type TargetState struct {
 	HalfOpenTrials    int `json:"half_open_trials,omitempty"`
 	HalfOpenSucceeded int `json:"half_open_succeeded,omitempty"`
 	ProbeFailures     int `json:"probe_failures,omitempty"`
+	// Prefill is the continuation probe's verdict on a target that declares
+	// prefill: "verified", "failed" (it restarts a prefill instead of
+	// continuing it: no continuation from a prefill), or "" unchecked.
+	Prefill string `json:"prefill,omitempty"`
 
 	Health HealthState `json:"health"`
 	Reason string      `json:"reason,omitempty"`
@@ -387,6 +434,12 @@ func (e *Engine) State() State {
 			Samples: int(n), Failures: int(f),
 			HalfOpenTrials: b.trials, HalfOpenSucceeded: b.trialOK, ProbeFailures: b.probeFails,
 			Health: t.health, Reason: t.reason,
+		}
+		switch t.prefill.Load() {
+		case prefillVerified:
+			ts.Prefill = PrefillVerified
+		case prefillFailed:
+			ts.Prefill = PrefillFailed
 		}
 		ts.OpenFor = b.openFor()
 		if b.state == Open {

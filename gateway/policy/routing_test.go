@@ -223,6 +223,26 @@ func TestMidStreamReplay(t *testing.T) {
 			prefill: []bool{false, true, false}, replay: []bool{false, false, true},
 		},
 		{
+			name: "a diverged prefill is replayed on the same target", cfg: replayRoute(tgt(a, attempts(1)), tgt(b, prio(1), pre)),
+			answer: func(d Decision) Outcome {
+				switch {
+				case d.Target.Key() == a:
+					return cut
+				case d.Prefill:
+					return Outcome{Class: InvalidOutput, Status: 200, BytesSent: true, Diverged: true}
+				}
+				return Outcome{Class: OK, Status: 200}
+			},
+			want:    []string{a, b, b, "done"},
+			prefill: []bool{false, true, false}, replay: []bool{false, false, true},
+		},
+		{
+			name: "without Replay a diverged prefill fails over", cfg: oneRoute(tgt(a, attempts(1)), tgt(b, prio(1), pre), tgt(c, prio(2), pre)),
+			answer:  byTarget(map[string]Outcome{a: cut, b: {Class: InvalidOutput, Status: 200, BytesSent: true, Diverged: true}}),
+			want:    []string{a, b, c, "done"},
+			prefill: []bool{false, true, true}, replay: []bool{false, false, false},
+		},
+		{
 			name: "a rejected replay fails over", cfg: replayRoute(tgt(a, attempts(1)), tgt(b, prio(1), pre), tgt(c, prio(2))),
 			answer:  byTarget(map[string]Outcome{a: cut, b: rejected}),
 			want:    []string{a, b, b, c, "done"},
@@ -323,4 +343,44 @@ func TestCost(t *testing.T) {
 	require.Equal(t, time.Second, end.Duration)
 	require.Equal(t, 300*time.Millisecond, end.TTFT)
 	require.Equal(t, "a:m1", end.Target)
+}
+
+// A target whose prefill the continuation probe failed completes no
+// partial answer from a prefill: it replays it on a route with Replay, and
+// is skipped otherwise; a later verdict that passes restores it.
+func TestPrefillVerdict(t *testing.T) {
+	const a, b, c = "a:m1", "b:m2", "c:m3"
+	pre := caps(Capabilities{Streaming: true, Prefill: true})
+	cut := Outcome{Class: CutMidStream, Status: 200, Partial: true, BytesSent: true}
+
+	e := newEngine(t, oneRoute(tgt(a, attempts(1)), tgt(b, prio(1), pre), tgt(c, prio(2), pre)), nil)
+	require.NoError(t, e.PrefillVerdict(b, false))
+	_, trail, _ := drive(e, t0, Request{Stream: true}, byTarget(map[string]Outcome{a: cut}))
+	require.Equal(t, []string{a, c, "done"}, keys(trail), "the unverified target is skipped")
+	require.True(t, trail[1].Prefill)
+
+	require.NoError(t, e.PrefillVerdict(b, true))
+	_, trail, _ = drive(e, t0, Request{Stream: true}, byTarget(map[string]Outcome{a: cut}))
+	require.Equal(t, []string{a, b, "done"}, keys(trail), "verified again")
+	st := e.State()
+	for _, ts := range st.Targets {
+		switch ts.Key {
+		case b:
+			require.Equal(t, PrefillVerified, ts.Prefill)
+		default:
+			require.Empty(t, ts.Prefill, "unchecked")
+		}
+	}
+
+	cfg := oneRoute(tgt(a, attempts(1)), tgt(b, prio(1), pre))
+	cfg.Routes[0].Replay = true
+	e = newEngine(t, cfg, nil)
+	require.NoError(t, e.PrefillVerdict(b, false))
+	_, trail, _ = drive(e, t0, Request{Stream: true}, byTarget(map[string]Outcome{a: cut}))
+	require.Equal(t, []string{a, b, "done"}, keys(trail))
+	require.False(t, trail[1].Prefill, "with Replay the failed target replays")
+	require.True(t, trail[1].Replay)
+	require.Equal(t, PrefillFailed, e.State().Targets[1].Prefill)
+
+	require.ErrorIs(t, e.PrefillVerdict("x:y", true), ErrUnknownTarget)
 }

@@ -55,6 +55,10 @@ type targetState struct {
 	// along (see admitCalm). A stale read is a read from just before the
 	// change, as with the lock.
 	calm atomic.Uint64
+	// prefill is the continuation probe's verdict on a target that declares
+	// prefill: prefillUnchecked, prefillVerified or prefillFailed. A failed
+	// target continues no answer from a prefill (see PrefillVerdict).
+	prefill atomic.Int32
 	// owners are the restless counts of the engines that use this target
 	// (more than one once Reload shares it): each counts it while it is
 	// not calm. Guarded by mu.
