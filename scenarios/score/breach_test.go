@@ -2,6 +2,9 @@ package score
 
 import (
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
@@ -99,3 +102,44 @@ func TestScoreFalseAlarms(t *testing.T) {
 }
 
 func durp(d time.Duration) *yamlfile.Duration { v := yamlfile.Duration(d); return &v }
+
+// TestScoreWrongAnswers: a bake-off contestant that drops response_format
+// on its fallback answers structured requests in prose. No mock corrupted
+// anything, but the client's checks failed: each is a wrong answer served
+// as success (bad served), and not a good request when correctness is part
+// of the SLO. A failed request's record is not a wrong answer.
+func TestScoreWrongAnswers(t *testing.T) {
+	b := &logb{}
+	b.fault("f", "a:m", 10*time.Second, 20*time.Second)
+	var evs []EvalRecord
+	b.traffic(0, 30*time.Second, func(d time.Duration) (string, []att) {
+		if d >= 10*time.Second && d < 20*time.Second {
+			return events.OutcomeServed, []att{fail("a:m"), ok("b:m")}
+		}
+		return events.OutcomeServed, []att{ok("a:m")}
+	})
+	b.req(29*time.Second, events.OutcomeFailed, fail("a:m"))
+	for _, e := range b.evs {
+		if e.Kind != events.RequestEnd {
+			continue
+		}
+		evs = append(evs, EvalRecord{Time: e.Time, RequestID: e.RequestID, Target: e.Target,
+			Pass: e.Target != "b:m" && e.Outcome != events.OutcomeFailed})
+	}
+	in := Input{Events: b.evs, Evals: evs, Start: t0, End: at(30 * time.Second),
+		SLO: SLO{SuccessRate: 0.99, Correctness: true, Window: 10 * time.Second}, PrimaryTarget: "a:m"}
+	res := Score(in)
+	if got := res.Overall.BadServed; got != 100 {
+		t.Errorf("bad served %d, want the fallback's 100 prose answers", got)
+	}
+	f, _ := res.Fault("f", "a:m")
+	if f.BadServed != 100 || f.Availability.GoodRate != 0 {
+		t.Errorf("during the fault: bad served %d, good %v; want 100 and 0", f.BadServed, f.Availability.GoodRate)
+	}
+	if want := 200.0 / 301; res.Overall.Availability.GoodRate > want+1e-9 {
+		t.Errorf("good rate %v, want at most %v", res.Overall.Availability.GoodRate, want)
+	}
+	if d := cmp.Diff(res, feedScore(in), cmpopts.IgnoreUnexported(Result{})); d != "" {
+		t.Errorf("fed scores differ:\n%s", d)
+	}
+}

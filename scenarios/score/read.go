@@ -390,6 +390,25 @@ func (s *scorer) badServed(byID map[string]int32) {
 	}
 }
 
+// wrongAnswers marks the served requests whose answer failed the client's
+// checks (an EvalRecord that did not pass) as bad, as a corrupted journal
+// entry does: a wrong answer served as success, though no mock corrupted it.
+func (s *scorer) wrongAnswers(byID map[string]int32) {
+	for i := range s.in.Evals {
+		e := &s.in.Evals[i]
+		if e.Pass || e.RequestID == "" {
+			continue
+		}
+		ri, ok := byID[e.RequestID]
+		if !ok {
+			continue
+		}
+		if r := &s.reqs[ri]; r.ended && r.outcome != outFailed {
+			r.bad = true
+		}
+	}
+}
+
 // put counts n at offset t; times before the run's start are not counted.
 func (s *scorer) put(bins []int32, t int64, n int32) {
 	if t < 0 {

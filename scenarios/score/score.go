@@ -27,7 +27,12 @@ type JournalEntry struct {
 	CachedTokens int `json:"cached_tokens,omitempty"`
 }
 
-// EvalRecord is the eval verdict on one response a user received.
+// EvalRecord is the eval verdict on one response a user received: its
+// checks (a structured request answered in valid JSON, not cut at the
+// length limit, no refusal, tool arguments that parse). An answer that
+// fails them was served as success but is wrong: it counts in bad_served
+// and is not a good request, whoever served it (brownout or a black box
+// that, say, dropped response_format on its fallback).
 type EvalRecord struct {
 	Time      time.Time `json:"time"`
 	RequestID string    `json:"request_id"`
@@ -235,6 +240,7 @@ func newScorer(in Input) *scorer {
 func (s *scorer) score(byID map[string]int32) {
 	s.link()
 	s.badServed(byID)
+	s.wrongAnswers(byID)
 	s.sums()
 }
 
