@@ -322,10 +322,7 @@ func (x *exchange) serveExact(ctx context.Context, cacheable bool) bool {
 //
 //go:noinline
 func (x *exchange) begin(hint string) {
-	x.structured = x.req.ResponseFormat != nil && x.req.ResponseFormat.Type != llm.ResponseText && x.req.ResponseFormat.Type != ""
-	if rc := x.rt.routeCfg(x.req.Model); rc != nil && rc.Structured {
-		x.structured = true
-	}
+	x.structured = lifecycle.Structured(x.rt.routeCfg(x.req.Model), x.req.ResponseFormat)
 	x.lc.Begin(x.rt.engine, time.Now(), policy.Request{
 		ID: x.id, Route: x.req.Model, PromptTokens: x.promptTokens,
 		Stream: x.req.Stream, Structured: x.structured, Tools: len(x.req.Tools) > 0, Hint: hint,

@@ -64,6 +64,9 @@ type liveRun struct {
 	aborted          string
 	stopOnce         sync.Once
 	stop             chan struct{}
+	// err stops the run with an error, as in the simulator: a timeline
+	// step that could not be carried out (a fault a mock refused).
+	err error
 	reqCtx           context.Context // requests in flight; canceled after the drain
 	reqCancel        context.CancelFunc
 	oldJournals      []score.JournalEntry // journals of killed mock instances
@@ -232,6 +235,12 @@ func runLiveWith(ctx context.Context, s *Scenario, seed uint64, opts Options, gw
 	case <-time.After(drain):
 		l.reqCancel()
 		<-drained
+	}
+	l.mu.Lock()
+	runErr := l.err
+	l.mu.Unlock()
+	if runErr != nil {
+		return nil, runErr
 	}
 	l.endSteps(end)
 	if l.srv != nil {
@@ -570,6 +579,14 @@ func (l *liveRun) stepStart(i int) {
 			}
 			id, err := p.Model().AddFault(now, st.faultFor(k))
 			if err != nil {
+				// Never a fault.start for a fault that is not there: the
+				// run stops with the error, as the simulator's does.
+				l.mu.Lock()
+				if l.err == nil {
+					l.err = fmt.Errorf("%w: step %s: fault on %s: %w", ErrInvalid, st.Name, k, err)
+				}
+				l.mu.Unlock()
+				l.stopOnce.Do(func() { close(l.stop) })
 				continue
 			}
 			l.mu.Lock()

@@ -90,6 +90,8 @@ type simReq struct {
 	resp    *llm.Response
 	ob      evals.Observation
 	haveOb  bool
+	// structured: the request needs structured output (lifecycle.Structured).
+	structured bool
 	tgt     *simTarget // the target of the attempt in flight
 	partial string     // answer text that already reached the client
 	sent    int        // in how many output deltas
@@ -158,6 +160,8 @@ type sim struct {
 	stopWin      stopWindow // per-second user results for stop_when
 	slo          score.SLO  // the scenario's, with defaults: stop_when judges by it
 	structSchema *llm.ResponseFormat
+	// routes are the routes of the gateway config in effect, by name.
+	routes map[string]*policy.Route
 	end          int64
 	tgts         map[*policy.Target]*simTarget
 	tgtList      []*simTarget // tgts in the order they were first used
@@ -309,6 +313,7 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 		}
 		m.provs[p.name] = pv
 	}
+	m.setRoutes(s.env.policy.Routes)
 	if len(s.env.rules) > 0 {
 		m.alerts = alerts.NewEvaluator(s.env.rules)
 		routes := map[string][]string{}
@@ -593,12 +598,13 @@ func (m *sim) arrive(i int) {
 	r.start = m.now
 	r.prompt = m.rnd.IntN(len(m.prompts[i]))
 	stream := m.rnd.Float64() < t.Stream.F()
-	structured := m.rnd.Float64() < t.Structured.F()
 	r.req = llm.Request{Model: t.Route, Stream: stream, MaxTokens: t.MaxTokens, Temperature: t.Temperature,
 		Messages: m.messages(i, r.prompt)}
-	if structured {
+	if m.rnd.Float64() < t.Structured.F() {
 		r.req.ResponseFormat = m.structSchema
 	}
+	structured := lifecycle.Structured(m.route(t.Route), r.req.ResponseFormat)
+	r.structured = structured
 	r.eng = m.eng
 	r.promptEst = lifecycle.EstimatePromptTokens(&r.req)
 	if len(m.reps) > 1 {
@@ -610,6 +616,17 @@ func (m *sim) arrive(i int) {
 	m.scheduleCancel(r)
 	m.next(r)
 }
+
+// setRoutes takes the routes of the gateway config in effect.
+func (m *sim) setRoutes(rs []policy.Route) {
+	m.routes = make(map[string]*policy.Route, len(rs))
+	for i := range rs {
+		m.routes[rs[i].Name] = &rs[i]
+	}
+}
+
+// route returns the route named name in the config in effect, nil if none.
+func (m *sim) route(name string) *policy.Route { return m.routes[name] }
 
 func (m *sim) next(r *simReq) {
 	if m.isDone(r.n) {
@@ -704,7 +721,7 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	}
 	end, obs := lifecycle.Play(plan, d, m.t(start), req.Stream)
 	obs.PromptTokens = r.promptEst // metered, as by the gateway, when no usage came
-	if obs.End == lifecycle.Answered && obs.Status == 200 && !req.Stream && req.ResponseFormat != nil {
+	if obs.End == lifecycle.Answered && obs.Status == 200 && !req.Stream && r.structured {
 		// A non-streamed structured answer is validated before the client
 		// sees it, so invalid JSON fails over.
 		r.ob, r.haveOb = evals.Observe(&plan.Response, true, m.refusals), true

@@ -14,7 +14,7 @@ import (
 // when it reaches the client (served).
 func (m *sim) complete(r *simReq, now time.Time, served, corrupted bool) {
 	target := r.tgt.key
-	structured := r.req.ResponseFormat != nil
+	structured := r.structured
 	ob := r.ob
 	if !r.haveOb {
 		refusals := m.refusals
