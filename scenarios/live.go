@@ -54,19 +54,19 @@ type liveRun struct {
 	sinks    map[string]*sinkServer
 	faultIDs map[int][]faultRef
 
-	nreq             atomic.Int64
-	inflight         sync.WaitGroup
-	requests, errs   atomic.Int64
-	stopWin          stopWindow  // per-second user results for stop_when
-	stopSLO          score.SLO   // the scenario's, with defaults: stop_when judges by it
-	corrupt          corruptions // stop_when's view of corrupted answers
-	targetCount      map[string]int
-	aborted          string
-	stopOnce         sync.Once
-	stop             chan struct{}
+	nreq           atomic.Int64
+	inflight       sync.WaitGroup
+	requests, errs atomic.Int64
+	stopWin        stopWindow  // per-second user results for stop_when
+	stopSLO        score.SLO   // the scenario's, with defaults: stop_when judges by it
+	corrupt        corruptions // stop_when's view of corrupted answers
+	targetCount    map[string]int
+	aborted        string
+	stopOnce       sync.Once
+	stop           chan struct{}
 	// err stops the run with an error, as in the simulator: a timeline
 	// step that could not be carried out (a fault a mock refused).
-	err error
+	err              error
 	reqCtx           context.Context // requests in flight; canceled after the drain
 	reqCancel        context.CancelFunc
 	oldJournals      []score.JournalEntry // journals of killed mock instances

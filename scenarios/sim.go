@@ -87,14 +87,14 @@ type simReq struct {
 	// resp is the complete answer when pending is OK (served) or
 	// InvalidOutput (rejected); ob is its observation when send already
 	// made it (haveOb).
-	resp    *llm.Response
-	ob      evals.Observation
-	haveOb  bool
+	resp   *llm.Response
+	ob     evals.Observation
+	haveOb bool
 	// structured: the request needs structured output (lifecycle.Structured).
 	structured bool
-	tgt     *simTarget // the target of the attempt in flight
-	partial string     // answer text that already reached the client
-	sent    int        // in how many output deltas
+	tgt        *simTarget // the target of the attempt in flight
+	partial    string     // answer text that already reached the client
+	sent       int        // in how many output deltas
 	// rep is the replica that serves the request, nil for a gateway alone.
 	rep *simReplica
 	// servedBy is the target whose output the client received last; cont
@@ -161,12 +161,12 @@ type sim struct {
 	slo          score.SLO  // the scenario's, with defaults: stop_when judges by it
 	structSchema *llm.ResponseFormat
 	// routes are the routes of the gateway config in effect, by name.
-	routes map[string]*policy.Route
-	end          int64
-	tgts         map[*policy.Target]*simTarget
-	tgtList      []*simTarget // tgts in the order they were first used
-	tickAt       int64        // when the next Tick is scheduled (0: none)
-	probes       *simProbes   // nil unless the gateway config enables probes
+	routes  map[string]*policy.Route
+	end     int64
+	tgts    map[*policy.Target]*simTarget
+	tgtList []*simTarget // tgts in the order they were first used
+	tickAt  int64        // when the next Tick is scheduled (0: none)
+	probes  *simProbes   // nil unless the gateway config enables probes
 }
 
 // simTarget is what the simulator keeps of a policy target: the policy's
