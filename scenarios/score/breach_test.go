@@ -1,6 +1,7 @@
 package score
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -141,5 +142,33 @@ func TestScoreWrongAnswers(t *testing.T) {
 	}
 	if d := cmp.Diff(res, feedScore(in), cmpopts.IgnoreUnexported(Result{})); d != "" {
 		t.Errorf("fed scores differ:\n%s", d)
+	}
+}
+
+// TestScoreBlackBoxShiftBeforeFault: a black box's first-token limit
+// demoted a healthy primary in the baseline (traffic left a:m at 30s, 30s
+// before the fault); a traffic shift that predates the fault is not its
+// detection (it read "detected by traffic_shift after 100ms"): the step
+// is masked and not re-detected.
+func TestScoreBlackBoxShiftBeforeFault(t *testing.T) {
+	b := &logb{}
+	b.fault("f", "a:m", 60*time.Second, 90*time.Second)
+	for d := time.Duration(0); d < 100*time.Second; d += 100 * time.Millisecond {
+		id := fmt.Sprintf("r%d", d/time.Millisecond)
+		b.ev(d, events.Event{Kind: events.RequestStart, RequestID: id})
+		tgt := "a:m"
+		if d >= 30*time.Second && d < 90*time.Second {
+			tgt = "b:m"
+		}
+		b.journal = append(b.journal, JournalEntry{Time: at(d), RequestID: id, Target: tgt, Outcome: "ok"})
+		b.ev(d+50*time.Millisecond, events.Event{Kind: events.RequestEnd, RequestID: id, Outcome: events.OutcomeServed})
+	}
+	res := b.score(100 * time.Second)
+	if !res.BlackBox {
+		t.Fatal("want black-box scoring")
+	}
+	f, _ := res.Fault("f", "a:m")
+	if f.Detected || !f.Masked {
+		t.Errorf("detected=%v by %q after %v, masked=%v; want not detected, masked", f.Detected, f.DetectedBy, f.TTD, f.Masked)
 	}
 }

@@ -238,6 +238,12 @@ func (s *scorer) lastFailure(f faultWin, t int64) (string, bool) {
 // answers naming their target, it falls back to the target's share of
 // attempts (calls).
 func (s *scorer) trafficShift(fs *FaultScore, f faultWin) {
+	if s.shiftedBefore(f) {
+		// Masked: the target was already out of traffic as the fault
+		// started; its TTD would be 0s, so it is "not re-detected".
+		fs.Masked, fs.MaskedBy = true, s.maskedBy(f)
+		return
+	}
 	sh := s.requestShares(f.target)
 	if !sh.hasFirst && !sh.hasServed {
 		mine, all := s.shareSeries(f.target, false)
@@ -262,6 +268,34 @@ func (s *scorer) trafficShift(fs *FaultScore, f faultWin) {
 // shift returns when the share mine/all fell below half its baseline
 // share for good during f: the first window end from which it stays there
 // until f ends (windows without traffic do not count either way).
+// shiftedBefore reports whether f's target had already lost half its
+// baseline share of traffic in the SLO window before f started, by every
+// measure the black box allows.
+func (s *scorer) shiftedBefore(f faultWin) bool {
+	sh := s.requestShares(f.target)
+	var ms, as []prefix
+	if sh.hasFirst {
+		ms, as = append(ms, sh.firstMine), append(as, sh.firstAll)
+	}
+	if sh.hasServed {
+		ms, as = append(ms, sh.servedMine), append(as, sh.servedAll)
+	}
+	if len(ms) == 0 {
+		mine, all := s.shareSeries(f.target, false)
+		ms, as = append(ms, mine), append(as, all)
+	}
+	w := int(s.slo.Window / bin)
+	lo := s.binOf(f.start)
+	for i := range ms {
+		baseline := s.baselineShare(f, ms[i], as[i])
+		n := as[i].sum(lo-w, lo)
+		if baseline == 0 || n == 0 || ms[i].sum(lo-w, lo)/n >= baseline/2 {
+			return false
+		}
+	}
+	return true
+}
+
 func (s *scorer) shift(f faultWin, mine, all prefix) (time.Duration, bool) {
 	baseline := s.baselineShare(f, mine, all)
 	if baseline == 0 {
@@ -269,6 +303,12 @@ func (s *scorer) shift(f faultWin, mine, all prefix) (time.Duration, bool) {
 	}
 	w := int(s.slo.Window / bin)
 	lo, hi := s.binOf(f.start), s.binOf(f.end)
+	if n := all.sum(lo-w, lo); n > 0 && mine.sum(lo-w, lo)/n < baseline/2 {
+		// Traffic had left the target before the fault started (a
+		// healthy target demoted in the baseline): nothing the fault
+		// caused, never a detection of it.
+		return 0, false
+	}
 	first := -1
 	for k := lo + 1; k <= hi; k++ {
 		n := all.sum(k-w, k)
