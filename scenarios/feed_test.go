@@ -1,12 +1,13 @@
 package scenarios
 
 import (
-	"github.com/brownout-dev/brownout/scenarios/score"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // TestFeedMatchesScore: the simulator's results, scored as the log was

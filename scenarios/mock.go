@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"github.com/brownout-dev/brownout/scenarios/score"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/mockprovider"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // simJournalSize keeps every attempt of a long simulated run.
