@@ -85,8 +85,12 @@ var loopSteps = []mockprovider.Step{
 
 func startMock(t *testing.T, name string, f llm.Format, model string, seed uint64) *mockprovider.Provider {
 	t.Helper()
+	prefill := mockprovider.PrefillRejected
+	if f == llm.FormatAnthropic {
+		prefill = mockprovider.PrefillContinue
+	}
 	return mockprovider.StartTest(t, mockprovider.ProviderSpec{Name: name, Format: f, Seed: seed,
-		Models: []mockprovider.ModelSpec{{Name: model, Prefill: f == llm.FormatAnthropic, OutputTokens: mockprovider.Length{Fixed: 24}, Steps: loopSteps}}})
+		Models: []mockprovider.ModelSpec{{Name: model, Prefill: prefill, OutputTokens: mockprovider.Length{Fixed: 24}, Steps: loopSteps}}})
 }
 
 const gatewayConfig = `version: 1

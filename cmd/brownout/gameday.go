@@ -22,8 +22,10 @@ type GamedayRunOptions struct {
 	Mode    string
 	Seed    uint64
 	SeedSet bool
-	// Seeds, when above 0, plays a seed sweep (sim only).
-	Seeds int
+	// Seeds, when above 0, plays a seed sweep (sim only); Repeat plays the
+	// live run that many times, one after another.
+	Seeds  int
+	Repeat int
 	Out   string
 	// Traces keeps the trace of one request of a live run (the one with the
 	// most upstream attempts) and prints it after the progress lines.
@@ -62,7 +64,10 @@ report.md and junit.xml.
 With --seeds N (sim only) it plays N seeds (the scenario's and the N-1
 after it) in parallel on every core and prints each score's median, p90
 and worst and each expectation's pass rate; --out DIR then holds
-DIR/sweep.json.
+DIR/sweep.json. With --repeat N (live only) it plays the live game day N
+times, one after another, and reports the runs the same way: a verdict
+holds when each expectation held in its expect.pass_rate share of the runs
+(default: every run).
 
 Exit status: 0 when every expectation holds, 1 when any fails (or the run was
 aborted by a stop condition), 2 for input errors.`,
@@ -79,6 +84,9 @@ aborted by a stop condition), 2 for input errors.`,
 			if opts.Seeds != 0 && (opts.Seeds < 1 || opts.Mode != string(score.ModeSim)) {
 				return usageError(fmt.Errorf("--seeds: a sweep needs at least 1 seed and --mode sim"))
 			}
+			if opts.Repeat != 0 && (opts.Repeat < 1 || opts.Mode != string(score.ModeLive)) {
+				return usageError(fmt.Errorf("--repeat: repeated runs need at least 1 run and --mode live (a simulation repeats with --seeds)"))
+			}
 			if opts.Context == nil {
 				ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 				defer stop()
@@ -94,6 +102,7 @@ aborted by a stop condition), 2 for input errors.`,
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "directory for result.json and events.jsonl")
 	cmd.Flags().IntVar(&opts.Seeds, "seeds", 0, "play a seed sweep of N seeds (sim) and report each score's distribution")
+	cmd.Flags().IntVar(&opts.Repeat, "repeat", 0, "play the live game day N times and report each score's distribution")
 	cmd.Flags().BoolVar(&opts.Traces, "traces", false, "live: collect the gateway's traces and show one request's attempts (result.json trace_sample)")
 	return cmd
 }
@@ -108,7 +117,7 @@ func gamedayRun(opts *GamedayRunOptions) error {
 			return usageError(err)
 		}
 	}
-	if opts.Seeds > 0 {
+	if opts.Seeds > 0 || opts.Repeat > 0 {
 		return gamedaySweep(opts, s)
 	}
 	ro := runOptions(opts.IO, score.Mode(opts.Mode), opts.Seed, opts.SeedSet)
@@ -137,7 +146,15 @@ func gamedaySweep(opts *GamedayRunOptions, s *scenarios.Scenario) error {
 	if opts.SeedSet {
 		s.Seed = opts.Seed
 	}
-	sw, err := scenarios.RunSweep(opts.Context, s, opts.Seeds)
+	var sw *scenarios.Sweep
+	var err error
+	if opts.Repeat > 0 {
+		ro := runOptions(opts.IO, score.ModeLive, opts.Seed, opts.SeedSet)
+		ro.Traces = opts.Traces
+		sw, err = scenarios.RunRepeat(opts.Context, s, opts.Repeat, ro)
+	} else {
+		sw, err = scenarios.RunSweep(opts.Context, s, opts.Seeds)
+	}
 	if err != nil {
 		if errors.Is(err, scenarios.ErrInvalid) {
 			return usageError(err)
