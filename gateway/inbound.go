@@ -206,8 +206,13 @@ func admissionError(d clients.Decision) *llm.Error {
 		return &llm.Error{Status: 403, Type: llm.ErrPermission, Param: "model",
 			Message: "this client key may not use this route"}
 	case clients.OverBudget:
-		return &llm.Error{Status: 429, Type: llm.ErrRateLimit, Code: "budget_exhausted", RetryAfter: d.RetryAfter,
-			Message: "this client's spend budget for the period is used up"}
+		msg := "this client's spend budget for the period is used up"
+		if d.RetryAfter <= time.Second {
+			// Refused for what requests in flight reserved, not for what
+			// was spent: some of it comes back as they end.
+			msg = "this client's spend budget is reserved by its requests in flight (each reserves its worst-case cost); retry shortly"
+		}
+		return &llm.Error{Status: 429, Type: llm.ErrRateLimit, Code: "budget_exhausted", RetryAfter: d.RetryAfter, Message: msg}
 	default:
 		return &llm.Error{Status: 429, Type: llm.ErrRateLimit, Code: d.Limit, RetryAfter: d.RetryAfter,
 			Message: "this client's " + strings.ReplaceAll(d.Limit, "_", " ") + " limit is reached"}

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -135,6 +136,16 @@ func newUpstream(p *Provider, tr http.RoundTripper) *upstream {
 	return u
 }
 
+// requestBody is an upstream request's body. It is a type net/http does
+// not know to be in memory, so that its Transport writes the request's
+// header on its own before the body: a connection that refuses a request
+// (quietConn) then refuses it at the header, which net/http takes for
+// "nothing written" and resends on another connection; refused within the
+// body, the request would fail.
+type requestBody struct{ *bytes.Reader }
+
+func (requestBody) Close() error { return nil }
+
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // protocolError is an upstream answer the gateway cannot take: a final 1xx
@@ -201,10 +212,12 @@ func (u *upstream) newRequest(ctx context.Context, req *llm.Request, requestID s
 	if u.plain {
 		ctx = context.WithValue(ctx, plainHTTPKey{}, true) // see quietDial
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url(req.Model, req.Stream), bytes.NewReader(body))
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url(req.Model, req.Stream), requestBody{bytes.NewReader(body)})
 	if err != nil {
 		return nil, err
 	}
+	hr.ContentLength = int64(len(body))
+	hr.GetBody = func() (io.ReadCloser, error) { return requestBody{bytes.NewReader(body)}, nil }
 	h := hr.Header
 	h["Content-Type"] = []string{"application/json"}
 	if req.Stream {
