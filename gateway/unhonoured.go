@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"maps"
 	"net/http"
 	"slices"
@@ -32,7 +33,8 @@ func bestEffort(h http.Header) bool {
 }
 
 // inert are fields that change where or how an answer is kept, never the
-// answer: another format's target leaves them out without a word.
+// answer: another format's target leaves them out without a word, as it
+// does any field sent as null (the default).
 var inert = map[string]bool{"store": true, "service_tier": true, "prompt_cache_key": true, "safety_identifier": true}
 
 // unhonoured lists, sorted, the fields of req (decoded from the from
@@ -43,7 +45,7 @@ func unhonoured(req *llm.Request, from, to llm.Format) []string {
 	}
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(req.Extra)) {
-		if !inert[k] {
+		if v := bytes.TrimSpace(req.Extra[k]); !inert[k] && len(v) > 0 && string(v) != "null" {
 			out = append(out, k)
 		}
 	}

@@ -43,6 +43,13 @@ func TestUnhonouredFields(t *testing.T) {
 		assert.Zero(t, m.alpha.Model().JournalLen(), "nothing was sent to the skipped target")
 	})
 
+	t.Run("a null field is no field", func(t *testing.T) {
+		resp := post(t, g.url, "/v1/messages", `{"model":"chat","max_tokens":64,"thinking":null,"messages":[{"role":"user","content":"hi"}]}`, nil)
+		resp.Body.Close()
+		require.Equal(t, 200, resp.StatusCode)
+		assert.Equal(t, "alpha:gpt-4o", resp.Header.Get(gateway.HeaderTarget))
+	})
+
 	t.Run("best effort drops and says so", func(t *testing.T) {
 		resp := post(t, g.url, "/v1/messages", thinking, map[string]string{gateway.HeaderBestEffort: "drop"})
 		body, _ := io.ReadAll(resp.Body)

@@ -76,6 +76,20 @@ check("openai", "chat", "chat.completions.stream helper", async (t) => {
   assert(c.usage && c.usage.completion_tokens > 0, "no usage");
 });
 
+check("openai", "chat", "runTools tool loop (streamed)", async (t) => {
+  const runner = openaiAt(t).chat.completions.runTools({
+    model: t.model,
+    stream: true,
+    messages: [{ role: "user", content: "What time is it in the capital of France?" }],
+    tools: loopTools.map((name) => ({
+      type: "function",
+      function: { name, function: async () => toolResult(name), parse: JSON.parse, parameters: { type: "object", properties: { city: { type: "string" } } } },
+    })),
+  });
+  const text = await runner.finalContent();
+  assert(text?.includes("get_time"), `final content ${JSON.stringify(text)}`);
+});
+
 check("openai", "responses", "responses.create", async (t) => {
   const r = await openaiAt(t).responses.create({ model: t.model, input: "hello" });
   assert(/^resp_[0-9a-zA-Z]+$/.test(r.id), `id ${r.id}`);
@@ -204,6 +218,24 @@ check("anthropic", "anthropic", "thinking never dropped silently", async (t) => 
   assert(best.response.headers.get("x-brownout-dropped") === "thinking", `dropped ${best.response.headers.get("x-brownout-dropped")}`);
 }, { gatewayOnly: true });
 
+check("anthropic", "anthropic", "stream helper tool loop", async (t) => {
+  const c = anthropicAt(t);
+  const tools = loopTools.map((name) => ({ name, input_schema: { type: "object", properties: { city: { type: "string" } } } }));
+  const messages = [{ role: "user", content: "What time is it in the capital of France?" }];
+  for (let step = 0; step < 6; step++) {
+    const m = await c.messages.stream({ model: t.model, max_tokens: 512, messages, tools }).finalMessage();
+    if (m.stop_reason !== "tool_use") {
+      assert(m.content.find((b) => b.type === "text")?.text.includes("get_time"), "the answer quotes the last tool result");
+      return;
+    }
+    const uses = m.content.filter((b) => b.type === "tool_use");
+    assert(uses.every((b) => typeof b.input === "object"), `tool inputs ${JSON.stringify(uses)}`);
+    messages.push({ role: "assistant", content: m.content });
+    messages.push({ role: "user", content: uses.map((b) => ({ type: "tool_result", tool_use_id: b.id, content: toolResult(b.name) })) });
+  }
+  throw new Error("no answer after 6 steps");
+});
+
 // ---- @google/genai ----
 const genaiAt = (t, apiVersion) => new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: t.url, ...(apiVersion ? { apiVersion } : {}) } });
 
@@ -235,6 +267,18 @@ check("genai", "gemini", "function call", async (t) => {
   });
   const calls = r.functionCalls ?? [];
   assert(calls.length > 0 && loopTools.includes(calls[0].name), `function calls ${JSON.stringify(calls)}`);
+});
+
+check("genai", "gemini", "chat with function responses", async (t) => {
+  const chat = genaiAt(t).chats.create({
+    model: t.model,
+    config: { tools: [{ functionDeclarations: loopTools.map((name) => ({ name, parametersJsonSchema: { type: "object", properties: { city: { type: "string" } } } })) }] },
+  });
+  let r = await chat.sendMessage({ message: "What time is it in the capital of France?" });
+  for (let step = 0; step < 6 && r.functionCalls?.length; step++) {
+    r = await chat.sendMessage({ message: r.functionCalls.map((fc) => ({ functionResponse: { id: fc.id, name: fc.name, response: { result: toolResult(fc.name) } } })) });
+  }
+  assert(r.text?.includes("get_time"), `final text ${JSON.stringify(r.text)}`);
 });
 
 // ---- Vercel AI SDK (ai + @ai-sdk/openai: the default provider speaks the Responses API) ----
