@@ -137,8 +137,8 @@ type Continuation struct {
 	signal int
 	tools  []llm.ToolCall
 
-	names   []string // texts of the conversation, for the join check
-	held    []byte   // output not forwarded yet, while undecided
+	names []string // texts of the conversation, for the join check
+	held  []byte   // output not forwarded yet, while undecided
 	// ends holds where the last len(ends) deltas in held end (a ring,
 	// nends deltas in all): what is forwarded once decided is at most
 	// joinLook characters and the delta that completed them, or a
