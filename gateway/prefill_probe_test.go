@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -102,6 +103,21 @@ func TestContinuationProbe(t *testing.T) {
 			}
 		}
 		require.True(t, found)
+
+		// Turned off by a reload, the verdicts are dropped; turned on
+		// again, every target is checked again.
+		reload := func(on string) {
+			text := strings.Replace(fmt.Sprintf(prefillProbeConfig, ""), "continuation: true", "continuation: "+on, 1)
+			cfg, err := gateway.ParseConfig("prefill.yaml", []byte(text), gateway.LoadOptions{})
+			require.NoError(t, err)
+			require.NoError(t, srv.Reload(cfg))
+			synctest.Wait()
+		}
+		reload("false")
+		require.Empty(t, breakerState(srv, ignores).Prefill, "no verdict: the declared capability stands")
+		reload("true")
+		require.Equal(t, policy.PrefillFailed, breakerState(srv, ignores).Prefill)
+		require.Len(t, verdicts(log, ignores), 2, "checked again on the reload")
 	})
 	synctest.Test(t, func(t *testing.T) {
 		srv, log, _ := newPrefillProbeRig(t, "  enabled: true\n  min_interval: 30s\n  max_interval: 60s")

@@ -7,6 +7,7 @@ import (
 	"io"
 	mrand "math/rand/v2"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -40,13 +41,14 @@ type ProbesConfig struct {
 	// Continuation verifies, rather than trusts, the prefill capability of
 	// every target that declares it: a continuation probe (a known text cut
 	// mid-word, sent as an assistant prefill, must be continued, not
-	// restarted; lifecycle.JudgeProbe) at start, on a reload that adds the
-	// target, and with each of its active probes when they are enabled. A
+	// restarted; lifecycle.JudgeProbe) at start, on each reload, and with
+	// each of its active probes when they are enabled. A
 	// target that fails it completes no partial answer from a prefill (it
 	// replays it on a route with replay: true, or is not used for it) until
 	// it passes; /admin/state, brownout_target_prefill_verified and
 	// prefill.verdict events show the verdict. A probe that gets no answer
-	// (an error other than a 400) gives no verdict. Default false.
+	// (an error other than a 400) gives no verdict. Turned off, the
+	// verdicts are dropped. Default false.
 	Continuation bool `yaml:"continuation,omitempty"`
 }
 
@@ -103,14 +105,12 @@ type prober struct {
 	sched   *probe.Scheduler
 	def     probe.Definition
 	targets map[string]bool
-	// checked are the targets with prefill whose capability was (or is
-	// being) checked at start; due those to check next (Continuation).
-	checked map[string]bool
-	due     []string
+	// due are the targets with prefill to check next (Continuation).
+	due []string
 }
 
 func newProber(s *Server) *prober {
-	return &prober{s: s, wake: make(chan struct{}, 1), targets: map[string]bool{}, checked: map[string]bool{}}
+	return &prober{s: s, wake: make(chan struct{}, 1), targets: map[string]bool{}}
 }
 
 // configure applies a (re)loaded configuration at now: a changed probes
@@ -159,18 +159,22 @@ func (p *prober) configure(now time.Time, cfg *Config) {
 	p.poke()
 }
 
-// checkPrefill queues the start check of the targets of cfg that declare
-// prefill and were not checked yet (probes.continuation). Called with p.mu
-// held.
+// checkPrefill queues the check of every target of cfg that declares
+// prefill (probes.continuation), at start and on each reload: a verdict
+// is as fresh as the configuration. With the probe off, verdicts are
+// dropped. Called with p.mu held.
 func (p *prober) checkPrefill(cfg *Config) {
 	if !cfg.Probes.Continuation {
+		p.due = nil
+		p.s.rt.Load().engine.ForgetPrefillVerdicts()
 		return
 	}
+	seen := map[string]bool{}
 	for _, r := range cfg.Routes {
 		for i := range r.Targets {
 			t := &r.Targets[i]
-			if k := t.Key(); t.Capabilities.Prefill && !p.checked[k] {
-				p.checked[k] = true
+			if k := t.Key(); t.Capabilities.Prefill && !seen[k] && !slices.Contains(p.due, k) {
+				seen[k] = true
 				p.due = append(p.due, k)
 			}
 		}

@@ -135,6 +135,20 @@ func TestSimContinuationProbe(t *testing.T) {
 	require.False(t, verdicts[0].OK, verdicts[0].Reason)
 	require.Zero(t, res.Overall.BadServed)
 
+	// With active probes, the check repeats with each probe of the target.
+	s.env.probes.Enabled = true
+	res, err = Run(context.Background(), s, Options{Mode: ModeSim})
+	require.NoError(t, err)
+	n := 0
+	for _, e := range res.Log() {
+		if e.Kind == events.PrefillVerdict {
+			n++
+			require.False(t, e.OK)
+		}
+	}
+	require.Greater(t, n, 3, "at start and with the active probes (every 30-60s)")
+	s.env.probes.Enabled = false
+
 	s.env.probes.Continuation = false
 	res, err = Run(context.Background(), s, Options{Mode: ModeSim})
 	require.NoError(t, err)

@@ -191,6 +191,9 @@ func (m *sim) probeDone(i int) {
 	if act.Kind == probe.ActionOpenBreaker {
 		_ = m.eng.Signal(now, f.target, "probe_failures", policy.Trip)
 	}
+	if m.s.env.probes.Continuation {
+		m.probePrefill(now, f.target)
+	}
 }
 
 // checkPrefill models the gateway's continuation probe
@@ -214,37 +217,45 @@ func (m *sim) checkPrefill(s *Scenario) {
 		}
 	}
 	sort.Strings(keys)
-	for i, key := range keys {
-		prov, _, _ := strings.Cut(key, ":")
-		t, p := m.probeTarget(key), m.provs[prov]
-		if t == nil || p == nil || m.killed[prov] {
-			continue
-		}
-		req := lifecycle.ProbeRequest(t.Model)
-		if err := t.Apply(req); err != nil {
-			continue
-		}
-		plan := new(faults.Plan)
-		p.PlanInto(plan, now, req, "prefill-probe-"+strconv.Itoa(i+1))
-		_, resp, err := probeAnswer(plan)
-		p.Finish(now, plan)
-		var ok bool
-		var reason string
-		var le *llm.Error
-		switch {
-		case errors.As(err, &le) && le.Status == 400:
-			reason = "the prefill was rejected: " + le.Message
-		case err != nil:
-			continue
-		default:
-			ok, reason = lifecycle.JudgeProbe(resp.Content)
-		}
-		_ = m.eng.PrefillVerdict(key, ok)
-		for _, rp := range m.reps {
-			if rp.eng != m.eng {
-				_ = rp.eng.PrefillVerdict(key, ok)
-			}
-		}
-		m.Emit(events.Event{Time: now, Kind: events.PrefillVerdict, Target: key, Name: "continuation", OK: ok, Reason: reason})
+	for _, key := range keys {
+		m.probePrefill(now, key)
 	}
+}
+
+// probePrefill sends the continuation probe to target, as the gateway's
+// prober does (at start, and after each active probe of a target that
+// declares prefill), and hands over the verdict.
+func (m *sim) probePrefill(now time.Time, key string) {
+	prov, _, _ := strings.Cut(key, ":")
+	t, p := m.probeTarget(key), m.provs[prov]
+	if t == nil || !t.Capabilities.Prefill || p == nil || m.killed[prov] {
+		return
+	}
+	req := lifecycle.ProbeRequest(t.Model)
+	if err := t.Apply(req); err != nil {
+		return
+	}
+	m.pfProbes++
+	plan := new(faults.Plan)
+	p.PlanInto(plan, now, req, "prefill-probe-"+strconv.Itoa(m.pfProbes))
+	_, resp, err := probeAnswer(plan)
+	p.Finish(now, plan)
+	var ok bool
+	var reason string
+	var le *llm.Error
+	switch {
+	case errors.As(err, &le) && le.Status == 400:
+		reason = "the prefill was rejected: " + le.Message
+	case err != nil:
+		return // no answer: no verdict
+	default:
+		ok, reason = lifecycle.JudgeProbe(resp.Content)
+	}
+	_ = m.eng.PrefillVerdict(key, ok)
+	for _, rp := range m.reps {
+		if rp.eng != m.eng {
+			_ = rp.eng.PrefillVerdict(key, ok)
+		}
+	}
+	m.Emit(events.Event{Time: now, Kind: events.PrefillVerdict, Target: key, Name: "continuation", OK: ok, Reason: reason})
 }

@@ -136,6 +136,7 @@ type sim struct {
 	seq          uint64
 	rnd          *rand.Rand
 	eng          *policy.Engine      // replica 1's (the gateway's, alone)
+	pfProbes     int                 // continuation probes sent (their ids)
 	reps         []*simReplica       // the gateway's replicas
 	store        *simStore           // the replicas' shared store; nil with state: memory
 	provs        map[string]provider // provider name

@@ -137,9 +137,14 @@ type Continuation struct {
 	signal int
 	tools  []llm.ToolCall
 
-	names   []string // texts of the conversation, for the join check
-	held    []byte   // output not forwarded yet, while undecided
-	ends    []int    // where each delta in held ends
+	names []string // texts of the conversation, for the join check
+	held  []byte   // output not forwarded yet, while undecided
+	// ends holds where the last len(ends) deltas in held end (a ring,
+	// nends deltas in all): what is forwarded once decided is at most
+	// joinLook characters and the delta that completed them, or a
+	// restart's rest.
+	ends    [pieceRing]int32
+	nends   int
 	pieces  []string
 	lead    int  // leading whitespace in held
 	matched int  // bytes after lead known to match sent
@@ -237,7 +242,8 @@ func (c *Continuation) Text(delta string) (string, error) {
 		return c.more(delta)
 	}
 	c.held = append(c.held, delta...)
-	c.ends = append(c.ends, len(c.held))
+	c.ends[c.nends%pieceRing] = int32(len(c.held))
+	c.nends++
 	for c.lead < len(c.held) && isSpace(c.held[c.lead]) {
 		c.lead++
 	}
@@ -316,16 +322,23 @@ func (c *Continuation) judge(end bool) (string, error) {
 // came in).
 func (c *Continuation) decide(skip int) string {
 	out := string(c.held[skip:])
-	from := 0
-	for _, e := range c.ends {
+	from := skip // deltas older than the ring merge into the first piece
+	for k := max(c.nends-pieceRing, 0); k < c.nends; k++ {
+		e := int(c.ends[k%pieceRing])
 		if e > skip {
+			if c.pieces == nil {
+				c.pieces = make([]string, 0, c.nends-k)
+			}
 			c.pieces = append(c.pieces, out[max(from, skip)-skip:e-skip])
 		}
 		from = e
 	}
-	c.decided, c.skipped, c.held, c.ends = true, skip, nil, nil
+	c.decided, c.skipped, c.held, c.nends = true, skip, nil, 0
 	return out
 }
+
+// pieceRing bounds the deltas of held output that are forwarded apart.
+const pieceRing = 64
 
 // Pieces returns the fall-back's deltas that the text the last call
 // returned was held from, in order (their concatenation is that text), so

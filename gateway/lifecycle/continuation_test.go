@@ -23,14 +23,27 @@ func feed(t require.TestingT, mode Mode, sent string, deltas []string) (string, 
 		if err != nil {
 			return "", c, err
 		}
+		checkPieces(t, c, s)
 		out.WriteString(s)
 	}
 	s, err := c.End()
 	if err != nil {
 		return "", c, err
 	}
+	checkPieces(t, c, s)
 	out.WriteString(s)
 	return out.String(), c, nil
+}
+
+// checkPieces holds Pieces to the text the last call returned: its
+// deltas, in order, nothing lost or repeated.
+func checkPieces(t require.TestingT, c *Continuation, s string) {
+	if ps := c.Pieces(); ps != nil {
+		require.Equal(t, s, strings.Join(ps, ""), "the pieces are the text forwarded")
+		for _, p := range ps {
+			require.NotEmpty(t, p)
+		}
+	}
 }
 
 func TestContinuationText(t *testing.T) {
@@ -130,6 +143,21 @@ func TestContinuationHolds(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, " the mat", out)
 	require.Equal(t, []string{" the", " mat"}, c.Pieces())
+
+	// More held deltas than the ring keeps: the oldest merge into the
+	// first piece.
+	c, err = NewContinuation(Prefill, "The cat sat on", nil)
+	require.NoError(t, err)
+	for range 100 {
+		out, err := c.Text(" ")
+		require.NoError(t, err)
+		require.Empty(t, out)
+	}
+	out, err = c.End()
+	require.NoError(t, err)
+	ps := c.Pieces()
+	require.Len(t, ps, pieceRing)
+	require.Equal(t, out, strings.Join(ps, ""))
 
 	c, err = NewContinuation(Replay, "x", nil)
 	require.NoError(t, err)

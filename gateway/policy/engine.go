@@ -375,6 +375,15 @@ func (e *Engine) PrefillVerdict(target string, ok bool) error {
 	return nil
 }
 
+// ForgetPrefillVerdicts drops every continuation-probe verdict: each
+// target's declared prefill is taken as it is again (the probe was turned
+// off).
+func (e *Engine) ForgetPrefillVerdicts() {
+	for _, t := range e.targets {
+		t.prefill.Store(prefillUnchecked)
+	}
+}
+
 // State is a snapshot of the engine's state as plain data (/admin/state).
 type State struct {
 	Targets []TargetState `json:"targets"`
