@@ -7,15 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"reflect"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway/alerts"
-	"github.com/brownout-dev/brownout/gateway/policy"
+	"github.com/brownout-dev/brownout/gateway/lifecycle"
 )
 
 // alertLoop evaluates the alert rules periodically and delivers fired and
@@ -52,22 +50,10 @@ func newAlertLoop(s *Server) *alertLoop {
 // configure applies a configuration's alert section. The evaluator (and its
 // windows) is kept when the rules are unchanged.
 func (a *alertLoop) configure(cfg *Config) {
-	rules := cfg.Alerts.rules()
-	routes := map[string][]string{}
-	for _, r := range cfg.Routes {
-		routes[r.Name] = targetOrder(&r)
-	}
+	rules := cfg.Alerts.InEffect()
 	a.mu.Lock()
-	if !reflect.DeepEqual(rules, a.rules) {
-		a.rules = rules
-		a.eval = nil
-		if len(rules) > 0 {
-			a.eval = alerts.NewEvaluator(rules)
-		}
-	}
-	if a.eval != nil {
-		a.eval.SetRoutes(routes)
-	}
+	a.eval = lifecycle.ReloadAlerts(a.eval, a.rules, rules, lifecycle.AlertRoutes(cfg.Routes))
+	a.rules = rules
 	a.active.Store(a.eval != nil)
 	a.sinks = cfg.Alerts.Sinks
 	every := or(cfg.Alerts.EvaluateEvery.D(), 15*time.Second)
@@ -268,30 +254,3 @@ func (s *Server) EvaluateAlerts(now time.Time) []events.Event {
 
 // targetOrder lists a route's targets primary first: by tier (the route's
 // tier order, else first appearance), then priority, then listing order.
-func targetOrder(r *policy.Route) []string {
-	tiers := r.Tiers
-	if len(tiers) == 0 {
-		for i := range r.Targets {
-			t := or(r.Targets[i].Tier, policy.DefaultTier)
-			if !slices.Contains(tiers, t) {
-				tiers = append(tiers, t)
-			}
-		}
-	}
-	idx := make([]int, len(r.Targets))
-	for i := range idx {
-		idx[i] = i
-	}
-	rank := func(i int) int { return slices.Index(tiers, or(r.Targets[i].Tier, policy.DefaultTier)) }
-	slices.SortStableFunc(idx, func(a, b int) int {
-		if ra, rb := rank(a), rank(b); ra != rb {
-			return ra - rb
-		}
-		return r.Targets[a].Priority - r.Targets[b].Priority
-	})
-	out := make([]string, len(idx))
-	for i, j := range idx {
-		out[i] = r.Targets[j].Key()
-	}
-	return out
-}

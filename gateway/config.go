@@ -404,7 +404,9 @@ func (c *Config) validate(doc *yamlfile.Doc, lookup func(string) (string, bool))
 }
 
 // rules returns the alert rules in effect.
-func (a *AlertsConfig) rules() []alerts.Rule {
+// InEffect are the alert rules in effect: the defaults (when on) first, then
+// the configured ones. Both engines evaluate them in this order.
+func (a *AlertsConfig) InEffect() []alerts.Rule {
 	rs := a.Rules
 	if a.Defaults {
 		rs = append(alerts.DefaultRules(), rs...)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
 )
 
@@ -14,5 +15,5 @@ func TestTargetOrder(t *testing.T) {
 		{Provider: "a", Model: "p2", Priority: 1},
 		{Provider: "a", Model: "p1"},
 	}}
-	assert.Equal(t, []string{"a:p1", "a:p2", "b:eq"}, targetOrder(&r))
+	assert.Equal(t, []string{"a:p1", "a:p2", "b:eq"}, lifecycle.TargetOrder(&r))
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway/clients"
+	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/gateway/tracing"
 	"github.com/brownout-dev/brownout/gateway/usage"
@@ -195,11 +196,12 @@ func (s *Server) build(cfg *Config, old *runtime) (*runtime, error) {
 		return nil, err
 	}
 	if !cfg.Detectors.Disable {
-		if old != nil && old.detectors != nil && reflect.DeepEqual(old.cfg.Detectors.DetectorConfig, cfg.Detectors.DetectorConfig) {
-			rt.detectors = old.detectors
-		} else {
-			rt.detectors = evals.NewDetectors(cfg.Detectors.DetectorConfig)
+		var oldDet *evals.Detectors
+		var oldCfg *evals.DetectorConfig
+		if old != nil {
+			oldDet, oldCfg = old.detectors, &old.cfg.Detectors.DetectorConfig
 		}
+		rt.detectors = lifecycle.ReloadDetectors(oldDet, oldCfg, cfg.Detectors.DetectorConfig, false)
 		switch cfg.Detectors.Action {
 		case "", "demote":
 			rt.action = policy.Demote

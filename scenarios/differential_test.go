@@ -325,3 +325,34 @@ func TestDifferentialCoversEveryKind(t *testing.T) {
 		}
 	}
 }
+
+// TestSimReloadDetectorsAndAlerts: a reload to a config that turns the
+// detectors on and adds an alert rule changes the simulator's detectors and
+// alert evaluator as it changes the gateway's (it once swapped only the
+// decision core); a reload back to the same settings keeps them.
+func TestSimReloadDetectorsAndAlerts(t *testing.T) {
+	c := diffCase{name: "reload_alerts", timeline: []string{"{name: swap, at: 400ms, reload: {config: gateway-alerts.yaml}}"}}
+	s, err := c.scenario()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := newSim(context.Background(), s, s.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.det != nil || m.alerts != nil {
+		t.Fatalf("before the reload: detectors %v, alerts %v; want none (gateway.yaml disables them)", m.det != nil, m.alerts != nil)
+	}
+	m.run()
+	if m.err != nil {
+		t.Fatal(m.err)
+	}
+	if m.det == nil || m.alerts == nil || len(m.alertRules) != 1 || m.alertRules[0].Name != "FallbackRateHigh" {
+		t.Fatalf("after the reload: detectors %v, alert rules %v; want the new config's", m.det != nil, m.alertRules)
+	}
+	det, ev := m.det, m.alerts
+	m.configure(m.alertRules, *m.detCfg, s.env.policy.Routes)
+	if m.det != det || m.alerts != ev {
+		t.Error("a reload with the same detector settings and rules rebuilt them")
+	}
+}

@@ -75,9 +75,5 @@ func loadGateway(path string) (policy.Config, []alerts.Rule, error) {
 }
 
 func gatewayRules(g *gateway.Config) []alerts.Rule {
-	rules := append([]alerts.Rule(nil), g.Alerts.Rules...)
-	if g.Alerts.Defaults {
-		rules = append(rules, alerts.DefaultRules()...)
-	}
-	return rules
+	return append([]alerts.Rule(nil), g.Alerts.InEffect()...)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/faults"
+	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/gateway/alerts"
 	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
@@ -161,13 +162,16 @@ type sim struct {
 	stopWin      stopWindow // per-second user results for stop_when
 	slo          score.SLO  // the scenario's, with defaults: stop_when judges by it
 	structSchema *llm.ResponseFormat
-	// routes are the routes of the gateway config in effect, by name.
-	routes  map[string]*policy.Route
-	end     int64
-	tgts    map[*policy.Target]*simTarget
-	tgtList []*simTarget // tgts in the order they were first used
-	tickAt  int64        // when the next Tick is scheduled (0: none)
-	probes  *simProbes   // nil unless the gateway config enables probes
+	// routes are the routes of the gateway config in effect, by name;
+	// alertRules and detCfg its alert rules and detector settings.
+	routes     map[string]*policy.Route
+	alertRules []alerts.Rule
+	detCfg     *gateway.DetectorsConfig
+	end        int64
+	tgts       map[*policy.Target]*simTarget
+	tgtList    []*simTarget // tgts in the order they were first used
+	tickAt     int64        // when the next Tick is scheduled (0: none)
+	probes     *simProbes   // nil unless the gateway config enables probes
 }
 
 // simTarget is what the simulator keeps of a policy target: the policy's
@@ -315,36 +319,14 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 		m.provs[p.name] = pv
 	}
 	m.setRoutes(s.env.policy.Routes)
-	if len(s.env.rules) > 0 {
-		m.alerts = alerts.NewEvaluator(s.env.rules)
-		routes := map[string][]string{}
-		for _, r := range s.env.policy.Routes {
-			for i := range r.Targets {
-				routes[r.Name] = append(routes[r.Name], r.Targets[i].Key())
-			}
-		}
-		m.alerts.SetRoutes(routes)
-		m.alertEvery = s.env.alertEvery
-		if m.alertEvery <= 0 {
-			m.alertEvery = 15 * time.Second
-		}
+	m.alertEvery = s.env.alertEvery
+	if m.alertEvery <= 0 {
+		m.alertEvery = 15 * time.Second
 	}
 	m.probes = newSimProbes(s, seed)
-	// The detectors as the gateway config sets them up (see gateway.Server).
-	if dc := s.env.detectors; !dc.Disable {
-		m.det = evals.NewDetectors(dc.DetectorConfig)
-		m.reps[0].det = m.det
-		for _, rp := range m.reps[1:] {
-			rp.det = evals.NewDetectors(dc.DetectorConfig)
-		}
-		m.refusals = dc.Refusals
-		switch dc.Action {
-		case "", "demote":
-			m.detAction = policy.Demote
-		case "open":
-			m.detAction = policy.Trip
-		}
-	}
+	// The detectors and alert rules as the gateway sets them up, by the
+	// rules a reload follows too (lifecycle.ReloadDetectors, ReloadAlerts).
+	m.configure(s.env.rules, s.env.detectors, s.env.policy.Routes)
 	// Size the scorer's tables for the expected traffic, so they are not
 	// copied as they grow (a long game day serves hundreds of thousands).
 	est := 1024.0
@@ -616,6 +598,35 @@ func (m *sim) arrive(i int) {
 		Stream: stream, Structured: structured})
 	m.scheduleCancel(r)
 	m.next(r)
+}
+
+// configure sets up the detectors (every replica's), the alert evaluator
+// and the routes of a gateway configuration, at the start and on a reload:
+// detectors whose settings did not change keep their baselines, and an
+// evaluator whose rules did not change its firing state.
+func (m *sim) configure(rules []alerts.Rule, dc gateway.DetectorsConfig, routes []policy.Route) {
+	m.setRoutes(routes)
+	m.alerts = lifecycle.ReloadAlerts(m.alerts, m.alertRules, rules, lifecycle.AlertRoutes(routes))
+	m.alertRules = rules
+	var oldCfg *evals.DetectorConfig
+	if m.detCfg != nil {
+		oldCfg = &m.detCfg.DetectorConfig
+	}
+	for _, rp := range m.reps {
+		rp.det = lifecycle.ReloadDetectors(rp.det, oldCfg, dc.DetectorConfig, dc.Disable)
+	}
+	m.det = m.reps[0].det
+	m.detCfg = &dc
+	m.refusals, m.detAction = nil, ""
+	if !dc.Disable {
+		m.refusals = dc.Refusals
+		switch dc.Action {
+		case "", "demote":
+			m.detAction = policy.Demote
+		case "open":
+			m.detAction = policy.Trip
+		}
+	}
 }
 
 // setRoutes takes the routes of the gateway config in effect.

@@ -45,7 +45,11 @@ func (m *sim) stepStart(i int) {
 			m.Emit(events.Event{Time: now, Kind: events.FaultStart, Name: st.Name, Target: k, Reason: "kill"})
 		}
 	case StepReload:
-		cfg, _, err := loadGateway(m.s.rel(st.Reload.Config))
+		gc, err := loadGatewayConfig(m.s.rel(st.Reload.Config))
+		var cfg policy.Config
+		if err == nil {
+			cfg = gc.Config
+		}
 		engs, kept := make([]*policy.Engine, len(m.reps)), false
 		for k, rp := range m.reps {
 			if err != nil {
@@ -66,7 +70,9 @@ func (m *sim) stepStart(i int) {
 			rp.eng = engs[k]
 		}
 		m.eng = engs[0]
-		m.setRoutes(cfg.Routes)
+		// Detectors and alert rules follow the new config, as the
+		// gateway's do; the scenario's own alert rules stay.
+		m.configure(append(gatewayRules(gc), m.s.Gateway.AlertRules...), gc.Detectors, cfg.Routes)
 		m.scheduleTick()
 	case StepSinkDown:
 		m.sinksDown[st.SinkDown] = true
