@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -680,6 +681,9 @@ func (l *liveRun) endSteps(now time.Time) {
 func (l *liveRun) monitor(ctx context.Context) {
 	tk := time.NewTicker(time.Second)
 	defer tk.Stop()
+	// Cumulative served counts by target, one snapshot a second: the line
+	// shows the share of the last progressWindow, what users get now.
+	var hist []map[string]int
 	for {
 		select {
 		case <-ctx.Done():
@@ -689,23 +693,43 @@ func (l *liveRun) monitor(ctx context.Context) {
 		elapsed := time.Since(l.start)
 		if w := l.opts.Progress; w != nil {
 			l.mu.Lock()
-			total := 0
-			for _, n := range l.targetCount {
-				total += n
-			}
-			var parts []string
-			for _, k := range sortedKeys(l.targetCount) {
-				parts = append(parts, fmt.Sprintf("%s %.0f%%", k, 100*float64(l.targetCount[k])/float64(max(total, 1))))
-			}
+			now := maps.Clone(l.targetCount)
 			l.mu.Unlock()
-			fmt.Fprintf(w, "[%s/%s] requests %d  errors %d  %s\n", elapsed.Round(time.Second), l.s.Duration,
-				l.requests.Load(), l.errs.Load(), strings.Join(parts, "  "))
+			hist = append(hist, now)
+			var then map[string]int
+			if k := len(hist) - 1 - int(progressWindow/time.Second); k >= 0 {
+				then = hist[k]
+				hist = hist[k:] // older snapshots are never read again
+			}
+			fmt.Fprintf(w, "[%s/%s, %s left] requests %d  errors %d  %s\n", elapsed.Round(time.Second), l.s.Duration,
+				max(l.s.Duration.D()-elapsed, 0).Round(time.Second), l.requests.Load(), l.errs.Load(), shareLine(now, then))
 		}
 		if sw := l.s.StopWhen; sw != nil && l.checkStop(elapsed) {
 			l.stopOnce.Do(func() { close(l.stop) })
 			return
 		}
 	}
+}
+
+// progressWindow is the window of the live progress line's shares.
+const progressWindow = 10 * time.Second
+
+// shareLine prints each target's share of the requests served between
+// two cumulative counts (then nil: since the start): "served last 10s:
+// a:m 40%  b:m 60%".
+func shareLine(now, then map[string]int) string {
+	total := 0
+	for k, n := range now {
+		total += n - then[k]
+	}
+	if total == 0 {
+		return "served last 10s: none"
+	}
+	parts := []string{"served last 10s:"}
+	for _, k := range sortedKeys(now) {
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", k, 100*float64(now[k]-then[k])/float64(total)))
+	}
+	return strings.Join(parts, " ")
 }
 
 func (l *liveRun) checkStop(elapsed time.Duration) bool {

@@ -172,3 +172,20 @@ func TestLiveEndLetsRequestsFinish(t *testing.T) {
 		t.Errorf("requests: sim %d, live %d", sim.Overall.Availability.Requests, live.Overall.Availability.Requests)
 	}
 }
+
+// TestShareLine: the live progress line shows the shares of the last
+// window, not since the start: a primary that took every request for a
+// minute and none for the last 10 seconds reads 0%.
+func TestShareLine(t *testing.T) {
+	then := map[string]int{"a:m": 600}
+	now := map[string]int{"a:m": 600, "b:m": 100}
+	if got, want := shareLine(now, then), "served last 10s: a:m 0% b:m 100%"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if got, want := shareLine(now, nil), "served last 10s: a:m 86% b:m 14%"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if got := shareLine(then, then); got != "served last 10s: none" {
+		t.Errorf("%q", got)
+	}
+}
