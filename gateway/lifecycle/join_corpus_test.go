@@ -408,3 +408,22 @@ func BenchmarkContinuationJoin(b *testing.B) {
 		}
 	}
 }
+
+// FuzzJudgeJoin: any text, any output — valid UTF-8 or not — is judged
+// without a panic, and the verdict depends only on the output's first
+// joinLook characters.
+func FuzzJudgeJoin(f *testing.F) {
+	for _, c := range joinCorpus(f)[:200] {
+		f.Add(c.sent, c.next)
+	}
+	f.Add("{\"a\": \"\\", "\"x")
+	f.Add("```", "```")
+	f.Fuzz(func(t *testing.T, sent, next string) {
+		j := JudgeJoin(sent, next, sent)
+		body := strings.TrimLeft(next, spaces)
+		lead := next[:len(next)-len(body)]
+		if n := runesLen(body, joinLook); n < len(body) {
+			require.Equal(t, j, JudgeJoin(sent, lead+body[:n]+"#tail", sent), "only the first joinLook characters count")
+		}
+	})
+}
