@@ -67,6 +67,8 @@ func (m *sim) stepStart(i int) {
 		}
 		m.eng = engs[0]
 		m.scheduleTick()
+		// The gateway checks every prefill target again on a reload.
+		m.checkPrefill(m.s)
 	case StepSinkDown:
 		m.sinksDown[st.SinkDown] = true
 	case StepStoreDown, StepStoreSlow:
