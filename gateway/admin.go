@@ -10,6 +10,7 @@ import (
 	"github.com/brownout-dev/brownout/evals/probe"
 	"github.com/brownout-dev/brownout/gateway/alerts"
 	"github.com/brownout-dev/brownout/gateway/policy"
+	"github.com/brownout-dev/brownout/internal/buildinfo"
 	"github.com/brownout-dev/brownout/llm/sse"
 )
 
@@ -17,6 +18,9 @@ import (
 type State struct {
 	// ConfigVersion identifies the configuration in effect (a hash of it);
 	// ConfigSeq counts loads since start; LoadedAt is when it took effect.
+	// Build is the running binary's version: its module version, or the
+	// commit it was built from ("+dirty" for a modified tree).
+	Build         string    `json:"build"`
 	ConfigVersion string    `json:"config_version"`
 	ConfigSeq     uint64    `json:"config_seq"`
 	LoadedAt      time.Time `json:"loaded_at"`
@@ -39,7 +43,7 @@ type State struct {
 func (s *Server) State() State {
 	rt := s.rt.Load()
 	return State{
-		ConfigVersion: rt.version, ConfigSeq: rt.seq, LoadedAt: rt.loadedAt,
+		Build: buildinfo.Version(), ConfigVersion: rt.version, ConfigSeq: rt.seq, LoadedAt: rt.loadedAt,
 		Policy: rt.engine.State(), Alerts: s.al.firing(),
 		CacheEntries: s.cache.len(), EventsDropped: s.bus.Dropped(),
 		Probes: s.pr.state(), Fleet: s.fleetView(),

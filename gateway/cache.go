@@ -17,15 +17,66 @@ import (
 // the route is keyed apart —, stream, include_usage, user, metadata)
 // cleared, so the same question asked in the OpenAI or the Anthropic format,
 // streamed or not, hits the same entry.
+//
+// The bulk of a request (its texts, images, tool-call arguments) is hashed
+// in place, and what is marshalled holds their digests: hashing an 8 MiB
+// prompt allocates kilobytes, not the two or three copies of it that
+// marshalling it whole took.
 func requestHash(r *llm.Request) string {
 	n := *r
 	n.Model, n.Stream, n.IncludeUsage, n.User, n.Metadata = "", false, false, "", nil
+	var d digester
+	n.Messages = make([]llm.Message, len(r.Messages))
+	for i, m := range r.Messages {
+		parts := make([]llm.Part, len(m.Content))
+		for j, p := range m.Content {
+			p.Text, p.URL, p.Data = d.string(p.Text), d.string(p.URL), []byte(d.bytes(p.Data))
+			parts[j] = p
+		}
+		calls := make([]llm.ToolCall, len(m.ToolCalls))
+		for j, c := range m.ToolCalls {
+			c.Arguments = d.string(c.Arguments)
+			calls[j] = c
+		}
+		m.Content, m.ToolCalls = parts, calls
+		n.Messages[i] = m
+	}
 	b, err := json.Marshal(&n)
 	if err != nil {
 		return ""
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
+}
+
+// digester replaces a value by its SHA-256 digest (hex), hashing it
+// through a small buffer.
+type digester struct {
+	buf []byte
+}
+
+func (d *digester) string(s string) string {
+	if s == "" {
+		return ""
+	}
+	if d.buf == nil {
+		d.buf = make([]byte, 16<<10)
+	}
+	h := sha256.New()
+	for len(s) > 0 {
+		n := copy(d.buf, s)
+		h.Write(d.buf[:n])
+		s = s[n:]
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (d *digester) bytes(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 type cacheEntry struct {

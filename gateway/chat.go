@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/evals"
+	"github.com/brownout-dev/brownout/gateway/clients"
 	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/gateway/tracing"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/inbound"
+	"github.com/brownout-dev/brownout/llm/responses"
 )
 
 // Limits on bodies the gateway reads.
@@ -80,7 +82,17 @@ type exchange struct {
 	cacheAge   time.Duration
 	cacheStale bool
 	lastTarget string
-	client     string // the client's ID (clients:), "" when open
+	client     string     // the client's ID (clients:), "" when open
+	adm        *admission // the client's admission, nil when open
+	reserved   int        // attempts the reservation covers
+
+	// bestEffort: the client lets fields a target cannot honour be dropped;
+	// dropped names them, by target key (see unhonoured.go).
+	bestEffort bool
+	dropped    map[string]string
+	// keepAnswer: the answer's conversation is kept for a later
+	// previous_response_id (see conversations.go).
+	keepAnswer bool
 
 	tr      *tracing.Request // the request's spans; nil when tracing is off
 	upModel string           // the model the streamed attempt's upstream named (traces)
@@ -107,7 +119,8 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, in llm.Codec)
 		writeLLMError(w, in, &llm.Error{Status: 400, Type: llm.ErrInvalidRequest, Message: "reading the request body: " + err.Error()})
 		return
 	}
-	req, err := in.DecodeRequest(body)
+	keeps := in.Format() == responses.Format && s.rt.Load().cfg.Responses.StoreTTL.D() > 0
+	req, st, err := decodeRequest(in, body, keeps)
 	if err != nil {
 		var le *llm.Error
 		if !errors.As(err, &le) {
@@ -126,13 +139,26 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, in llm.Codec)
 		writeLLMError(w, in, llm.BadRequest("model", "model is required: it names the gateway route"))
 		return
 	}
+	adm := admissionOf(r.Context())
+	if adm != nil && adm.maxTokens > 0 && (req.MaxTokens <= 0 || req.MaxTokens > adm.maxTokens) {
+		req.MaxTokens = adm.maxTokens // what the client's reservation covers
+	}
+
+	if st.Previous != "" {
+		if err := s.continueConversation(time.Now(), clientOf(r.Context()), req, st.Previous); err != nil {
+			writeLLMError(w, in, asLLMError(err))
+			return
+		}
+	}
 
 	if key := r.Header.Get("Idempotency-Key"); key != "" {
 		s.serveIdempotent(w, r, in, req, key, body, id)
 		return
 	}
 	x := s.newExchange(w, in, req, id)
-	x.client = clientOf(r.Context())
+	x.admitted(adm)
+	x.bestEffort = bestEffort(r.Header)
+	x.keepAnswer = keeps && !st.NoStore
 	x.run(r.Context(), r.Header.Get(HeaderHint))
 }
 
@@ -142,7 +168,9 @@ func (s *Server) newExchange(w http.ResponseWriter, in llm.Codec, req *llm.Reque
 
 func readBody(r *http.Request) ([]byte, error) {
 	if p, ok := r.Body.(*preread); ok { // read by the trust boundary (guard)
-		return p.b, nil
+		b := p.b
+		p.b = nil // the caller's once decoded: not held by r for the whole request
+		return b, nil
 	}
 	n := r.ContentLength
 	if n > maxRequestBody {
@@ -285,6 +313,7 @@ func (x *exchange) serveExact(ctx context.Context, cacheable bool) bool {
 	if x.tr != nil {
 		x.traceServed(e.target, "cache", 0)
 	}
+	x.keep()
 	x.writeAnswer(e.target, 0, "cache")
 	return true
 }
@@ -293,10 +322,7 @@ func (x *exchange) serveExact(ctx context.Context, cacheable bool) bool {
 //
 //go:noinline
 func (x *exchange) begin(hint string) {
-	x.structured = x.req.ResponseFormat != nil && x.req.ResponseFormat.Type != llm.ResponseText && x.req.ResponseFormat.Type != ""
-	if rc := x.rt.routeCfg(x.req.Model); rc != nil && rc.Structured {
-		x.structured = true
-	}
+	x.structured = lifecycle.Structured(x.rt.routeCfg(x.req.Model), x.req.ResponseFormat)
 	x.lc.Begin(x.rt.engine, time.Now(), policy.Request{
 		ID: x.id, Route: x.req.Model, PromptTokens: x.promptTokens,
 		Stream: x.req.Stream, Structured: x.structured, Tools: len(x.req.Tools) > 0, Hint: hint,
@@ -304,10 +330,39 @@ func (x *exchange) begin(hint string) {
 	})
 }
 
+// admitted records the client that made the request and its reservation.
+func (x *exchange) admitted(a *admission) {
+	if a != nil {
+		x.client, x.adm, x.reserved = a.id, a, 1
+	}
+}
+
+// reserve reserves the worst case of one more attempt beyond the first
+// (clients.Reservation.Extend); the error is the client's when its budget
+// cannot cover it.
+func (x *exchange) reserve(ctx context.Context) *llm.Error {
+	if x.adm == nil || x.lc.Attempts() <= x.reserved {
+		return nil
+	}
+	if d := x.adm.res.Extend(time.Now()); d.Verdict != clients.Allow {
+		return admissionError(d)
+	}
+	if d := x.s.reserveInFleet(ctx, x.adm.acct, x.adm.res, x.adm.dollars); d != nil {
+		return admissionError(*d) // what Extend took locally is given back at the end
+	}
+	x.reserved++
+	return nil
+}
+
 // attempt carries out a Send decision and reports its outcome.
 //
 //go:noinline
 func (x *exchange) attempt(ctx context.Context, d *policy.Decision) {
+	if e := x.reserve(ctx); e != nil {
+		// Not sent: the budget cannot cover another attempt's worst case.
+		x.lc.Observe(time.Now(), policy.Outcome{Class: policy.Skipped, Err: e})
+		return
+	}
 	key := d.Target.Key()
 	if x.lastTarget != "" && x.lastTarget != key {
 		x.s.m.fallbacks.WithLabelValues(x.req.Model, x.lastTarget, key).Inc()
@@ -364,10 +419,10 @@ func (x *exchange) fail(d *lifecycle.Step) {
 		// Never a clean end after a truncated answer; and never let a
 		// fall-back's own error (it may reject the prefill) mask the
 		// failure that cut the stream.
-		x.streamError(d.InBand)
+		x.streamError(asGatewayError(d.InBand))
 		return
 	}
-	writeLLMError(x.w, x.in, d.Err)
+	writeLLMError(x.w, x.in, asGatewayError(d.Err))
 }
 
 // cutByShutdown ends a request cut at the server's drain deadline (see
@@ -411,6 +466,7 @@ func (x *exchange) done(d *policy.Decision, cacheable bool) {
 		if x.servedBy != "" {
 			x.w.Header()[HeaderTarget] = []string{x.servedBy} // the trailer
 		}
+		x.keep()
 		_ = x.enc.Close()
 		_ = x.rc.Flush()
 		if put {
@@ -421,6 +477,7 @@ func (x *exchange) done(d *policy.Decision, cacheable bool) {
 	if put {
 		x.s.cache.put(time.Now(), x.req.Model, target, x.hash, x.resp)
 	}
+	x.keep()
 	x.writeAnswer(target, x.lc.Attempts(), d.Tier)
 }
 
@@ -456,6 +513,7 @@ func (x *exchange) serveCachedLookup(ctx context.Context) bool {
 func (x *exchange) writeAnswer(target string, attempts int, tier string) {
 	h := x.w.Header()
 	h[HeaderTarget] = []string{target}
+	x.setDropped(h, target)
 	h[HeaderAttempts] = []string{strconv.Itoa(attempts)}
 	h[HeaderTier] = []string{tier}
 	if x.cacheAge > 0 {

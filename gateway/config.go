@@ -40,6 +40,9 @@ type Config struct {
 	Cache CacheConfig `yaml:"cache,omitempty"`
 	// Idempotency configures Idempotency-Key handling.
 	Idempotency IdempotencyConfig `yaml:"idempotency,omitempty"`
+	// Responses configures what is kept of Responses API answers for
+	// previous_response_id (see ResponsesConfig).
+	Responses ResponsesConfig `yaml:"responses,omitempty"`
 	// Alerts configures alert rules and their delivery.
 	Alerts AlertsConfig `yaml:"alerts,omitempty"`
 	// Detectors watch served answers for silent degradation (truncation at

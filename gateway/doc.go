@@ -57,7 +57,10 @@
 // cleartext for protocol h2c, HTTP/1.1 otherwise. Its limits are part of the
 // gateway's security boundary: an answer's header, 1xx answers included, is
 // bounded (64 KiB); a connection that receives bytes while no request is in
-// flight on it is closed, never reused. An upstream that answers with a
+// flight on it is closed, never reused, and an HTTP/1.1 connection takes a
+// new request only once it has been quiet for TransportOptions.ReuseQuiet
+// (250 ms) after its last answer, so that bytes an upstream sends after an
+// answer are never read as another request's answer. An upstream that answers with a
 // 101, a 1xx final answer or a redirect (3xx, never followed), or whose
 // answer is not valid HTTP, fails the attempt as a protocol_error.
 //
@@ -80,15 +83,25 @@
 //
 // Responses look native to the client whatever format served them: they
 // name the model (route) the client asked for, and response and tool call
-// IDs have the client's format's prefixes (chatcmpl-/call_, msg_/toolu_;
-// llm/inbound); an Anthropic stream's message_start carries the input
+// IDs have the client's format's prefixes (chatcmpl-/call_, msg_/toolu_,
+// resp_/msg_/fc_/call_, Gemini's own responseId shape; llm/inbound and the
+// codecs); an Anthropic stream's message_start carries the input
 // tokens. The headers X-Brownout-Target, X-Brownout-Attempts and
 // X-Brownout-Tier say which target served, how many upstream attempts and
 // which degradation tier; X-Request-Id is forwarded upstream (generated
 // when absent) and is also Request-Id for Anthropic clients. A target whose
 // wire format cannot express the request (a flagged tool result for Chat
 // Completions, say) is skipped: an attempt.end of class "skipped" with the
-// reason, not an attempt, and the next target serves. Every path the
+// reason, not an attempt, and the next target serves. So is a target of
+// another format when the request carries a field only the client's format
+// knows (Anthropic thinking, a Responses reasoning setting, Gemini
+// safetySettings): it is never dropped silently, and when no target can
+// honour it the client gets the 400 naming it — unless the client sent
+// X-Brownout-Best-Effort: drop, when it is dropped and named in
+// X-Brownout-Dropped. Gemini is served under /v1beta and /v1. A Responses
+// request naming previous_response_id continues the conversation the
+// gateway kept (responses.store_ttl, ResponsesConfig; shared by a fleet),
+// on any target, or gets the Responses API's own 400. Every path the
 // gateway does not serve answers 404 (405 for another method) in the JSON
 // shape of the API the path belongs to. An Idempotency-Key coalesces concurrent duplicates
 // and replays a completed answer within its TTL. Complete answers are cached

@@ -110,6 +110,7 @@ func (s *Server) startFleet(cfg *Config) error {
 	if err != nil {
 		return err
 	}
+	fleet.LogTo(s.log)
 	up := prometheus.NewGauge(prometheus.GaugeOpts{Name: "brownout_state_backend_up",
 		Help: "1 while the fleet's shared state store answers, 0 while the replica follows local state."})
 	up.Set(1)
@@ -165,6 +166,63 @@ func (s *Server) stopFleet() {
 		<-fs.done
 		_ = fs.store.Close()
 	}
+}
+
+// reserveInFleet reserves dollars of acct's budget in the fleet's store
+// as well (res already holds them locally), so that the fleet's replicas
+// together admit no more than the budget: the store's spend (what the
+// syncs added) and reservations are checked and the reservation added in
+// one atomic step. It returns the refusal, if the store refuses. Without a
+// fleet, without a budget or while the store is unavailable it refuses
+// nothing: the replica follows its local state (state.on_store_unavailable:
+// fail_closed refuses every request before this).
+func (s *Server) reserveInFleet(ctx context.Context, acct *clients.Account, res *clients.Reservation, dollars float64) *clients.Decision {
+	fs := s.fleet
+	if fs == nil || dollars <= 0 || !fs.f.Up() {
+		return nil
+	}
+	now := time.Now()
+	budget, window, end := acct.Budget(now)
+	if budget <= 0 {
+		return nil
+	}
+	c, cancel := context.WithTimeout(ctx, fs.timeout)
+	defer cancel()
+	ok, spent, _, err := fs.store.Reserve(c, fleet.SpendKey(acct.ID(), window), budget, dollars, acct.BudgetPeriod()+time.Minute)
+	if err != nil {
+		s.log.Debug("budget reservation: state store unavailable, admitted by local state", "client", acct.ID())
+		return nil
+	}
+	if !ok {
+		d := clients.Decision{Verdict: clients.OverBudget, Limit: clients.LimitBudget, RetryAfter: time.Second}
+		if spent >= budget {
+			d.RetryAfter = max(end.Sub(now), time.Second)
+		}
+		return &d
+	}
+	res.Stored(window, dollars)
+	return nil
+}
+
+// logStore logs the store's state changes (state.degraded events): the
+// replica falling back to local state, and its resync.
+func (s *Server) logStore(ev *events.Event) {
+	if ev.Kind != events.StateDegraded {
+		return
+	}
+	if ev.OK {
+		s.log.Info("state store answers again: resynced with the fleet", "reason", ev.Reason)
+		return
+	}
+	policy := "local"
+	if s.fleet != nil && s.fleet.failClosed {
+		policy = "fail_closed"
+	}
+	reason := ev.Reason
+	if rt := s.rt.Load(); rt != nil {
+		reason = rt.redact.String(reason)
+	}
+	s.log.Warn("state store unavailable: following local state until it answers", "error", reason, "on_store_unavailable", policy)
 }
 
 // shareHealth tells the fleet of a demotion this replica made.

@@ -60,7 +60,8 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in llm.
 	}
 	rec := &recorder{ResponseWriter: w, limit: maxReplayBody}
 	x := s.newExchange(rec, in, req, id)
-	x.client = clientOf(r.Context())
+	x.admitted(admissionOf(r.Context()))
+	x.bestEffort = bestEffort(r.Header)
 	defer func() {
 		status := rec.status
 		if status == 0 {

@@ -27,13 +27,33 @@ type inboundLimits struct {
 	streams  atomic.Int64
 }
 
-// clientKey is the context key of the request's client ID.
+// clientKey is the context key of the request's admission.
 type clientKey struct{}
+
+// admission is what the trust boundary admitted a request with.
+type admission struct {
+	id   string               // the client's ID
+	acct *clients.Account     // the client's account
+	res  *clients.Reservation // what the request reserved
+	// dollars is one attempt's worst-case cost (clients.Ask.Dollars).
+	dollars float64
+	// maxTokens caps the request's output: the most output the reservation
+	// covers (0: no cap, the client has no budget or tokens limit).
+	maxTokens int
+}
 
 // clientOf returns the ID of the client that made r ("" in an open gateway).
 func clientOf(ctx context.Context) string {
-	id, _ := ctx.Value(clientKey{}).(string)
-	return id
+	if a := admissionOf(ctx); a != nil {
+		return a.id
+	}
+	return ""
+}
+
+// admissionOf returns the request's admission (nil in an open gateway).
+func admissionOf(ctx context.Context) *admission {
+	a, _ := ctx.Value(clientKey{}).(*admission)
+	return a
 }
 
 // preread is a request body the boundary already read (readBody returns
@@ -55,6 +75,7 @@ const (
 	rejMessages     = "too_many_messages"
 	rejDecoded      = "decoded_too_large"
 	rejStateDown    = "state_unavailable"
+	rejMemory       = "memory"
 )
 
 // guard serves an inference endpoint behind the trust boundary.
@@ -82,15 +103,30 @@ func (s *Server) guard(in llm.Codec) http.HandlerFunc {
 		var acct *clients.Account
 		if rt.clients.Len() > 0 {
 			var ok bool
-			if acct, ok = rt.clients.Lookup(presentedKey(r)); !ok {
+			if acct, ok = rt.clients.Lookup(presentedKey(r, in.Format())); !ok {
 				label = clientUnknown
 				w.Header().Set("WWW-Authenticate", `Bearer realm="brownout"`)
 				refuse(rejUnauthorized, &llm.Error{Status: 401, Type: llm.ErrAuthentication,
-					Message: "a valid client key is required (Authorization: Bearer KEY or x-api-key: KEY)"})
+					Message: "a valid client key is required (Authorization: Bearer KEY, x-api-key: KEY or x-goog-api-key: KEY)"})
 				return
 			}
 			label = acct.ID()
 		}
+
+		// The byte budget, before a byte of the body is read: what a body of
+		// the announced length (or the largest) would take, adjusted once
+		// the body is scanned.
+		memMax := rt.inflightBytes
+		held := r.ContentLength
+		if held <= 0 || held > lim.maxBodyBytes() {
+			held = lim.maxBodyBytes()
+		}
+		held = requestBytes(held, held*decodedPerByte, false)
+		if !s.mem.take(held, memMax) {
+			refuse(rejMemory, memoryError())
+			return
+		}
+		defer func() { s.mem.give(held) }()
 
 		body, e := readLimited(w, r, lim)
 		if e != nil {
@@ -112,6 +148,16 @@ func (s *Server) guard(in llm.Codec) http.HandlerFunc {
 				Message: "the request is too large once decoded (limits.max_decoded_bytes): too many messages, parts or tools"})
 			return
 		}
+		if need := requestBytes(int64(len(body)), sh.decoded(len(body)), sh.stream); need > held {
+			if !s.mem.take(need-held, memMax) {
+				refuse(rejMemory, memoryError())
+				return
+			}
+			held = need
+		} else {
+			s.mem.give(held - need)
+			held = need
+		}
 		if sh.stream {
 			n := s.in.streams.Add(1)
 			defer s.in.streams.Add(-1)
@@ -122,20 +168,35 @@ func (s *Server) guard(in llm.Codec) http.HandlerFunc {
 			}
 		}
 		if acct != nil {
-			tokens := len(body)/4 + 1
-			d := acct.Admit(time.Now(), sh.model, tokens)
+			route := sh.model
+			if m, _, err := routeFromPath(in, r.URL.Path); err == nil && m != "" {
+				route = m // Gemini names the route in the path
+			}
+			ask, maxTokens := rt.worstCase(acct, route, len(body), sh.maxTokens)
+			dollars := ask.Dollars
+			d, res := acct.Admit(time.Now(), ask)
 			if d.Verdict != clients.Allow {
 				refuse(d.Verdict.String(), admissionError(d))
 				return
 			}
-			defer func() { acct.Release(time.Now(), tokens) }()
-			r = r.WithContext(context.WithValue(r.Context(), clientKey{}, acct.ID()))
+			defer func() { res.Release(time.Now()) }()
+			if fd := s.reserveInFleet(r.Context(), acct, res, ask.Dollars); fd != nil {
+				refuse(fd.Verdict.String(), admissionError(*fd))
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), clientKey{}, &admission{id: acct.ID(), acct: acct, res: res, maxTokens: maxTokens, dollars: dollars}))
 		}
 		s.m.rejected(label, "") // admitted
 		r.Body = &preread{b: body}
 		r.ContentLength = int64(len(body))
 		s.serveChat(w, r, in)
 	}
+}
+
+// memoryError is the error of a request refused by the byte budget.
+func memoryError() *llm.Error {
+	return &llm.Error{Status: 503, Type: llm.ErrOverloaded, RetryAfter: time.Second,
+		Message: "the gateway is at its limit of request memory in flight (limits.max_inflight_bytes); retry shortly"}
 }
 
 // admissionError is the client-facing error of a refused admission.
@@ -145,21 +206,71 @@ func admissionError(d clients.Decision) *llm.Error {
 		return &llm.Error{Status: 403, Type: llm.ErrPermission, Param: "model",
 			Message: "this client key may not use this route"}
 	case clients.OverBudget:
-		return &llm.Error{Status: 429, Type: llm.ErrRateLimit, Code: "budget_exhausted", RetryAfter: d.RetryAfter,
-			Message: "this client's spend budget for the period is used up"}
+		msg := "this client's spend budget for the period is used up"
+		if d.RetryAfter <= time.Second {
+			// Refused for what requests in flight reserved, not for what
+			// was spent: some of it comes back as they end.
+			msg = "this client's spend budget is reserved by its requests in flight (each reserves its worst-case cost); retry shortly"
+		}
+		return &llm.Error{Status: 429, Type: llm.ErrRateLimit, Code: "budget_exhausted", RetryAfter: d.RetryAfter, Message: msg}
 	default:
 		return &llm.Error{Status: 429, Type: llm.ErrRateLimit, Code: d.Limit, RetryAfter: d.RetryAfter,
 			Message: "this client's " + strings.ReplaceAll(d.Limit, "_", " ") + " limit is reached"}
 	}
 }
 
-// presentedKey is the key a request carries: "Authorization: Bearer KEY"
-// (OpenAI SDKs) or "x-api-key: KEY" (Anthropic SDKs).
-func presentedKey(r *http.Request) string {
+// presentedKey is the key a request carries, as each API's SDKs present
+// it: "Authorization: Bearer KEY" (OpenAI), "x-api-key: KEY" (Anthropic),
+// "x-goog-api-key: KEY" or, on the Gemini API only, "?key=KEY" (Gemini).
+// A key in the query is removed from r's URL, so that nothing downstream
+// can log, trace or forward it.
+func presentedKey(r *http.Request, f llm.Format) string {
+	var key string
+	if f == llm.FormatGemini && r.URL.RawQuery != "" {
+		q := r.URL.Query()
+		if q.Has("key") {
+			key = q.Get("key")
+			q.Del("key")
+			r.URL.RawQuery = q.Encode()
+			r.RequestURI = ""
+		}
+	}
 	if k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		return strings.TrimSpace(k)
 	}
-	return r.Header.Get("X-Api-Key")
+	if k := r.Header.Get("X-Api-Key"); k != "" {
+		return k
+	}
+	if k := r.Header.Get("X-Goog-Api-Key"); k != "" {
+		return k
+	}
+	return key
+}
+
+// worstCase is what a request of bodyLen bytes naming maxTokens output
+// tokens (0: none) reserves from acct on route: its prompt estimate plus
+// its output cap in tokens, and in dollars one attempt of those at the
+// costliest prices among the route's targets. maxTokens is the output cap
+// the gateway imposes on the request so that its attempts stay within the
+// reservation (0 when acct has nothing to reserve against).
+func (rt *runtime) worstCase(acct *clients.Account, route string, bodyLen, maxTokens int) (clients.Ask, int) {
+	ask := clients.Ask{Route: route, Tokens: bodyLen/4 + 1}
+	if !acct.Reserves() {
+		return ask, 0
+	}
+	if maxTokens <= 0 {
+		maxTokens = rt.cfg.Limits.reserveOutputTokens()
+	}
+	ask.Tokens += maxTokens
+	var in, out float64
+	if rc := rt.routeCfg(route); rc != nil {
+		for i := range rc.Targets {
+			p := rc.Targets[i].Price
+			in, out = max(in, p.InputPerMTok, p.CachedInputPerMTok), max(out, p.OutputPerMTok)
+		}
+	}
+	ask.Dollars = (float64(bodyLen/4+1)*in + float64(maxTokens)*out) / 1e6
+	return ask, maxTokens
 }
 
 // readLimited reads a request body of at most limits.max_body_bytes within

@@ -20,8 +20,11 @@ var inboundAPIs = []struct {
 	{"POST /v1/messages", llm.FormatAnthropic},
 	{"POST /v1/responses", responses.Format},
 	// The model and the stream mode are in the path:
-	// /v1beta/models/{model}:generateContent or :streamGenerateContent.
+	// /v1beta/models/{model}:generateContent or :streamGenerateContent, and
+	// the same under /v1 (Google serves both; @google/genai and genai with
+	// APIVersion "v1" call /v1).
 	{"POST /v1beta/models/{call}", llm.FormatGemini},
+	{"POST /v1/models/{call}", llm.FormatGemini},
 }
 
 // handleInbound registers every inbound API on mux.

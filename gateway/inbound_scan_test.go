@@ -21,7 +21,13 @@ func TestScanRequest(t *testing.T) {
 		{`{"model":"chat","messages":[{"role":"user","content":"hi"}],"stream":true}`,
 			shape{model: "chat", stream: true, messages: 1, nodes: 3, strs: 8}},
 		{`{"messages":[],"model":"c\u0068at","stream":false}`, shape{model: "chat", nodes: 2, strs: 4}},
-		{`{"m\u0065ssages":[1,2,[3],{"a":[4]}], "max_tokens": 5}`, shape{messages: 4, nodes: 5, strs: 3}},
+		{`{"m\u0065ssages":[1,2,[3],{"a":[4]}], "max_tokens": 5}`, shape{messages: 4, nodes: 5, strs: 3, maxTokens: 5}},
+		// output caps: every API's name, the largest of repeated ones; not nested, not a float
+		{`{"max_completion_tokens":700,"max_tokens":30}`, shape{nodes: 1, strs: 2, maxTokens: 700}},
+		{`{"max_output_tokens":12}`, shape{nodes: 1, strs: 1, maxTokens: 12}},
+		{`{"generationConfig":{"temperature":1,"maxOutputTokens":64},"contents":[]}`, shape{nodes: 3, strs: 4, maxTokens: 64}},
+		{`{"metadata":{"max_tokens":9},"max_tokens":1e9}`, shape{nodes: 2, strs: 3}},
+		{`{"max_tokens":-5}`, shape{nodes: 1, strs: 1}},
 		// a nested "model" or "messages" is not the top-level one
 		{`{"metadata":{"model":"x","messages":[1,2]},"model":"y"}`, shape{model: "y", nodes: 3, strs: 6}},
 		// repeated keys: the largest messages array counts

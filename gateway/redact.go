@@ -33,6 +33,22 @@ var credentialShapes = []struct {
 	{regexp.MustCompile(`(?i)\b((?:x-)?api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password)(["']?\s*[:=]\s*["']?)[^\s"',;&}]{6,}`), "$1$2" + Redacted},
 }
 
+// internalShapes are what an upstream's error text may say about the
+// provider's own systems and the gateway's account there: URLs, the
+// organization or project of the gateway's key, the provider's request
+// ids. None of it is the client's business.
+var internalShapes = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	{regexp.MustCompile(`(?i)\b(?:https?|wss?)://[^\s"'<>)\]}]+`), "[url]"},
+	{regexp.MustCompile(`\b(?:org|proj|project|user|acct)[-_][A-Za-z0-9]{6,}\b`), "[account]"},
+	{regexp.MustCompile(`\b(?:req|request|msg|chatcmpl|resp)[-_][A-Za-z0-9]{8,}\b`), "[id]"},
+	{regexp.MustCompile(`(?i)\b(request[ _-]?id|trace[ _-]?id|x-request-id)(["']?\s*[:=]?\s*["']?)[A-Za-z0-9_-]{8,}`), "$1$2[id]"},
+	{regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`), "[id]"},
+	{regexp.MustCompile(`\b[0-9a-f]{24,}\b`), "[id]"},
+}
+
 // newRedactor returns a redactor for cfg's secrets.
 func newRedactor(cfg *Config) *redactor {
 	r := &redactor{}
@@ -80,12 +96,39 @@ func (r *redactor) String(s string) string {
 	return s
 }
 
-// Error scrubs an upstream error's free-text fields in place.
+// upstreamText returns s, an upstream's text meant for a client, without
+// credentials and without the provider's internals (internalShapes).
+func (r *redactor) upstreamText(s string) string {
+	s = r.String(s)
+	for _, c := range internalShapes {
+		s = c.re.ReplaceAllString(s, c.repl)
+	}
+	return s
+}
+
+// Error scrubs an upstream error's free-text fields in place: no
+// credentials, no URLs, account or request ids of the provider.
 func (r *redactor) Error(e *llm.Error) *llm.Error {
 	if e != nil {
-		e.Message, e.Code, e.Param = r.String(e.Message), r.String(e.Code), r.String(e.Param)
+		e.Message, e.Code, e.Param = r.upstreamText(e.Message), r.String(e.Code), r.String(e.Param)
 	}
 	return e
+}
+
+// asGatewayError is the error a client sees for a request that failed
+// with e: an upstream's refusal of the gateway's own credentials (a 401 or
+// 403, an authentication or permission error) is the gateway's fault, a
+// 502 server error, never the client's invalid_api_key; anything else is
+// e.
+func asGatewayError(e *llm.Error) *llm.Error {
+	if e == nil {
+		return nil
+	}
+	if e.Status != 401 && e.Status != 403 && e.Type != llm.ErrAuthentication && e.Type != llm.ErrPermission {
+		return e
+	}
+	return &llm.Error{Status: 502, Type: llm.ErrServer, Code: "upstream_credentials",
+		Message: "an upstream provider refused the gateway's own credentials; the gateway's operator must fix its configuration (your key is not the problem)"}
 }
 
 // codec wraps an upstream's codec: the errors it decodes (a non-2xx answer,

@@ -166,6 +166,9 @@ func (x *exchange) prepare(ctx context.Context, d *policy.Decision, stream bool)
 	if err != nil {
 		return nil, nil, &policy.Outcome{Class: policy.BadRequestParam, Status: 400, Err: llm.BadRequest("", "%v", err)}
 	}
+	if skip := x.honour(req, u.codec.Format(), d.Target.Key()); skip != nil {
+		return nil, nil, skip
+	}
 	req.Stream = stream
 	req.IncludeUsage = stream && u.streamUsage
 	if prefill := lifecycle.PrefillText(x.partial.String()); d.Prefill && prefill != "" {
@@ -227,8 +230,13 @@ func (x *exchange) sendOnce(parent context.Context, d *policy.Decision) policy.O
 	// The first-token deadline runs until the first byte of the body: some
 	// servers send a 200 header at once and the answer much later.
 	fb := &firstByte{r: resp.Body, w: w}
-	body, err := io.ReadAll(io.LimitReader(fb, maxResponseBody))
+	limit := responseCap(d.Target)
+	body, err := io.ReadAll(io.LimitReader(fb, limit+1))
 	obs := lifecycle.Observation{Status: resp.StatusCode, TTFT: fb.at.Sub(start), PromptTokens: x.promptTokens}
+	if err == nil && int64(len(body)) > limit {
+		obs.End = lifecycle.Malformed // larger than the target's max_response_bytes
+		return lifecycle.Classify(&obs)
+	}
 	if err != nil {
 		obs.End, obs.Timeout = transportEnd(parent, ctx, err)
 		obs.TTFT = 0
@@ -340,7 +348,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 	// Events are flushed to the client before the attempt waits for more
 	// upstream input, not one by one: events that arrived together leave
 	// in one write, and nothing that arrived waits on the network.
-	lf := &lazyFlush{r: resp.Body, flush: func() { _ = x.rc.Flush() }}
+	lf := &lazyFlush{r: &capped{r: resp.Body, left: responseCap(d.Target)}, flush: func() { _ = x.rc.Flush() }}
 	defer lf.now()
 	dec := u.codec.NewStreamDecoder(lf)
 	var (
@@ -373,6 +381,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 		}
 		h := x.w.Header()
 		h[HeaderTarget] = []string{d.Target.Key()}
+		x.setDropped(h, d.Target.Key())
 		h[HeaderAttempts] = []string{strconv.Itoa(d.Try)}
 		h[HeaderTier] = []string{d.Tier}
 		x.commitStream()
@@ -527,6 +536,36 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 
 // lazyFlush reads an upstream body and flushes what was written to the
 // client (pending) before each read, the one place a stream can wait.
+// responseCap is how much of one answer of t is read (max_response_bytes).
+func responseCap(t *policy.Target) int64 {
+	if t != nil && t.MaxResponseBytes > 0 {
+		return t.MaxResponseBytes
+	}
+	return maxResponseBody
+}
+
+// errAnswerTooLarge ends a stream larger than its target's
+// max_response_bytes.
+var errAnswerTooLarge = errors.New("upstream answer larger than the target's max_response_bytes")
+
+// capped reads at most left bytes of r, then fails with errAnswerTooLarge.
+type capped struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, errAnswerTooLarge
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
 type lazyFlush struct {
 	r       io.Reader
 	flush   func()

@@ -28,6 +28,7 @@ import (
 	"github.com/brownout-dev/brownout/gateway/tracing"
 	"github.com/brownout-dev/brownout/gateway/usage"
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/llm/codecs"
 	"github.com/brownout-dev/brownout/llm/inbound"
 )
 
@@ -63,11 +64,13 @@ type Server struct {
 	m     *metrics
 	rt    atomic.Pointer[runtime]
 	idem  *idemStore
+	convs *conversations // Responses conversations for previous_response_id
 	cache *responseCache
 	usage atomic.Pointer[usage.Writer]
 	al    *alertLoop
 	pr    *prober // active probes
 	in    inboundLimits
+	mem   byteBudget // limits.max_inflight_bytes
 
 	idPrefix string
 	idSeq    atomic.Uint64
@@ -100,8 +103,10 @@ type runtime struct {
 	action     policy.Action    // "" for none
 	refusals   []string
 	clients    *clients.Table // nil: an open gateway
-	redact     *redactor
-	labels     *labelSet // the label values metrics may carry
+	// inflightBytes is the byte budget of requests in flight.
+	inflightBytes int64
+	redact        *redactor
+	labels        *labelSet // the label values metrics may carry
 }
 
 // New builds a server from a validated configuration (see LoadConfig).
@@ -115,6 +120,7 @@ func New(cfg *Config, opts Options) (*Server, error) {
 		opts:     opts,
 		log:      opts.Logger,
 		idem:     newIdemStore(cfg.Idempotency),
+		convs:    newConversations(),
 		cache:    newResponseCache(cfg.Cache),
 		idPrefix: "req_" + hex.EncodeToString(pfx[:]) + "_",
 		stop:     make(chan struct{}),
@@ -184,6 +190,7 @@ func (s *Server) build(cfg *Config, old *runtime) (*runtime, error) {
 	if t := cfg.Admin.Token.Value(); t != "" {
 		rt.adminToken = []byte(t)
 	}
+	rt.inflightBytes = cfg.Limits.maxInflightBytes()
 	if err := s.buildTrust(rt, old); err != nil {
 		return nil, err
 	}
@@ -274,6 +281,7 @@ func (s *Server) emitEvent(ev *events.Event) {
 	s.al.observe(ev)
 	s.publish(ev)
 	s.shareHealth(ev)
+	s.logStore(ev)
 }
 
 // writeUsage writes the usage record of an attempt.end event.
@@ -388,6 +396,9 @@ func (t *trackingWriter) Flush() {
 
 func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
+// With client keys configured it needs one, as the inference endpoints
+// do, and lists only the routes that key may use, without their targets
+// (which upstream serves a route is the operator's business).
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 	rt := s.rt.Load()
 	type model struct {
@@ -395,17 +406,35 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 		Object  string `json:"object"`
 		Created int64  `json:"created"`
 		OwnedBy string `json:"owned_by"`
-		// Targets are the route's provider:model targets, in order.
-		Targets []string `json:"targets"`
+		// Targets are the route's provider:model targets, in order (an
+		// open gateway only).
+		Targets []string `json:"targets,omitempty"`
 	}
 	out := struct {
 		Object string  `json:"object"`
 		Data   []model `json:"data"`
 	}{Object: "list", Data: []model{}}
+	var acct *clients.Account
+	if rt.clients.Len() > 0 {
+		var ok bool
+		if acct, ok = rt.clients.Lookup(presentedKey(r, llm.FormatOpenAI)); !ok {
+			s.m.rejected(clientUnknown, rejUnauthorized)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="brownout"`)
+			f, _ := codecs.Lookup(llm.FormatOpenAI)
+			writeLLMError(w, f.Codec, &llm.Error{Status: 401, Type: llm.ErrAuthentication,
+				Message: "a valid client key is required (Authorization: Bearer KEY, x-api-key: KEY or x-goog-api-key: KEY)"})
+			return
+		}
+	}
 	for _, rc := range rt.cfg.Routes {
+		if acct != nil && !acct.Allows(rc.Name) {
+			continue
+		}
 		m := model{ID: rc.Name, Object: "model", Created: rt.loadedAt.Unix(), OwnedBy: "brownout"}
 		for i := range rc.Targets {
-			m.Targets = append(m.Targets, rc.Targets[i].Key())
+			if acct == nil {
+				m.Targets = append(m.Targets, rc.Targets[i].Key())
+			}
 		}
 		out.Data = append(out.Data, m)
 	}

@@ -1,10 +1,8 @@
 package gateway_test
 
 import (
-	"context"
 	"encoding/hex"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -15,7 +13,6 @@ import (
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/brownout-dev/brownout/gateway"
@@ -63,17 +60,6 @@ func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	_, _ = w.Write(out)
-}
-
-// grpcCollector is an OTLP/gRPC receiver.
-type grpcCollector struct {
-	collectortrace.UnimplementedTraceServiceServer
-	c *collector
-}
-
-func (g *grpcCollector) Export(ctx context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
-	g.c.add(req, "")
-	return &collectortrace.ExportTraceServiceResponse{}, nil
 }
 
 func strAttr(kvs []*commonpb.KeyValue, key string) string {
@@ -140,25 +126,4 @@ func TestTracesOTLPHTTP(t *testing.T) {
 	require.NoError(t, g.srv.Close())
 	checkExported(t, c)
 	assert.Contains(t, c.headers, "Bearer sk-alpha-secret", "the configured header reached the collector")
-}
-
-// TestTracesOTLPGRPC: the same over OTLP/gRPC, chosen by the standard
-// OTEL_* variables alone.
-func TestTracesOTLPGRPC(t *testing.T) {
-	c := &collector{}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	gs := grpc.NewServer()
-	collectortrace.RegisterTraceServiceServer(gs, &grpcCollector{c: c})
-	go func() { _ = gs.Serve(ln) }()
-	defer gs.Stop()
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+ln.Addr().String())
-	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-	t.Setenv("OTEL_SERVICE_NAME", "brownout-test")
-	m := startMocks(t)
-	g := startGateway(t, m.config(t, ""), gateway.Options{})
-	addFault(t, m.alpha, `{kind: http_error, status: 503}`)
-	require.Equal(t, 200, g.do(t, false, nil).status)
-	require.NoError(t, g.srv.Close())
-	checkExported(t, c)
 }

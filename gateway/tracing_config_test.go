@@ -55,7 +55,7 @@ func TestTracingConfigOffIgnoresEnv(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "thrift")
 	secretEnv := map[string]string{"OPENAI_API_KEY": "sk-very-secret", "COLLECTOR_TOKEN": "tok-very-secret"}
 	for _, block := range []string{"", "tracing: {enabled: false}\n",
-		"tracing: {enabled: true, protocol: grpc, endpoint: \"http://127.0.0.1:4317\", sample_ratio: 0.25, timeout: 2s, headers: {Authorization: \"Bearer ${COLLECTOR_TOKEN}\"}}\n"} {
+		"tracing: {enabled: true, protocol: http/protobuf, endpoint: \"http://127.0.0.1:4318\", sample_ratio: 0.25, timeout: 2s, headers: {Authorization: \"Bearer ${COLLECTOR_TOKEN}\"}}\n"} {
 		_, err := gateway.ParseConfig("gw.yaml", []byte(minimalConfig+block), env(secretEnv))
 		require.NoError(t, err, block)
 	}

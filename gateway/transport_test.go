@@ -102,11 +102,15 @@ routes:
 cache: {max_entries: -1}
 `), LoadOptions{})
 	require.NoError(t, err)
-	srv, err := New(cfg, Options{Events: events.Discard, Logger: slog.New(slog.DiscardHandler)})
+	// A connection is reused once quiet for ReuseQuiet after its answer
+	// (quietConn): 1 ms here, and the requests are 5 ms apart.
+	tr := NewTransport(ProtocolAuto, TransportOptions{ReuseQuiet: time.Millisecond})
+	srv, err := New(cfg, Options{Events: events.Discard, Logger: slog.New(slog.DiscardHandler), Transport: tr})
 	require.NoError(t, err)
 	gws := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { gws.Close(); _ = srv.Close() })
 	for i := range 6 {
+		time.Sleep(5 * time.Millisecond)
 		stream := i%2 == 0
 		resp, err := http.Post(gws.URL+"/v1/chat/completions", "application/json",
 			strings.NewReader(`{"model":"chat","stream":`+strconv.FormatBool(stream)+`,"messages":[{"role":"user","content":"hi"}]}`))

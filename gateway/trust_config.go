@@ -14,8 +14,10 @@ import (
 )
 
 // ClientConfig is one client key (`clients:`). With at least one client the
-// gateway requires a key on every inference request, as
-// "Authorization: Bearer KEY" or "x-api-key: KEY"; without any it is open.
+// gateway requires a key on every inference request, presented as each
+// API's SDKs do: "Authorization: Bearer KEY", "x-api-key: KEY" or
+// "x-goog-api-key: KEY", or "?key=KEY" on the Gemini API; without any it is
+// open.
 type ClientConfig struct {
 	// ID names the client in events, usage records and metrics (never the
 	// key): letters, digits, '.', '_' and '-', at most 64.
@@ -67,6 +69,20 @@ type LimitsConfig struct {
 	// MaxConcurrentStreams bounds streamed requests in flight (503 with
 	// Retry-After beyond). Default 512.
 	MaxConcurrentStreams int `yaml:"max_concurrent_streams,omitempty"`
+	// MaxInflightBytes is the memory every inference request in flight
+	// may hold together: bodies, their decoded forms (estimated from the
+	// body before decoding) and held stream buffers. A request takes its
+	// share before its body is read; beyond the budget it is refused with
+	// 503 and Retry-After. Default: a quarter of the memory the process
+	// may use (the cgroup's limit, GOMEMLIMIT or the machine's memory; at
+	// least 256 MiB).
+	MaxInflightBytes int64 `yaml:"max_inflight_bytes,omitempty"`
+	// ReserveOutputTokens is the output a request of a client with a
+	// budget or tokens per minute is assumed to produce when it sets no
+	// max_tokens: its worst case is reserved at admission, and the gateway
+	// caps the request's output there (a request's own max_tokens is
+	// reserved as it is). Default 4096.
+	ReserveOutputTokens int `yaml:"reserve_output_tokens,omitempty"`
 }
 
 // Limit defaults (see LimitsConfig).
@@ -79,6 +95,7 @@ const (
 	DefaultReadBodyTimeout       = 30 * time.Second
 	DefaultMaxConcurrentRequests = 1024
 	DefaultMaxConcurrentStreams  = 512
+	DefaultReserveOutputTokens   = 4096
 )
 
 func (l *LimitsConfig) maxBodyBytes() int64    { return or(l.MaxBodyBytes, DefaultMaxBodyBytes) }
@@ -97,6 +114,15 @@ func (l *LimitsConfig) maxConcurrentRequests() int {
 func (l *LimitsConfig) maxConcurrentStreams() int {
 	return or(l.MaxConcurrentStreams, DefaultMaxConcurrentStreams)
 }
+func (l *LimitsConfig) maxInflightBytes() int64 {
+	if l.MaxInflightBytes > 0 {
+		return l.MaxInflightBytes
+	}
+	return DefaultInflightBytes()
+}
+func (l *LimitsConfig) reserveOutputTokens() int {
+	return or(l.ReserveOutputTokens, DefaultReserveOutputTokens)
+}
 
 // minClientKey is the shortest client key accepted.
 const minClientKey = 16
@@ -106,8 +132,8 @@ var clientID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 // validateTrust checks clients:, limits: and the admin and usage options
 // of the trust boundary, and resolves the client keys.
 func (c *Config) validateTrust(add func(path, format string, args ...any), lookup func(string) (string, bool)) {
-	if c.Admin.Token.template != "" && c.Admin.Token.resolved && c.Admin.Token.Value() == "" {
-		add("admin.token", "is empty (an unset or empty variable?): an empty token would leave the admin API open; remove admin.token to run without one")
+	if c.Admin.Token.template != "" && c.Admin.Token.resolved && strings.TrimSpace(c.Admin.Token.Value()) == "" {
+		add("admin.token", "is blank (an unset or empty variable, or only whitespace?): a blank token would leave the admin API open; remove admin.token to run without one")
 	}
 	if c.Admin.ProtectMetrics && c.Admin.Token.IsZero() {
 		add("admin.protect_metrics", "needs admin.token")
@@ -126,7 +152,8 @@ func (c *Config) validateTrust(add func(path, format string, args ...any), looku
 	}{{"max_body_bytes", l.MaxBodyBytes}, {"max_messages", int64(l.MaxMessages)}, {"max_decoded_bytes", l.MaxDecodedBytes},
 		{"max_header_bytes", int64(l.MaxHeaderBytes)}, {"read_header_timeout", int64(l.ReadHeaderTimeout)},
 		{"read_body_timeout", int64(l.ReadBodyTimeout)}, {"max_concurrent_requests", int64(l.MaxConcurrentRequests)},
-		{"max_concurrent_streams", int64(l.MaxConcurrentStreams)}} {
+		{"max_concurrent_streams", int64(l.MaxConcurrentStreams)}, {"reserve_output_tokens", int64(l.ReserveOutputTokens)},
+		{"max_inflight_bytes", l.MaxInflightBytes}} {
 		if f.v < 0 {
 			add("limits."+f.path, "must not be negative")
 		}

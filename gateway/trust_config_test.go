@@ -22,7 +22,11 @@ func TestTrustConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, extra, want string
 	}{
-		{"empty admin token", "admin: {token: \"${EMPTY}\"}\n", "gw.yaml:10:16: admin.token: is empty"},
+		{"empty admin token", "admin: {token: \"${EMPTY}\"}\n", "gw.yaml:10:16: admin.token: is blank"},
+		{"blank admin token", "admin: {token: \"   \"}\n", "gw.yaml:10:16: admin.token: is blank"},
+		{"whitespace admin token", "admin:\n  token: \"\\t \\n\"\n", "gw.yaml:11:10: admin.token: is blank"},
+		{"negative byte budget", "limits: {max_inflight_bytes: -1}\n", "limits.max_inflight_bytes: must not be negative"},
+		{"negative output reservation", "limits: {reserve_output_tokens: -1}\n", "limits.reserve_output_tokens: must not be negative"},
 		{"metrics protection needs a token", "admin: {protect_metrics: true}\n", "admin.protect_metrics: needs admin.token"},
 		{"client without a key", "clients: [{id: app}]\n", "clients.0.key: a client needs a key"},
 		{"client key too short", "clients: [{id: app, key: \"${SHORT}\"}]\n", "clients.0.key: a client key must be at least 16 characters (got 3)"},

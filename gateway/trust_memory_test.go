@@ -3,10 +3,13 @@ package gateway_test
 import (
 	"io"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/brownout-dev/brownout/gateway"
@@ -63,4 +66,75 @@ func TestMemoryAtLimits(t *testing.T) {
 		}
 		require.Less(t, per, uint64(gateway.DefaultMaxDecodedBytes+4*gateway.DefaultMaxBodyBytes), c.name)
 	}
+}
+
+// rss returns the process's resident set size (0 where /proc is missing).
+func rss() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			return n << 10
+		}
+	}
+	return 0
+}
+
+// TestInflightByteBudget: 30 concurrent requests with 8 MiB bodies, each
+// within every per-request limit, against a 160 MiB byte budget: those
+// beyond it are refused with 503 and Retry-After in the API's shape before
+// their bodies are read, the others are served, and the heap grows by
+// about the budget, not by 30 requests' worth. The heap and RSS figures
+// are logged (go test -v -run TestInflightByteBudget ./gateway; with no
+// budget the same load grew the heap by ~620 MiB, RSS 57 -> 678 MiB).
+func TestInflightByteBudget(t *testing.T) {
+	const budget = 160 << 20
+	m := startMocks(t)
+	cfg := trustConfig(t, m, "limits: {max_inflight_bytes: "+strconv.Itoa(budget)+"}\n")
+	g := startGateway(t, cfg, gateway.Options{Logger: discardLogger(), Transport: cannedOK{}})
+	body := `{"model":"chat","messages":[{"role":"user","content":"` + strings.Repeat("x", gateway.DefaultMaxBodyBytes-200) + `"}]}`
+	const clients = 30
+	statuses := make([]int, clients)
+	var wg sync.WaitGroup
+	rss0 := rss()
+	grew := heapGrowth(func() {
+		for i := range clients {
+			wg.Go(func() {
+				req, err := http.NewRequest(http.MethodPost, g.url+"/v1/chat/completions", strings.NewReader(body))
+				if err != nil {
+					return
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					statuses[i] = -1 // refused while the body was still being sent
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				statuses[i] = resp.StatusCode
+				if resp.StatusCode == 503 {
+					assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+					assert.Contains(t, string(b), "max_inflight_bytes")
+				}
+			})
+		}
+		wg.Wait()
+	})
+	rss1 := rss()
+	count := map[int]int{}
+	for _, s := range statuses {
+		count[s]++
+	}
+	t.Logf("30 × %.1f MiB bodies, budget %d MiB: statuses %v; peak heap growth %.0f MiB; RSS %.0f -> %.0f MiB",
+		float64(len(body))/(1<<20), budget>>20, count, float64(grew)/(1<<20), float64(rss0)/(1<<20), float64(rss1)/(1<<20))
+	require.Positive(t, count[200], "some are served")
+	require.Positive(t, count[503]+count[-1], "some are refused")
+	require.Zero(t, clients-count[200]-count[503]-count[-1], "only 200 and 503")
+	// The budget plus what is not request memory (the test's own client,
+	// the answers): never 30 requests' worth (30 × ~20 MiB measured).
+	require.Less(t, grew, uint64(budget+64<<20))
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -100,6 +101,7 @@ type upstream struct {
 	client     *http.Client
 	// streamUsage asks for the usage chunk of streams.
 	streamUsage bool
+	plain       bool // base is http:// (cleartext HTTP/1.1, or h2c)
 }
 
 func newUpstream(p *Provider, tr http.RoundTripper) *upstream {
@@ -121,6 +123,7 @@ func newUpstream(p *Provider, tr http.RoundTripper) *upstream {
 
 		streamUsage: !p.NoStreamUsage,
 	}
+	u.plain = strings.HasPrefix(strings.ToLower(u.base), "http://")
 	if u.kind == KindAzure {
 		u.authHeader, u.authPrefix = "Api-Key", ""
 	}
@@ -132,6 +135,16 @@ func newUpstream(p *Provider, tr http.RoundTripper) *upstream {
 	}
 	return u
 }
+
+// requestBody is an upstream request's body. It is a type net/http does
+// not know to be in memory, so that its Transport writes the request's
+// header on its own before the body: a connection that refuses a request
+// (quietConn) then refuses it at the header, which net/http takes for
+// "nothing written" and resends on another connection; refused within the
+// body, the request would fail.
+type requestBody struct{ *bytes.Reader }
+
+func (requestBody) Close() error { return nil }
 
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
@@ -196,10 +209,15 @@ func (u *upstream) newRequest(ctx context.Context, req *llm.Request, requestID s
 	if err != nil {
 		return nil, err
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url(req.Model, req.Stream), bytes.NewReader(body))
+	if u.plain {
+		ctx = context.WithValue(ctx, plainHTTPKey{}, true) // see quietDial
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url(req.Model, req.Stream), requestBody{bytes.NewReader(body)})
 	if err != nil {
 		return nil, err
 	}
+	hr.ContentLength = int64(len(body))
+	hr.GetBody = func() (io.ReadCloser, error) { return requestBody{bytes.NewReader(body)}, nil }
 	h := hr.Header
 	h["Content-Type"] = []string{"application/json"}
 	if req.Stream {
@@ -242,6 +260,12 @@ type TransportOptions struct {
 	// answers included: more is a protocol error. Default 64 KiB.
 	MaxResponseHeaderBytes int64
 	TLSConfig              *tls.Config // nil: system roots
+	// ReuseQuiet is how long an HTTP/1.1 connection must have received
+	// nothing since its last answer before it takes another request (see
+	// quietConn): bytes an upstream sends after an answer within it close
+	// the connection, and never reach another request. Default
+	// DefaultReuseQuiet; negative: reuse at once (net/http's own rule).
+	ReuseQuiet time.Duration
 }
 
 // transportBufferSize is the read and write buffer of an upstream
@@ -258,7 +282,10 @@ const transportBufferSize = 1 << 10
 // header, informational (1xx) answers included, is bounded by
 // MaxResponseHeaderBytes; a 101 or any other 1xx final answer closes the
 // connection; a connection that receives bytes while no request is in
-// flight on it is closed and never reused.
+// flight on it is closed and never reused, and an HTTP/1.1 connection
+// takes a new request only after it was quiet for ReuseQuiet since its
+// last answer, so that bytes sent after an answer cannot be read as the
+// answer to another request.
 func NewTransport(p Protocol, o TransportOptions) *http.Transport {
 	if o.MaxIdleConnsPerHost == 0 {
 		o.MaxIdleConnsPerHost = 256
@@ -271,6 +298,9 @@ func NewTransport(p Protocol, o TransportOptions) *http.Transport {
 	}
 	if o.MaxResponseHeaderBytes == 0 {
 		o.MaxResponseHeaderBytes = 64 << 10
+	}
+	if o.ReuseQuiet == 0 {
+		o.ReuseQuiet = DefaultReuseQuiet
 	}
 	d := &net.Dialer{KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
@@ -295,6 +325,7 @@ func NewTransport(p Protocol, o TransportOptions) *http.Transport {
 		HTTP2: &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 15 * time.Second},
 	}
 	var protos http.Protocols
+	alpn := []string{"http/1.1"}
 	switch p {
 	case ProtocolHTTP1:
 		protos.SetHTTP1(true)
@@ -304,8 +335,15 @@ func NewTransport(p Protocol, o TransportOptions) *http.Transport {
 		protos.SetHTTP1(true)
 		protos.SetHTTP2(true)
 		tr.ForceAttemptHTTP2 = true
+		alpn = []string{"h2", "http/1.1"}
 	}
 	tr.Protocols = &protos
+	if o.ReuseQuiet > 0 && p != ProtocolH2C {
+		// Cleartext connections speak HTTP/1.1 here; TLS ones are dialed
+		// by the gateway, which sees what ALPN chose.
+		tr.DialContext = dialWithConnectTimeout(quietDial(d.DialContext, o.ReuseQuiet))
+		tr.DialTLSContext = dialWithConnectTimeout(quietDialTLS(d.DialContext, o.TLSConfig, alpn, tr.TLSHandshakeTimeout, o.ReuseQuiet))
+	}
 	return tr
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // chromium finds a headless browser. CI installs Debian's chromium and sets
@@ -153,11 +154,11 @@ type domChart struct {
 // money in 1, 2 or 5 times a power of ten.
 func TestChartLabelsInChromium(t *testing.T) {
 	bin := chromium(t)
-	results := map[string]*scenarios.Result{"fixture": fixture()}
+	results := map[string]*score.Result{"fixture": fixture()}
 	for _, name := range []string{"compound-incident", "flapping-provider", "total-outage", "primary-429-storm"} {
 		s, err := scenarios.Load("../examples/gamedays/" + name + ".yaml")
 		require.NoError(t, err)
-		res, err := scenarios.Run(context.Background(), s, scenarios.Options{Mode: scenarios.ModeSim})
+		res, err := scenarios.Run(context.Background(), s, scenarios.Options{Mode: score.ModeSim})
 		require.NoError(t, err)
 		results[name] = res
 	}

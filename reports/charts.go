@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // charts returns the report's SVG charts over the scenario's time, in order:
@@ -12,7 +12,7 @@ import (
 // p95 time to first token, breaker and health states per target, and
 // cumulative cost against the counterfactual. Every time chart shades the
 // fault windows and marks detection and mitigation.
-func charts(r *scenarios.Result) []string {
+func charts(r *score.Result) []string {
 	s := r.Series
 	if len(s.Points) == 0 || s.Step <= 0 {
 		return nil

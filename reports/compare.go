@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // File names WriteCompareFiles writes; each contestant's own reports go to
@@ -39,12 +40,12 @@ type compareRow struct {
 // expectation's verdict.
 func newCompareTable(c *scenarios.Comparison) compareTable {
 	t := compareTable{}
-	rs := make([]*scenarios.Result, len(c.Contestants))
+	rs := make([]*score.Result, len(c.Contestants))
 	for i, cr := range c.Contestants {
 		t.names = append(t.names, cr.Name)
 		rs[i] = cr.Result
 	}
-	row := func(label string, f func(r *scenarios.Result) string) {
+	row := func(label string, f func(r *score.Result) string) {
 		cr := compareRow{label: label}
 		for _, r := range rs {
 			cr.values = append(cr.values, f(r))
@@ -52,53 +53,60 @@ func newCompareTable(c *scenarios.Comparison) compareTable {
 		t.rows = append(t.rows, cr)
 	}
 	section := func(label string) { t.rows = append(t.rows, compareRow{label: label}) }
-	measured := func(r *scenarios.Result, score, v string) string {
+	measured := func(r *score.Result, score, v string) string {
 		if m, ok := r.Measured[score]; ok && !m.Measured {
 			return "not measured"
 		}
 		return v
 	}
-	row("verdict", func(r *scenarios.Result) string {
+	row("verdict", func(r *score.Result) string {
 		if n := len(r.Failed()); n > 0 {
 			return fmt.Sprintf("%s (%d of %d failed)", runVerdict(r), n, len(r.Expectations))
 		}
 		return runVerdict(r)
 	})
-	row("requests", func(r *scenarios.Result) string { return fmt.Sprint(r.Overall.Availability.Requests) })
-	row("success", func(r *scenarios.Result) string { return fmtPct(r.Overall.Availability.Success) })
-	row("served / degraded / failed", func(r *scenarios.Result) string {
+	row("requests", func(r *score.Result) string { return fmt.Sprint(r.Overall.Availability.Requests) })
+	row("success", func(r *score.Result) string { return fmtPct(r.Overall.Availability.Success) })
+	row("served / degraded / failed", func(r *score.Result) string {
 		a := r.Overall.Availability
 		return fmtPct(a.ServedRate) + " / " + measured(r, "degraded", fmtPct(a.DegradedRate)) + " / " + fmtPct(a.FailedRate)
 	})
-	row("good (every SLO part)", func(r *scenarios.Result) string { return fmtPct(r.Overall.Availability.GoodRate) })
-	row("retry amplification (peak 10 s)", func(r *scenarios.Result) string {
+	row("good (every SLO part)", func(r *score.Result) string { return fmtPct(r.Overall.Availability.GoodRate) })
+	row("retry amplification (peak 10 s)", func(r *score.Result) string {
 		o := r.Overall.Retry
 		return measured(r, "retry_amplification", fmt.Sprintf("%.2f (%.2f)", o.Amplification, o.PeakAmplification))
 	})
-	row("p95 TTFT baseline / faults", func(r *scenarios.Result) string {
+	row("p95 TTFT baseline / faults", func(r *score.Result) string {
 		l := r.Overall.Latency
 		return fmtDur(l.BaselineTTFT.P95) + " / " + fmtDur(l.FaultTTFT.P95) + " (" + fmtRatio(l.TTFTPenalty) + ")"
 	})
-	row("p95 total baseline / faults", func(r *scenarios.Result) string {
+	row("p95 total baseline / faults", func(r *score.Result) string {
 		l := r.Overall.Latency
 		return fmtDur(l.BaselineTotal.P95) + " / " + fmtDur(l.FaultTotal.P95) + " (" + fmtRatio(l.TotalPenalty) + ")"
 	})
-	row("p95 time to an error", func(r *scenarios.Result) string {
+	row("p95 time to an error", func(r *score.Result) string {
 		return fmtDur(r.Overall.Latency.Failed.P95) + fmt.Sprintf(" (%d)", r.Overall.Latency.Failed.N)
 	})
-	row("cost (multiplier during faults)", func(r *scenarios.Result) string {
+	row("cost (multiplier during faults)", func(r *score.Result) string {
 		co := r.Overall.Cost
 		return measured(r, "cost_multiplier", fmtMoney(co.Total)+" ("+fmtRatio(co.Multiplier)+")")
 	})
-	row("bad responses served", func(r *scenarios.Result) string {
+	row("bad responses served", func(r *score.Result) string {
 		return measured(r, "bad_served", fmt.Sprint(r.Overall.BadServed))
+	})
+	row("good requests (every SLO part)", func(r *score.Result) string {
+		return measured(r, "good", fmtPct(r.Overall.Availability.GoodRate))
+	})
+	row("SLO breach time", func(r *score.Result) string { return fmtDur(r.Overall.BreachTime) })
+	row("false alarms", func(r *score.Result) string {
+		return measured(r, "false_alarms", fmt.Sprint(len(r.Overall.FalseAlarms)))
 	})
 	if len(rs) > 0 {
 		for _, f0 := range rs[0].Faults {
 			section(f0.Step + " · " + f0.Target)
-			fault := func(r *scenarios.Result) (scenarios.FaultScore, bool) { return r.Fault(f0.Step, f0.Target) }
-			frow := func(label string, g func(f scenarios.FaultScore) string) {
-				row("  "+label, func(r *scenarios.Result) string {
+			fault := func(r *score.Result) (score.FaultScore, bool) { return r.Fault(f0.Step, f0.Target) }
+			frow := func(label string, g func(f score.FaultScore) string) {
+				row("  "+label, func(r *score.Result) string {
 					f, ok := fault(r)
 					if !ok {
 						return "-"
@@ -107,7 +115,7 @@ func newCompareTable(c *scenarios.Comparison) compareTable {
 				})
 			}
 			frow("TTD", detect)
-			row("  shift: first attempts / served", func(r *scenarios.Result) string {
+			row("  shift: first attempts / served", func(r *score.Result) string {
 				f, ok := fault(r)
 				if !ok || !r.BlackBox {
 					return "-" // measured only in black boxes
@@ -115,12 +123,15 @@ func newCompareTable(c *scenarios.Comparison) compareTable {
 				return shiftStr(f.ShiftFirst) + " / " + shiftStr(f.ShiftServed)
 			})
 			frow("TTM", mitigate)
+			frow("first mitigation", firstMitigation)
+			frow("SLO breach (spells)", breach)
+			frow("relapses", func(f score.FaultScore) string { return fmt.Sprint(f.Relapses) })
 			frow("TTR", recoverStr)
-			frow("success during", func(f scenarios.FaultScore) string { return fmtPct(f.Availability.Success) })
-			frow("degraded during", func(f scenarios.FaultScore) string { return fmtPct(f.Availability.DegradedRate) })
-			frow("retry amplification during", func(f scenarios.FaultScore) string { return fmt.Sprintf("%.2f", f.Retry.Amplification) })
-			frow("load on target (× baseline)", func(f scenarios.FaultScore) string { return fmtRatio(f.LoadRatio) })
-			frow("p95 TTFT during", func(f scenarios.FaultScore) string { return fmtDur(f.Latency.FaultTTFT.P95) })
+			frow("success during", func(f score.FaultScore) string { return fmtPct(f.Availability.Success) })
+			frow("degraded during", func(f score.FaultScore) string { return fmtPct(f.Availability.DegradedRate) })
+			frow("retry amplification during", func(f score.FaultScore) string { return fmt.Sprintf("%.2f", f.Retry.Amplification) })
+			frow("load on target (× baseline)", func(f score.FaultScore) string { return fmtRatio(f.LoadRatio) })
+			frow("p95 TTFT during", func(f score.FaultScore) string { return fmtDur(f.Latency.FaultTTFT.P95) })
 		}
 	}
 	// Expectations, by their position in the first result (every
@@ -147,7 +158,7 @@ func newCompareTable(c *scenarios.Comparison) compareTable {
 	return t
 }
 
-func verdictLabel(v scenarios.Verdict) string {
+func verdictLabel(v score.Verdict) string {
 	l := v.Name
 	if v.Step != "" {
 		l += " " + v.Step

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // WriteCompareHTML writes a bake-off as one self-contained HTML file: the
@@ -75,7 +76,7 @@ func overlayCharts(c *scenarios.Comparison) []string {
 	for i, cr := range c.Contestants {
 		legend[i] = legendItem{color: palette[i%len(palette)], label: cr.Name}
 	}
-	series := func(r *scenarios.Result, v func(p scenarios.Point, step float64) float64) ([]float64, []float64) {
+	series := func(r *score.Result, v func(p score.Point, step float64) float64) ([]float64, []float64) {
 		s := r.Series
 		step := s.Step.Seconds()
 		ts, vs := make([]float64, len(s.Points)), make([]float64, len(s.Points))
@@ -85,7 +86,7 @@ func overlayCharts(c *scenarios.Comparison) []string {
 		return ts, vs
 	}
 	// top is the highest value of v over every contestant.
-	top := func(v func(p scenarios.Point, step float64) float64) float64 {
+	top := func(v func(p score.Point, step float64) float64) float64 {
 		hi := 0.0
 		for _, cr := range c.Contestants {
 			_, vs := series(cr.Result, v)
@@ -97,7 +98,7 @@ func overlayCharts(c *scenarios.Comparison) []string {
 		}
 		return hi
 	}
-	chart := func(title string, yt ticks, v func(p scenarios.Point, step float64) float64, decorate func(*plot)) string {
+	chart := func(title string, yt ticks, v func(p score.Point, step float64) float64, decorate func(*plot)) string {
 		p := newPlot(title, plotH, xmax, legend)
 		p.axes(yt)
 		for _, f := range first.Faults {
@@ -112,7 +113,7 @@ func overlayCharts(c *scenarios.Comparison) []string {
 		}
 		return p.String()
 	}
-	success := func(p scenarios.Point, _ float64) float64 {
+	success := func(p score.Point, _ float64) float64 {
 		if p.Success < 0 {
 			return math.NaN()
 		}
@@ -128,13 +129,13 @@ func overlayCharts(c *scenarios.Comparison) []string {
 		}
 	}
 	lo = math.Min(lo, first.SLO.SuccessRate)
-	ttft := func(p scenarios.Point, _ float64) float64 {
+	ttft := func(p score.Point, _ float64) float64 {
 		if p.P95TTFT <= 0 {
 			return math.NaN()
 		}
 		return p.P95TTFT.Seconds()
 	}
-	degraded := func(p scenarios.Point, step float64) float64 { return float64(p.Degraded) / step }
+	degraded := func(p score.Point, step float64) float64 { return float64(p.Degraded) / step }
 	return []string{
 		chart("User success rate", percentTicks(1-1.25*(1-lo)), success,
 			func(p *plot) { p.hline(first.SLO.SuccessRate, "SLO "+fmtPct(first.SLO.SuccessRate), "slo") }),

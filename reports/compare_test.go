@@ -10,6 +10,7 @@ import (
 
 	"github.com/brownout-dev/brownout/internal/golden"
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // comparison is a bake-off of the fixture against a copy of it that
@@ -19,10 +20,10 @@ func comparison() *scenarios.Comparison {
 	a, b := fixture(), fixture()
 	b.Overall.Retry.Amplification, b.Overall.Retry.PeakAmplification = 1.83, 4
 	b.Faults[0].LoadRatio = 3.4
-	b.Expectations = append([]scenarios.Verdict(nil), b.Expectations...)
+	b.Expectations = append([]score.Verdict(nil), b.Expectations...)
 	b.Expectations[0].Pass, b.Expectations[0].Got = false, "not measured: no ids"
 	b.Pass = false
-	b.Measured = map[string]scenarios.Measure{"bad_served": {Why: "no ids"}}
+	b.Measured = map[string]score.Measure{"bad_served": {Why: "no ids"}}
 	return &scenarios.Comparison{Scenario: a.Scenario, Seed: a.Seed, Contestants: []scenarios.ContestantResult{
 		{Contestant: scenarios.Contestant{Name: "brownout", Config: "gateway.yaml"}, Result: a},
 		{Contestant: scenarios.Contestant{Name: "naive", URL: "http://127.0.0.1:18090"}, Result: b},

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // Tolerances bound how much a score may worsen before a diff calls it a
@@ -35,7 +35,7 @@ type DiffRow struct {
 
 // RunDiff is the comparison of two runs of (usually) the same scenario.
 type RunDiff struct {
-	Old, New *scenarios.Result // nil for sweeps
+	Old, New *score.Result // nil for sweeps
 	// Title names what is compared.
 	Title string
 	Rows  []DiffRow
@@ -56,7 +56,7 @@ func (d *RunDiff) Regressions() []DiffRow {
 // ratios, flaps and bad served; lower is worse for availability. A fault
 // step detected (or mitigated, recovered) in the old run and not in the new
 // one is a regression whatever the tolerance.
-func Diff(old, new *scenarios.Result, tol Tolerances) *RunDiff {
+func Diff(old, new *score.Result, tol Tolerances) *RunDiff {
 	d := &RunDiff{Old: old, New: new, Title: fmt.Sprintf("old: %s (%s, seed %d)  new: %s (%s, seed %d)", old.Scenario, old.Mode, old.Seed, new.Scenario, new.Mode, new.Seed)}
 	rate := func(name string, o, n float64) {
 		row := DiffRow{Score: name, Old: fmtPct(o), New: fmtPct(n), Delta: fmt.Sprintf("%+.2fpp", (n-o)*100)}
@@ -116,6 +116,8 @@ func Diff(old, new *scenarios.Result, tol Tolerances) *RunDiff {
 	ratio("cost multiplier", old.Overall.Cost.Multiplier, new.Overall.Cost.Multiplier, fmtRatio)
 	ratio("TTFT penalty", old.Overall.Latency.TTFTPenalty, new.Overall.Latency.TTFTPenalty, fmtRatio)
 	ratio("p95 TTFT during faults", old.Overall.Latency.FaultTTFT.P95.Seconds(), new.Overall.Latency.FaultTTFT.P95.Seconds(), func(v float64) string { return fmtDur(time.Duration(v * 1e9)) })
+	timed("SLO breach time", old.Overall.BreachTime, true, new.Overall.BreachTime, true, "")
+	count("false alarms", len(old.Overall.FalseAlarms), len(new.Overall.FalseAlarms))
 
 	for _, nf := range new.Faults {
 		of, ok := old.Fault(nf.Step, nf.Target)
@@ -126,6 +128,9 @@ func Diff(old, new *scenarios.Result, tol Tolerances) *RunDiff {
 		timed("ttd"+tag, of.TTD, of.Detected, nf.TTD, nf.Detected, "not detected")
 		timed("ttm"+tag, of.TTM, of.Mitigated || !of.Impact, nf.TTM, nf.Mitigated || !nf.Impact, "not mitigated")
 		timed("ttr"+tag, of.TTR, of.Recovered || of.Superseded, nf.TTR, nf.Recovered || nf.Superseded, "not recovered")
+		timed("first mitigation"+tag, of.FirstMitigation, of.FirstMitigated || !of.Impact, nf.FirstMitigation, nf.FirstMitigated || !nf.Impact, "never")
+		timed("SLO breach"+tag, of.BreachTime, true, nf.BreachTime, true, "")
+		count("relapses"+tag, of.Relapses, nf.Relapses)
 		rate("availability"+tag, of.Availability.Success, nf.Availability.Success)
 		count("flaps"+tag, of.Flaps, nf.Flaps)
 	}

@@ -5,13 +5,13 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/reports"
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 func ExampleWriteJUnit() {
-	r := &scenarios.Result{
-		Scenario: "primary-429-storm", Mode: scenarios.ModeSim, Seed: 42, Elapsed: 10 * time.Minute,
-		Expectations: []scenarios.Verdict{
+	r := &score.Result{
+		Scenario: "primary-429-storm", Mode: score.ModeSim, Seed: 42, Elapsed: 10 * time.Minute,
+		Expectations: []score.Verdict{
 			{Name: "ttd", Step: "openai-429", Want: "<= 30s", Got: "4.2s", Pass: true},
 			{Name: "flaps", Want: "<= 0", Got: "2", Pass: false},
 		},

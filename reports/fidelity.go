@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // FidelityTolerances bound how far a live run's scores may be from the
@@ -65,11 +66,11 @@ func (f *Fidelity) Agrees() bool {
 
 // CompareFidelity compares a simulated and a live run of one game day. It
 // refuses two different scenarios or a pair that is not one of each mode.
-func CompareFidelity(sim, live *scenarios.Result, tol FidelityTolerances) (*Fidelity, error) {
+func CompareFidelity(sim, live *score.Result, tol FidelityTolerances) (*Fidelity, error) {
 	if sim.Scenario != live.Scenario {
 		return nil, fmt.Errorf("different scenarios: %s and %s", sim.Scenario, live.Scenario)
 	}
-	if modeOf(sim) != scenarios.ModeSim || modeOf(live) != scenarios.ModeLive {
+	if modeOf(sim) != score.ModeSim || modeOf(live) != score.ModeLive {
 		return nil, fmt.Errorf("%s: want a simulated and a live run, got %s and %s", sim.Scenario, modeOf(sim), modeOf(live))
 	}
 	f := &Fidelity{Scenario: sim.Scenario}
@@ -106,14 +107,14 @@ func windowed(a, b time.Duration, tol FidelityTolerances) time.Duration {
 	return max(tol.Duration, time.Duration(tol.Relative*float64(max(a, b))))
 }
 
-func modeOf(r *scenarios.Result) scenarios.Mode {
+func modeOf(r *score.Result) score.Mode {
 	if r.Mode == "" {
-		return scenarios.ModeSim
+		return score.ModeSim
 	}
 	return r.Mode
 }
 
-func findFault(r *scenarios.Result, step, target string) *scenarios.FaultScore {
+func findFault(r *score.Result, step, target string) *score.FaultScore {
 	for i := range r.Faults {
 		if r.Faults[i].Step == step && r.Faults[i].Target == target {
 			return &r.Faults[i]
@@ -137,7 +138,7 @@ func durCell(simText, liveText string, simOK, liveOK bool, sim, live, tol time.D
 	return c
 }
 
-func ttdCell(f *scenarios.FaultScore) string {
+func ttdCell(f *score.FaultScore) string {
 	switch {
 	case f.NotExercised:
 		return "not exercised"
@@ -147,7 +148,7 @@ func ttdCell(f *scenarios.FaultScore) string {
 	return fmtDur(f.TTD)
 }
 
-func ttmCell(f *scenarios.FaultScore) string {
+func ttmCell(f *score.FaultScore) string {
 	switch {
 	case !f.Impact:
 		return "no impact"
@@ -157,7 +158,7 @@ func ttmCell(f *scenarios.FaultScore) string {
 	return fmtDur(f.TTM)
 }
 
-func ttrCell(f *scenarios.FaultScore) string {
+func ttrCell(f *score.FaultScore) string {
 	switch {
 	case f.Superseded:
 		return "superseded"
@@ -203,11 +204,11 @@ func WriteFidelity(w io.Writer, fs []*Fidelity) error {
 // by the tolerance; a score the live run left unmeasured (not detected,
 // not mitigated, not recovered, superseded, not exercised) agrees when some
 // simulated seeds left it unmeasured too.
-func CompareFidelitySweep(sw *scenarios.Sweep, live *scenarios.Result, tol FidelityTolerances) (*Fidelity, error) {
+func CompareFidelitySweep(sw *scenarios.Sweep, live *score.Result, tol FidelityTolerances) (*Fidelity, error) {
 	if sw.Scenario != live.Scenario {
 		return nil, fmt.Errorf("different scenarios: %s and %s", sw.Scenario, live.Scenario)
 	}
-	if modeOf(live) != scenarios.ModeLive {
+	if modeOf(live) != score.ModeLive {
 		return nil, fmt.Errorf("%s: want a live run to compare with the sweep, got %s", live.Scenario, modeOf(live))
 	}
 	score := func(name, step, target string) *scenarios.SweepScore {

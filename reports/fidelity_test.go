@@ -8,12 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 func TestCompareFidelity(t *testing.T) {
 	sim := fixture()
 	live := fixture()
-	live.Mode = scenarios.ModeLive
+	live.Mode = score.ModeLive
 	f, err := CompareFidelity(sim, live, DefaultFidelityTolerances)
 	require.NoError(t, err)
 	require.True(t, f.Agrees(), "a run agrees with itself")
@@ -21,31 +22,31 @@ func TestCompareFidelity(t *testing.T) {
 
 	tests := []struct {
 		name   string
-		change func(live *scenarios.Result)
+		change func(live *score.Result)
 		within func(f *Fidelity) bool
 		want   bool
 	}{
-		{"TTD within 1s", func(l *scenarios.Result) { l.Faults[0].TTD += time.Second }, func(f *Fidelity) bool { return f.Steps[0].TTD.Within }, true},
-		{"TTD beyond 1s", func(l *scenarios.Result) { l.Faults[0].TTD += 1001 * time.Millisecond }, func(f *Fidelity) bool { return f.Steps[0].TTD.Within }, false},
-		{"detected in one engine only", func(l *scenarios.Result) { l.Faults[0].Detected = false }, func(f *Fidelity) bool { return f.Steps[0].TTD.Within }, false},
-		{"TTR within 10% of a long one", func(l *scenarios.Result) {
+		{"TTD within 1s", func(l *score.Result) { l.Faults[0].TTD += time.Second }, func(f *Fidelity) bool { return f.Steps[0].TTD.Within }, true},
+		{"TTD beyond 1s", func(l *score.Result) { l.Faults[0].TTD += 1001 * time.Millisecond }, func(f *Fidelity) bool { return f.Steps[0].TTD.Within }, false},
+		{"detected in one engine only", func(l *score.Result) { l.Faults[0].Detected = false }, func(f *Fidelity) bool { return f.Steps[0].TTD.Within }, false},
+		{"TTR within 10% of a long one", func(l *score.Result) {
 			sim.Faults[0].Recovered, sim.Faults[0].TTR = true, 100*time.Second
 			l.Faults[0].Recovered, l.Faults[0].TTR = true, 109*time.Second
 		}, func(f *Fidelity) bool { return f.Steps[0].TTR.Within }, true},
-		{"TTR beyond 10% of a long one", func(l *scenarios.Result) {
+		{"TTR beyond 10% of a long one", func(l *score.Result) {
 			sim.Faults[0].Recovered, sim.Faults[0].TTR = true, 100*time.Second
 			l.Faults[0].Recovered, l.Faults[0].TTR = true, 112*time.Second
 		}, func(f *Fidelity) bool { return f.Steps[0].TTR.Within }, false},
-		{"superseded in one engine only", func(l *scenarios.Result) { l.Faults[0].Superseded = !sim.Faults[0].Superseded }, func(f *Fidelity) bool { return f.Steps[0].TTR.Within }, false},
-		{"availability 1 point apart", func(l *scenarios.Result) { l.Overall.Availability.Success = sim.Overall.Availability.Success - 0.01 }, func(f *Fidelity) bool { return f.Availability.Within }, true},
-		{"availability 2 points apart", func(l *scenarios.Result) { l.Overall.Availability.Success = sim.Overall.Availability.Success - 0.02 }, func(f *Fidelity) bool { return f.Availability.Within }, false},
-		{"amplification 0.2 apart", func(l *scenarios.Result) { l.Overall.Retry.Amplification = sim.Overall.Retry.Amplification + 0.2 }, func(f *Fidelity) bool { return f.Amplification.Within }, false},
+		{"superseded in one engine only", func(l *score.Result) { l.Faults[0].Superseded = !sim.Faults[0].Superseded }, func(f *Fidelity) bool { return f.Steps[0].TTR.Within }, false},
+		{"availability 1 point apart", func(l *score.Result) { l.Overall.Availability.Success = sim.Overall.Availability.Success - 0.01 }, func(f *Fidelity) bool { return f.Availability.Within }, true},
+		{"availability 2 points apart", func(l *score.Result) { l.Overall.Availability.Success = sim.Overall.Availability.Success - 0.02 }, func(f *Fidelity) bool { return f.Availability.Within }, false},
+		{"amplification 0.2 apart", func(l *score.Result) { l.Overall.Retry.Amplification = sim.Overall.Retry.Amplification + 0.2 }, func(f *Fidelity) bool { return f.Amplification.Within }, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			sim = fixture()
 			live := fixture()
-			live.Mode = scenarios.ModeLive
+			live.Mode = score.ModeLive
 			tt.change(live)
 			f, err := CompareFidelity(sim, live, DefaultFidelityTolerances)
 			require.NoError(t, err)
@@ -56,7 +57,7 @@ func TestCompareFidelity(t *testing.T) {
 
 	other := fixture()
 	other.Scenario = "another"
-	other.Mode = scenarios.ModeLive
+	other.Mode = score.ModeLive
 	_, err = CompareFidelity(sim, other, DefaultFidelityTolerances)
 	require.ErrorContains(t, err, "different scenarios")
 	_, err = CompareFidelity(sim, fixture(), DefaultFidelityTolerances)
@@ -64,7 +65,7 @@ func TestCompareFidelity(t *testing.T) {
 
 	var b bytes.Buffer
 	bad := fixture()
-	bad.Mode = scenarios.ModeLive
+	bad.Mode = score.ModeLive
 	bad.Faults[0].TTD += 5 * time.Second
 	fb, err := CompareFidelity(sim, bad, DefaultFidelityTolerances)
 	require.NoError(t, err)
@@ -78,10 +79,10 @@ func TestCompareFidelitySweep(t *testing.T) {
 	v := func(x float64) *float64 { return &x }
 	s := func(d time.Duration) *float64 { return v(float64(d)) }
 	live := fixture()
-	live.Mode = scenarios.ModeLive
+	live.Mode = score.ModeLive
 	f0 := live.Faults[0]
 	sweep := func() *scenarios.Sweep {
-		return &scenarios.Sweep{Scenario: live.Scenario, Mode: scenarios.ModeSim, Seeds: []uint64{1, 2, 3, 4},
+		return &scenarios.Sweep{Scenario: live.Scenario, Mode: score.ModeSim, Seeds: []uint64{1, 2, 3, 4},
 			Scores: []scenarios.SweepScore{
 				{Name: "availability", Unit: "rate", N: 4, Best: v(1), Median: v(0.995), Worst: v(0.99)},
 				{Name: "retry_amplification", Unit: "ratio", HigherIsWorse: true, N: 4, Best: v(1.0), Worst: v(1.2)},
@@ -93,37 +94,37 @@ func TestCompareFidelitySweep(t *testing.T) {
 	tests := []struct {
 		name  string
 		sw    func(*scenarios.Sweep)
-		live  func(*scenarios.Result)
+		live  func(*score.Result)
 		cell  func(*Fidelity) FidelityCell
 		want  bool
 		shows string
 	}{
-		{"ttd inside the seeds' range", nil, func(r *scenarios.Result) { r.Faults[0].Detected, r.Faults[0].TTD = true, 4*time.Second },
+		{"ttd inside the seeds' range", nil, func(r *score.Result) { r.Faults[0].Detected, r.Faults[0].TTD = true, 4*time.Second },
 			func(f *Fidelity) FidelityCell { return f.Steps[0].TTD }, true, "2s–5s"},
-		{"ttd within tolerance past the worst", nil, func(r *scenarios.Result) { r.Faults[0].Detected, r.Faults[0].TTD = true, 6*time.Second },
+		{"ttd within tolerance past the worst", nil, func(r *score.Result) { r.Faults[0].Detected, r.Faults[0].TTD = true, 6*time.Second },
 			func(f *Fidelity) FidelityCell { return f.Steps[0].TTD }, true, ""},
-		{"ttd beyond", nil, func(r *scenarios.Result) { r.Faults[0].Detected, r.Faults[0].TTD = true, 7*time.Second },
+		{"ttd beyond", nil, func(r *score.Result) { r.Faults[0].Detected, r.Faults[0].TTD = true, 7*time.Second },
 			func(f *Fidelity) FidelityCell { return f.Steps[0].TTD }, false, ""},
-		{"not detected live, detected in every seed", nil, func(r *scenarios.Result) { r.Faults[0].Detected = false },
+		{"not detected live, detected in every seed", nil, func(r *score.Result) { r.Faults[0].Detected = false },
 			func(f *Fidelity) FidelityCell { return f.Steps[0].TTD }, false, ""},
 		{"not detected live nor in a seed", func(sw *scenarios.Sweep) { sw.Scores[2].Missing, sw.Scores[2].Worst = 1, nil },
-			func(r *scenarios.Result) { r.Faults[0].Detected = false },
+			func(r *score.Result) { r.Faults[0].Detected = false },
 			func(f *Fidelity) FidelityCell { return f.Steps[0].TTD }, true, "not detected in 1/4 seeds"},
-		{"ttr inside", nil, func(r *scenarios.Result) {
+		{"ttr inside", nil, func(r *score.Result) {
 			r.Faults[0].Recovered, r.Faults[0].TTR, r.Faults[0].Superseded = true, 55*time.Second, false
 		},
 			func(f *Fidelity) FidelityCell { return f.Steps[0].TTR }, true, "50s–1m0s"},
-		{"ttr within 10% of the worst", nil, func(r *scenarios.Result) {
+		{"ttr within 10% of the worst", nil, func(r *score.Result) {
 			r.Faults[0].Recovered, r.Faults[0].TTR, r.Faults[0].Superseded = true, 65*time.Second, false
 		},
 			func(f *Fidelity) FidelityCell { return f.Steps[0].TTR }, true, ""},
-		{"superseded live, never in a seed", nil, func(r *scenarios.Result) { r.Faults[0].Superseded = true },
+		{"superseded live, never in a seed", nil, func(r *score.Result) { r.Faults[0].Superseded = true },
 			func(f *Fidelity) FidelityCell { return f.Steps[0].TTR }, false, ""},
-		{"availability below the worst seed", nil, func(r *scenarios.Result) { r.Overall.Availability.Success = 0.97 },
+		{"availability below the worst seed", nil, func(r *score.Result) { r.Overall.Availability.Success = 0.97 },
 			func(f *Fidelity) FidelityCell { return f.Availability }, false, "100%–99%"},
-		{"availability inside", nil, func(r *scenarios.Result) { r.Overall.Availability.Success = 0.992 },
+		{"availability inside", nil, func(r *score.Result) { r.Overall.Availability.Success = 0.992 },
 			func(f *Fidelity) FidelityCell { return f.Availability }, true, ""},
-		{"amplification past the worst", nil, func(r *scenarios.Result) { r.Overall.Retry.Amplification = 1.4 },
+		{"amplification past the worst", nil, func(r *score.Result) { r.Overall.Retry.Amplification = 1.4 },
 			func(f *Fidelity) FidelityCell { return f.Amplification }, false, ""},
 	}
 	for _, tt := range tests {
@@ -133,7 +134,7 @@ func TestCompareFidelitySweep(t *testing.T) {
 				tt.sw(sw)
 			}
 			l := fixture()
-			l.Mode = scenarios.ModeLive
+			l.Mode = score.ModeLive
 			tt.live(l)
 			f, err := CompareFidelitySweep(sw, l, DefaultFidelityTolerances)
 			require.NoError(t, err)

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // File names WriteFiles writes next to result.json.
@@ -18,7 +18,7 @@ const (
 
 // WriteFiles writes report.html, report.md and junit.xml into dir. It
 // writes every file it can and returns the errors of those it could not.
-func WriteFiles(dir string, r *scenarios.Result) error {
+func WriteFiles(dir string, r *score.Result) error {
 	var errs []error
 	for _, f := range []struct {
 		name  string

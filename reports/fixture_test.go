@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -16,7 +16,7 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // fixture scores a hand-built two-minute incident: 10 requests/s, the
 // primary answers 429 from 30s to 90s, its breaker opens at 34s and traffic
 // moves to the fallback; the breaker half-opens and closes after the fault.
-func fixture() *scenarios.Result {
+func fixture() *score.Result {
 	const primary, fallback = "openai:gpt-4o", "anthropic:claude-sonnet"
 	var log events.Log
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
@@ -59,19 +59,19 @@ func fixture() *scenarios.Result {
 	log.Emit(events.Event{Time: at(36 * time.Second), Kind: events.AlertFired, Name: "fallback_rate_high", Severity: "page", Route: "chat"})
 	log.Emit(events.Event{Time: at(36 * time.Second), Kind: events.AlertDelivered, Name: "fallback_rate_high", Sink: "oncall", OK: false, Reason: "connection refused"})
 	log.Emit(events.Event{Time: at(90 * time.Second), Kind: events.FaultEnd, Name: "openai-429", Target: primary})
-	res := scenarios.Score(scenarios.Input{
+	res := score.Score(score.Input{
 		Events: log.Events(), Start: t0, End: at(120 * time.Second),
-		SLO:           scenarios.SLO{SuccessRate: 0.99, Window: 10 * time.Second},
+		SLO:           score.SLO{SuccessRate: 0.99, Window: 10 * time.Second},
 		PrimaryTarget: primary,
-		Prices: map[string]scenarios.Price{
+		Prices: map[string]score.Price{
 			primary:  {InputPerMTok: 2.5, OutputPerMTok: 10},
 			fallback: {InputPerMTok: 3, OutputPerMTok: 15},
 		},
 	})
-	res.Scenario, res.File, res.Mode, res.Seed = "primary-429-storm", "examples/gamedays/primary-429-storm.yaml", scenarios.ModeSim, 42
+	res.Scenario, res.File, res.Mode, res.Seed = "primary-429-storm", "examples/gamedays/primary-429-storm.yaml", score.ModeSim, 42
 	res.Start, res.Duration, res.Elapsed = t0, 120*time.Second, 120*time.Second
 	res.Source = "version: 1\nname: primary-429-storm\nseed: 42\n"
-	res.Expectations = []scenarios.Verdict{
+	res.Expectations = []score.Verdict{
 		{Name: "ttd", Step: "openai-429", Target: primary, Want: "<= 30s", Got: fmtDur(res.Faults[0].TTD), Pass: res.Faults[0].Detected && res.Faults[0].TTD <= 30*time.Second},
 		{Name: "availability", Want: ">= 99.5%", Got: fmtPct(res.Overall.Availability.Success), Pass: res.Overall.Availability.Success >= 0.995},
 		{Name: "alert fallback_rate_high", Want: "delivered to oncall within 2m", Got: "fired at 36s, delivery to oncall failed", Pass: false},
@@ -87,7 +87,7 @@ func fixture() *scenarios.Result {
 // 75s (unhealthy, healthy, unhealthy), so requests go to the third target;
 // a false alarm marks the third target unhealthy at 2m30s for 5s. Every
 // request served by a fallback is a tier.served event.
-func incidents() *scenarios.Result {
+func incidents() *score.Result {
 	const primary, fallback, third = "openai:gpt-4o", "anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-flash"
 	var log events.Log
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
@@ -167,21 +167,21 @@ func incidents() *scenarios.Result {
 	for i := range evs {
 		evs[i].Seq = uint64(i + 1)
 	}
-	res := scenarios.Score(scenarios.Input{
+	res := score.Score(score.Input{
 		Events: evs, Start: t0, End: at(180 * s),
-		SLO:           scenarios.SLO{SuccessRate: 0.99, Window: 10 * s},
+		SLO:           score.SLO{SuccessRate: 0.99, Window: 10 * s},
 		PrimaryTarget: primary,
-		Prices: map[string]scenarios.Price{
+		Prices: map[string]score.Price{
 			primary:  {InputPerMTok: 2.5, OutputPerMTok: 10},
 			fallback: {InputPerMTok: 3, OutputPerMTok: 15},
 			third:    {InputPerMTok: 0.3, OutputPerMTok: 2.5},
 		},
 	})
-	res.Scenario, res.File, res.Mode, res.Seed = "crowded-incident", "crowded-incident.yaml", scenarios.ModeSim, 7
+	res.Scenario, res.File, res.Mode, res.Seed = "crowded-incident", "crowded-incident.yaml", score.ModeSim, 7
 	res.Start, res.Duration, res.Elapsed = t0, 180*s, 180*s
 	f := res.Faults[0]
 	fb, _ := res.Target(fallback)
-	res.Expectations = []scenarios.Verdict{
+	res.Expectations = []score.Verdict{
 		{Name: "ttd", Step: f.Step, Target: f.Target, Want: "<= 30s", Got: fmtDur(f.TTD) + " (" + f.DetectedBy + ")", Pass: true},
 		{Name: "flaps", Target: fallback, Want: "<= 0", Got: fmt.Sprint(fb.Flaps), Pass: fb.Flaps == 0},
 		{Name: "alert fallback_rate_high", Want: "fires within 2m0s of the first fault, delivered to oncall", Got: "fired ×1, first 10s after the first fault, delivered to oncall ×1", Pass: true},

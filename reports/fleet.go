@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // writeFleetScorecard writes the fleet section of the scorecard: the
 // fleet's primary attempts per request during outages, its half-open
 // trials per recovery and its store fallbacks, then each replica's part.
-func writeFleetScorecard(b *strings.Builder, f *scenarios.FleetScore) {
+func writeFleetScorecard(b *strings.Builder, f *score.FleetScore) {
 	if f == nil {
 		return
 	}
@@ -31,7 +31,7 @@ func writeFleetScorecard(b *strings.Builder, f *scenarios.FleetScore) {
 }
 
 // fleetRows are the fleet's rows of the Markdown overall table.
-func fleetRows(f *scenarios.FleetScore) [][2]string {
+func fleetRows(f *score.FleetScore) [][2]string {
 	if f == nil {
 		return nil
 	}

@@ -7,16 +7,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // TestScorecardFleet: a fleet's result shows the fleet's line and each
 // replica's row; a gateway alone's shows no fleet section.
 func TestScorecardFleet(t *testing.T) {
-	r := &scenarios.Result{Scenario: "fleet", Mode: scenarios.ModeSim, Fleet: &scenarios.FleetScore{
+	r := &score.Result{Scenario: "fleet", Mode: score.ModeSim, Fleet: &score.FleetScore{
 		Replicas: 2, State: "redis", OutageRequests: 200, PrimaryAttempts: 7, PrimaryAttemptsPerRequest: 0.035,
 		HalfOpenTrials: 4, TrialsPerRecovery: 2, Degraded: 2, Resynced: 2,
-		PerReplica: []scenarios.ReplicaScore{
+		PerReplica: []score.ReplicaScore{
 			{Replica: 1, Requests: 100, Attempts: 104, OutageRequests: 100, PrimaryAttempts: 5, PrimaryAttemptsPerRequest: 0.05, HalfOpenTrials: 3, Degraded: 1},
 			{Replica: 2, Requests: 100, Attempts: 102, OutageRequests: 100, PrimaryAttempts: 2, PrimaryAttemptsPerRequest: 0.02, HalfOpenTrials: 1, Degraded: 1},
 		}}}

@@ -7,13 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // fmtDur prints a measured duration: every report uses the rounding of
-// the verdicts in result.json ([scenarios.FormatDuration]), so a TTD reads
+// the verdicts in result.json ([score.FormatDuration]), so a TTD reads
 // the same in a chart, a table and an expectation.
-func fmtDur(d time.Duration) string { return scenarios.FormatDuration(d) }
+func fmtDur(d time.Duration) string { return score.FormatDuration(d) }
 
 // fmtPct prints a fraction as a percentage with up to two decimals.
 func fmtPct(f float64) string {
@@ -32,7 +32,7 @@ func fmtRatio(f float64) string {
 }
 
 // detect describes the TTD of a fault score.
-func detect(f scenarios.FaultScore) string {
+func detect(f score.FaultScore) string {
 	masked := ""
 	if f.Masked {
 		by := f.MaskedBy
@@ -60,7 +60,7 @@ func detect(f scenarios.FaultScore) string {
 	return s
 }
 
-func mitigate(f scenarios.FaultScore) string {
+func mitigate(f score.FaultScore) string {
 	switch {
 	case !f.Impact:
 		return "no impact"
@@ -71,7 +71,7 @@ func mitigate(f scenarios.FaultScore) string {
 	}
 }
 
-func recoverStr(f scenarios.FaultScore) string {
+func recoverStr(f score.FaultScore) string {
 	switch {
 	case f.Superseded:
 		return "superseded"
@@ -89,7 +89,7 @@ func verdictWord(pass bool) string {
 	return "FAIL"
 }
 
-func runVerdict(r *scenarios.Result) string {
+func runVerdict(r *score.Result) string {
 	switch {
 	case r.Aborted:
 		return "ABORTED"

@@ -5,13 +5,13 @@ import (
 	"html/template"
 	"io"
 
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // WriteHTML writes the report as one self-contained HTML file: inline CSS,
 // inline SVG charts, a few lines of inline script for the timeline filter,
 // and no network access of any kind.
-func WriteHTML(w io.Writer, r *scenarios.Result) error {
+func WriteHTML(w io.Writer, r *score.Result) error {
 	data := htmlData{R: r, Verdict: runVerdict(r), Overall: overallRows(r),
 		Faults: faultTable(r), Targets: targetTable(r), Demotions: demotionTable(r),
 		Timeline: groupTimeline(r.Start, r.Series.Timeline), Kinds: timelineKinds(r.Series.Timeline), TimelineNote: timelineNote(r)}
@@ -25,7 +25,7 @@ func WriteHTML(w io.Writer, r *scenarios.Result) error {
 }
 
 type htmlData struct {
-	R                          *scenarios.Result
+	R                          *score.Result
 	Verdict                    string
 	Charts                     []template.HTML
 	Overall                    [][2]string

@@ -6,7 +6,7 @@ import (
 	"io"
 	"slices"
 
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // The JUnit XML shape most CI systems read (Jenkins, GitLab, GitHub actions
@@ -54,7 +54,7 @@ type junitFailure struct {
 
 // WriteJUnit writes JUnit XML with one test case per expectation, so CI
 // systems list them. An aborted run adds an errored "run" case.
-func WriteJUnit(w io.Writer, r *scenarios.Result) error {
+func WriteJUnit(w io.Writer, r *score.Result) error {
 	suite := junitSuite{
 		Name: "gameday." + r.Scenario,
 		Time: fmt.Sprintf("%.3f", r.Elapsed.Seconds()),
@@ -63,7 +63,7 @@ func WriteJUnit(w io.Writer, r *scenarios.Result) error {
 			{Name: "seed", Value: fmt.Sprint(r.Seed)},
 		},
 	}
-	if !r.Start.IsZero() && r.Mode == scenarios.ModeLive {
+	if !r.Start.IsZero() && r.Mode == score.ModeLive {
 		suite.Timestamp = r.Start.UTC().Format("2006-01-02T15:04:05")
 	}
 	for _, k := range sortedKeys(r.Versions) {

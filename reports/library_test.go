@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // TestRenderExampleLibrary runs every game day of examples/gamedays in
@@ -27,11 +28,11 @@ func TestRenderExampleLibrary(t *testing.T) {
 			t.Parallel()
 			s, err := scenarios.Load(f)
 			require.NoError(t, err)
-			res, err := scenarios.Run(context.Background(), s, scenarios.Options{Mode: scenarios.ModeSim})
+			res, err := scenarios.Run(context.Background(), s, scenarios.Options{Mode: score.ModeSim})
 			require.NoError(t, err)
 			data, err := json.Marshal(res)
 			require.NoError(t, err)
-			var stored scenarios.Result
+			var stored score.Result
 			require.NoError(t, json.Unmarshal(data, &stored))
 
 			var page, md, junit, card bytes.Buffer

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // mdEscape keeps a value from breaking a Markdown table cell.
@@ -14,7 +14,7 @@ func mdEscape(s string) string {
 }
 
 // WriteMarkdown writes the report as Markdown, for a ticket or a postmortem.
-func WriteMarkdown(w io.Writer, r *scenarios.Result) error {
+func WriteMarkdown(w io.Writer, r *score.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Game day: %s — %s\n\n", mdEscape(r.Scenario), runVerdict(r))
 	fmt.Fprintf(&b, "- Mode: %s, seed %d\n- Ran %s of %s\n", r.Mode, r.Seed, fmtDur(r.Elapsed), fmtDur(r.Duration))
@@ -74,7 +74,7 @@ const mdTimelineRows = 200
 
 // writeMDTimeline writes the grouped event timeline: the count of each
 // kind, then one row per group (see groupTimeline).
-func writeMDTimeline(b *strings.Builder, r *scenarios.Result) {
+func writeMDTimeline(b *strings.Builder, r *score.Result) {
 	if len(r.Series.Timeline) == 0 {
 		return
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/brownout-dev/brownout/internal/golden"
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 func TestFixtureIsAnIncident(t *testing.T) {
@@ -30,7 +31,7 @@ func TestFixtureIsAnIncident(t *testing.T) {
 // and of a run with crowded faults, flaps on two targets and a grouped
 // timeline.
 func TestRenderingsGolden(t *testing.T) {
-	for name, r := range map[string]*scenarios.Result{"report": fixture(), "incidents": incidents()} {
+	for name, r := range map[string]*score.Result{"report": fixture(), "incidents": incidents()} {
 		t.Run(name, func(t *testing.T) {
 			var md bytes.Buffer
 			require.NoError(t, WriteMarkdown(&md, r))
@@ -292,7 +293,7 @@ func TestTrend(t *testing.T) {
 	for i, q := range []string{"2026-q1", "2026-q2", "2026-q3", "2026-q3-live"} {
 		r := fixture()
 		if strings.HasSuffix(q, "-live") {
-			r.Mode = scenarios.ModeLive
+			r.Mode = score.ModeLive
 		}
 		r.Faults[0].TTD = time.Duration(10-3*i) * time.Second
 		var buf bytes.Buffer
@@ -347,14 +348,14 @@ func TestTrend(t *testing.T) {
 	require.ErrorContains(t, err, "no result.json")
 }
 
-func writeJSON(buf *bytes.Buffer, r *scenarios.Result) error {
+func writeJSON(buf *bytes.Buffer, r *score.Result) error {
 	return jsonEncode(buf, r)
 }
 
 func TestDiffSweeps(t *testing.T) {
 	v := func(x float64) *float64 { return &x }
 	sweep := func(worst *float64, rate float64) *scenarios.Sweep {
-		return &scenarios.Sweep{Scenario: "s", Mode: scenarios.ModeSim, Seeds: []uint64{1, 2},
+		return &scenarios.Sweep{Scenario: "s", Mode: score.ModeSim, Seeds: []uint64{1, 2},
 			Scores: []scenarios.SweepScore{
 				{Name: "ttd", Step: "a", Target: "p:m", Unit: "duration", HigherIsWorse: true, Median: v(5e9), P90: v(6e9), Worst: worst},
 				{Name: "availability", Unit: "rate", Median: v(0.999), P90: v(0.99), Worst: v(0.98)},
@@ -369,7 +370,7 @@ func TestDiffSweeps(t *testing.T) {
 	require.Equal(t, []string{"ttd [a] p:m worst", "pass rate ttd a p:m"}, regressed)
 	require.Empty(t, DiffSweeps(sweep(v(7e9), 1), sweep(v(7.5e9), 1), DefaultTolerances).Regressions(), "within the 1s tolerance")
 
-	require.NoError(t, Comparable("s", scenarios.ModeSim, "s", scenarios.ModeSim))
-	require.ErrorContains(t, Comparable("s", scenarios.ModeSim, "t", scenarios.ModeSim), "different scenarios")
-	require.ErrorContains(t, Comparable("s", scenarios.ModeSim, "s", scenarios.ModeLive), "different modes")
+	require.NoError(t, Comparable("s", score.ModeSim, "s", score.ModeSim))
+	require.ErrorContains(t, Comparable("s", score.ModeSim, "t", score.ModeSim), "different scenarios")
+	require.ErrorContains(t, Comparable("s", score.ModeSim, "s", score.ModeLive), "different modes")
 }

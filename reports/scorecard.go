@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 const (
@@ -41,7 +41,7 @@ func (p painter) verdict(pass bool) string {
 // scores, per-target totals, demotions and flaps per target, alerts and
 // every expectation with its verdict. With color, verdicts are green and
 // red (see [ColorEnabled]); widths are measured on the uncoloured text.
-func WriteScorecard(w io.Writer, r *scenarios.Result, color bool) error {
+func WriteScorecard(w io.Writer, r *score.Result, color bool) error {
 	p := painter(color)
 	var b strings.Builder
 	head := runVerdict(r)
@@ -109,7 +109,7 @@ func WriteScorecard(w io.Writer, r *scenarios.Result, color bool) error {
 }
 
 // Scorecard returns the plain (uncoloured) scorecard.
-func Scorecard(r *scenarios.Result) string {
+func Scorecard(r *score.Result) string {
 	var b strings.Builder
 	_ = WriteScorecard(&b, r, false)
 	return b.String()
@@ -205,7 +205,7 @@ func writeTable(b *strings.Builder, t table) {
 // expectation and its scope in an aligned column, then what was wanted and
 // what was measured — or, when that line would be too wide, the last two on
 // the lines below.
-func writeExpectations(b *strings.Builder, vs []scenarios.Verdict, p painter) {
+func writeExpectations(b *strings.Builder, vs []score.Verdict, p painter) {
 	pass := 0
 	for _, v := range vs {
 		if v.Pass {
@@ -213,7 +213,7 @@ func writeExpectations(b *strings.Builder, vs []scenarios.Verdict, p painter) {
 		}
 	}
 	fmt.Fprintf(b, "\nExpectations (%d of %d hold)\n", pass, len(vs))
-	name := func(v scenarios.Verdict) string {
+	name := func(v score.Verdict) string {
 		return strings.Join(strings.Fields(v.Name+" "+v.Step+" "+v.Target), " ")
 	}
 	nameW, wantW := expectationColumns(vs, name)
@@ -241,7 +241,7 @@ func fitsRow(n, want, got, nameW, wantW int) bool {
 
 // expectationColumns picks the widths of the name and want columns under
 // which the most expectations fit one line (the narrowest such widths).
-func expectationColumns(vs []scenarios.Verdict, name func(scenarios.Verdict) string) (nameW, wantW int) {
+func expectationColumns(vs []score.Verdict, name func(score.Verdict) string) (nameW, wantW int) {
 	best := -1
 	for _, a := range vs {
 		for _, b := range vs {

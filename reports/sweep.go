@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // sweepValue prints one value of a sweep score; nil is its missing word.
@@ -86,7 +87,7 @@ func WriteSweep(w io.Writer, sw *scenarios.Sweep, color bool) error {
 
 // Comparable reports why two runs (or sweeps) should not be compared: a
 // different scenario or a different mode. nil when they may be.
-func Comparable(oldScenario string, oldMode scenarios.Mode, newScenario string, newMode scenarios.Mode) error {
+func Comparable(oldScenario string, oldMode score.Mode, newScenario string, newMode score.Mode) error {
 	switch {
 	case oldScenario != newScenario:
 		return fmt.Errorf("different scenarios (%q vs %q): their scores do not compare (--force to diff anyway)", oldScenario, newScenario)

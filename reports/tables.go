@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // The tables every format shows — fault steps, targets, and demotions and
@@ -33,26 +33,71 @@ type table struct {
 }
 
 // faultTable has one row per fault step and target.
-func faultTable(r *scenarios.Result) table {
+func faultTable(r *score.Result) table {
 	t := table{Cols: []column{{Long: "step"}, {Long: "target"}, {Long: "kind"}, {Long: "window"},
 		{Long: "TTD"}, {Long: "TTM"}, {Long: "TTR"}, {Long: "success", Num: true}, {Long: "amplification", Num: true},
 		{Long: "load ×", Short: "load", Num: true}, {Long: "cost ×", Short: "cost", Num: true}, {Long: "re-detections", Short: "re-detected", Num: true},
-		{Long: "flaps", Num: true}, {Long: "bad served", Num: true}}}
+		{Long: "flaps", Num: true}, {Long: "bad served", Num: true},
+		{Long: "first mitigation", Aside: true}, {Long: "SLO breach", Aside: true}, {Long: "relapses", Num: true, Aside: true},
+		{Long: "returns to target", Num: true, Aside: true}}}
 	for _, f := range r.Faults {
 		t.Rows = append(t.Rows, []string{f.Step, f.Target, f.Kind, window(r, f), detect(f), mitigate(f), recoverStr(f),
 			fmtPct(f.Availability.Success), fmt.Sprintf("%.2f", f.Retry.Amplification), fmtRatio(f.LoadRatio),
-			fmtRatio(f.CostMultiplier), fmt.Sprint(f.ReDetections), fmt.Sprint(f.Flaps), fmt.Sprint(f.BadServed)})
+			fmtRatio(f.CostMultiplier), fmt.Sprint(f.ReDetections), fmt.Sprint(f.Flaps), fmt.Sprint(f.BadServed),
+			firstMitigation(f), breach(f), fmt.Sprint(f.Relapses), fmt.Sprint(f.Returns)})
 	}
 	return t
 }
 
+// firstMitigation prints when the SLI first came back at the SLO.
+func firstMitigation(f score.FaultScore) string {
+	switch {
+	case !f.Impact:
+		return "no impact"
+	case f.FirstMitigated:
+		return fmtDur(f.FirstMitigation)
+	}
+	return "never"
+}
+
+// breach prints how long the SLI was below the SLO, and in how many spells.
+func breach(f score.FaultScore) string {
+	if f.Breaches == 0 {
+		return "0s"
+	}
+	return fmt.Sprintf("%s in %d", fmtDur(f.BreachTime), f.Breaches)
+}
+
+// falseAlarms prints the run's false alarms: "0", or "2 (20s a:m
+// detector:token_wall, 21s alert:X)", the first few.
+func falseAlarms(r *score.Result) string {
+	fa := r.Overall.FalseAlarms
+	s := fmt.Sprint(len(fa))
+	var parts []string
+	for i, a := range fa {
+		if i == 3 {
+			parts = append(parts, "…")
+			break
+		}
+		p := fmtDur(a.Time.Sub(r.Start)) + " " + a.Source
+		if a.Target != "" {
+			p += " on " + a.Target
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) > 0 {
+		s += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return s
+}
+
 // window prints when a fault step ran, as offsets from the run's start.
-func window(r *scenarios.Result, f scenarios.FaultScore) string {
+func window(r *score.Result, f score.FaultScore) string {
 	return fmtDur(f.Start.Sub(r.Start)) + "–" + fmtDur(f.End.Sub(r.Start))
 }
 
 // targetTable has one row per target: traffic, cost and quality.
-func targetTable(r *scenarios.Result) table {
+func targetTable(r *score.Result) table {
 	t := table{Cols: []column{{Long: "target"}, {Long: "attempts", Num: true}, {Long: "ok", Num: true},
 		{Long: "served", Num: true}, {Long: "share", Num: true}, {Long: "cost", Num: true},
 		{Long: "quality", Num: true}, {Long: "bad served", Num: true}}}
@@ -68,7 +113,7 @@ func targetTable(r *scenarios.Result) table {
 // within a fault, oscillations after one and false positives outside every
 // fault, its flaps (oscillations + false positives) and the time it spent
 // out of traffic with no fault of its own.
-func demotionTable(r *scenarios.Result) table {
+func demotionTable(r *score.Result) table {
 	t := table{Cols: []column{{Long: "target"}, {Long: "breaker openings", Short: "opened", Num: true},
 		{Long: "unhealthy markings", Short: "unhealthy", Num: true}, {Long: "re-detections", Short: "re-detected", Num: true},
 		{Long: "oscillations", Short: "oscillated", Num: true}, {Long: "false positives", Short: "false pos.", Num: true},
@@ -82,7 +127,7 @@ func demotionTable(r *scenarios.Result) table {
 
 // flapsByTarget prints the run's flaps with the targets they come from:
 // "0", or "6 (openai:gpt-4o 4, anthropic:claude-sonnet-4 2)".
-func flapsByTarget(r *scenarios.Result) string {
+func flapsByTarget(r *score.Result) string {
 	var parts []string
 	for _, t := range r.Targets {
 		if t.Flaps > 0 {
@@ -97,11 +142,11 @@ func flapsByTarget(r *scenarios.Result) string {
 }
 
 // overallRows are the run-wide scores as (name, value) pairs.
-func overallRows(r *scenarios.Result) [][2]string {
+func overallRows(r *score.Result) [][2]string {
 	a := r.Overall.Availability
 	l := r.Overall.Latency
 	c := r.Overall.Cost
-	p3 := func(p scenarios.Percentiles) string {
+	p3 := func(p score.Percentiles) string {
 		return fmtDur(p.P50) + " / " + fmtDur(p.P95) + " / " + fmtDur(p.P99)
 	}
 	return [][2]string{
@@ -118,5 +163,7 @@ func overallRows(r *scenarios.Result) [][2]string {
 		{"cost multiplier during faults", fmtRatio(c.Multiplier)},
 		{"prompt-cache warm-up penalty", fmtMoney(c.CacheWarmupPenalty)},
 		{"flaps (by target)", flapsByTarget(r)},
+		{"SLO breach time", fmtDur(r.Overall.BreachTime)},
+		{"false alarms (no fault to find)", falseAlarms(r)},
 	}
 }

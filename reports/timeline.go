@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // The event timeline, grouped: a game day's notable events are mostly one
@@ -115,9 +115,9 @@ func timelineKinds(evs []events.Event) []kindCount {
 }
 
 // timelineNote says when the stored timeline is not the whole story: the
-// result keeps at most scenarios.MaxTimeline notable events ("" when it
+// result keeps at most score.MaxTimeline notable events ("" when it
 // kept them all).
-func timelineNote(r *scenarios.Result) string {
+func timelineNote(r *score.Result) string {
 	total := 0
 	for k, n := range r.Events.ByKind {
 		switch events.Kind(k) {
@@ -127,7 +127,7 @@ func timelineNote(r *scenarios.Result) string {
 		}
 	}
 	if kept := len(r.Series.Timeline); total > kept {
-		return fmt.Sprintf("the first %d of %d notable events (result.json keeps at most %d; events.jsonl has them all)", kept, total, scenarios.MaxTimeline)
+		return fmt.Sprintf("the first %d of %d notable events (result.json keeps at most %d; events.jsonl has them all)", kept, total, score.MaxTimeline)
 	}
 	return ""
 }

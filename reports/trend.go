@@ -14,7 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // Run is one stored result and where it came from.
@@ -22,7 +22,7 @@ type Run struct {
 	Label  string // the run's directory relative to the trend root
 	Path   string
 	When   time.Time // result.json's modification time
-	Result *scenarios.Result
+	Result *score.Result
 }
 
 // LoadRuns finds every result.json under dir. Runs are ordered by the file's
@@ -41,7 +41,7 @@ func LoadRuns(dir string) ([]Run, error) {
 		if err != nil {
 			return err
 		}
-		var r scenarios.Result
+		var r score.Result
 		if err := json.Unmarshal(data, &r); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -79,7 +79,7 @@ type TrendPoint struct {
 	// Steps are the run's fault steps, each on its own (a worst over
 	// steps hides which one moved).
 	Steps []TrendStep
-	// Schema is the run's result schema (scenarios.SchemaVersion when it
+	// Schema is the run's result schema (score.SchemaVersion when it
 	// was written): scores of different schemas follow different rules.
 	Schema int
 }
@@ -155,7 +155,7 @@ func Trend(runs []Run) map[string][]TrendPoint {
 		}
 		mode := r.Mode
 		if mode == "" {
-			mode = scenarios.ModeSim
+			mode = score.ModeSim
 		}
 		key := fmt.Sprintf("%s (%s)", r.Scenario, mode)
 		out[key] = append(out[key], tp)

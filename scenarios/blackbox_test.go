@@ -15,6 +15,7 @@ import (
 
 	"github.com/brownout-dev/brownout/reports"
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // naiveScenario is a short live game day against a black box at url whose
@@ -69,7 +70,7 @@ func TestBlackBoxNaiveGateway(t *testing.T) {
 	g := startNaive(t, 2, naiveUpstream{base, "gpt-4o"}, naiveUpstream{base, "gpt-4o-mini"})
 	s, err := scenarios.Parse("naive.yaml", []byte(naiveScenario(port, g.url, "expect: {availability: {min: 95%}}\n")))
 	require.NoError(t, err)
-	res, err := scenarios.Run(context.Background(), s, scenarios.Options{Mode: scenarios.ModeLive})
+	res, err := scenarios.Run(context.Background(), s, scenarios.Options{Mode: score.ModeLive})
 	require.NoError(t, err)
 	require.True(t, res.BlackBox)
 	out := t.TempDir()
@@ -98,11 +99,11 @@ func TestBlackBoxNaiveGateway(t *testing.T) {
 		assert.True(t, res.Measured["degraded"].Measured)
 	})
 	t.Run("journals in the out dir", func(t *testing.T) {
-		b, err := os.ReadFile(filepath.Join(out, scenarios.JournalFile))
+		b, err := os.ReadFile(filepath.Join(out, score.JournalFile))
 		require.NoError(t, err)
 		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 		require.Len(t, lines, len(res.Journal()))
-		var j scenarios.JournalEntry
+		var j score.JournalEntry
 		require.NoError(t, json.Unmarshal([]byte(lines[0]), &j))
 		assert.NotEmpty(t, j.RequestID)
 		assert.Equal(t, "openai:gpt-4o", j.Target)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/brownout-dev/brownout/gateway"
+	"github.com/brownout-dev/brownout/scenarios/score"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
@@ -41,7 +42,7 @@ type Comparison struct {
 // ContestantResult is one contestant's run.
 type ContestantResult struct {
 	Contestant
-	Result *Result `json:"result"`
+	Result *score.Result `json:"result"`
 }
 
 var contestantName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)

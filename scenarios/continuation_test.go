@@ -12,6 +12,7 @@ import (
 	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/scenarios/score"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
@@ -75,7 +76,7 @@ func TestSimContinuationBudget(t *testing.T) {
 	c := diffCase{name: "continuation_budget", traffic: "max_tokens: 6", timeline: faultStep("{kind: cut, after: 3}")}
 	s, err := c.scenario()
 	require.NoError(t, err)
-	res, err := Run(context.Background(), s, Options{Mode: ModeSim})
+	res, err := Run(context.Background(), s, Options{Mode: score.ModeSim})
 	require.NoError(t, err)
 	continued := 0
 	for _, j := range res.Journal() {

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/faults"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // diffCase is one short scripted game day the differential test plays in
@@ -36,14 +38,20 @@ type diffCase struct {
 	// config: gateway.yaml).
 	gateway string
 	// inline declares the gateway in the scenario (gateway: {routes,
-	// policy}) instead of gateway.yaml: the live engine builds its file.
-	inline bool
+	// policy}) instead of gateway.yaml: the live engine builds its file;
+	// inlineRoute adds lines to its chat route (each "\n      field: value").
+	inline      bool
+	inlineRoute string
+	// mutate changes the loaded scenario (what validation would refuse);
+	// wantErr is then the error both engines must stop with, no result.
+	mutate  func(*Scenario)
+	wantErr error
 }
 
 // inlineGateway is gateway.yaml's chat route and policy, declared inline.
 const inlineGateway = `gateway:
   routes:
-    - name: chat
+    - name: chat{{route}}
       tiers: [primary, equivalent]
       targets:
         - {provider: a, model: m, tier: primary, retry: {attempts: 2, base: 20ms, cap: 40ms, retry_after_cap: 5s},
@@ -129,6 +137,19 @@ var diffCases = []diffCase{
 		timeline: faultStep("{kind: http_error, status: 503}")},
 	{name: "cancel_during_backoff", covers: []string{"cancel:backoff"}, traffic: "client_timeout: 500ms",
 		timeline: faultStep("{kind: http_error, status: 429, retry_after: 1s}")},
+	// Unstreamed requests: a 503 retried, then failed over.
+	{name: "non_streamed", covers: []string{"traffic:non_streamed"}, traffic: "stream: 0%",
+		timeline: faultStep("{kind: http_error, status: 503}")},
+	// A route marked structured validates every answer, with or without
+	// response_format: prose where JSON was due is invalid output and fails
+	// over (the simulator once validated only requests with
+	// response_format, and served these).
+	{name: "structured_route", covers: []string{"route:structured"}, traffic: "stream: 0%", inline: true,
+		inlineRoute: "\n      structured: true", timeline: faultStep("{kind: malformed_json_content}")},
+	// A fault the mock refuses stops the run with the error in both
+	// engines (live once skipped it and played on).
+	{name: "fault_refused", covers: []string{"step:fault_refused"}, timeline: faultStep("{kind: http_error, status: 503}"),
+		mutate: func(s *Scenario) { s.Timeline[0].Fault.Kind = "no_such_kind" }, wantErr: ErrInvalid},
 }
 
 // scenario returns the case's game day.
@@ -141,7 +162,10 @@ func (c *diffCase) scenario() (*Scenario, error) {
 	if rate == "" {
 		rate = "4/s"
 	}
-	traffic := "route: " + route + ", rate: " + rate + ", arrival: uniform, stream: 100%, prompt_tokens: 20"
+	traffic := "route: " + route + ", rate: " + rate + ", arrival: uniform, prompt_tokens: 20"
+	if !strings.Contains(c.traffic, "stream:") {
+		traffic += ", stream: 100%"
+	}
 	if c.traffic != "" {
 		traffic += ", " + c.traffic
 	}
@@ -154,7 +178,7 @@ func (c *diffCase) scenario() (*Scenario, error) {
 	b.WriteString("providers: {file: providers.yaml}\n")
 	switch {
 	case c.inline:
-		b.WriteString(inlineGateway)
+		b.WriteString(strings.Replace(inlineGateway, "{{route}}", c.inlineRoute, 1))
 	case c.gateway != "":
 		fmt.Fprintf(&b, "gateway: {%s}\n", c.gateway)
 	default:
@@ -209,7 +233,7 @@ func transcriptOf(log []events.Event) transcript {
 
 // fleetCounts is what the differential test compares of a fleet's score:
 // its counts, per replica too (nil for a gateway alone).
-func fleetCounts(f *FleetScore) []int {
+func fleetCounts(f *score.FleetScore) []int {
 	if f == nil {
 		return nil
 	}
@@ -241,11 +265,21 @@ func TestDifferential(t *testing.T) {
 			if s.Gateway.shared() {
 				requireRedis(t)
 			}
-			sim, err := Run(context.Background(), s, Options{Mode: ModeSim})
+			if c.mutate != nil {
+				c.mutate(s)
+			}
+			sim, err := Run(context.Background(), s, Options{Mode: score.ModeSim})
+			if c.wantErr != nil {
+				live, lerr := Run(context.Background(), s, Options{Mode: score.ModeLive})
+				if !errors.Is(err, c.wantErr) || !errors.Is(lerr, c.wantErr) || sim != nil || live != nil {
+					t.Fatalf("sim: %v, live: %v; want both to stop with %v and no result", err, lerr, c.wantErr)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			live, err := Run(context.Background(), s, Options{Mode: ModeLive})
+			live, err := Run(context.Background(), s, Options{Mode: score.ModeLive})
 			if err != nil {
 				t.Fatal(err)
 			}

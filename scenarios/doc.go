@@ -45,7 +45,7 @@
 // what its users got and what the mocks journaled (by the X-Request-Id it
 // forwards) — traffic shift by user requests for detection, degraded
 // answers by the target that served them, cost from the providers file's
-// prices. Every score says whether it was measured ([Result.Measured]);
+// prices. Every score says whether it was measured ([score.Result.Measured]);
 // an expectation on one a configuration cannot measure is a scenario
 // error. [Compare] plays one scenario against several gateways in turn
 // ([Contestant]: a URL, or brownout's own by config), every one scored as
@@ -85,7 +85,7 @@
 // calls are, with the store down or slower than state.timeout. The
 // simulator models no client limits or idempotency keys (its traffic has
 // neither), and its response cache ("answered before") is the fleet's in
-// both states, as it is live only with state: redis. [FleetScore] scores the
+// both states, as it is live only with state: redis. [score.FleetScore] scores the
 // fleet and each replica: primary attempts per request during outages,
 // half-open trials per recovery, fallbacks and resyncs.
 // Two parts of a fleet are not yet modelled per replica in the simulator:
@@ -95,15 +95,8 @@
 //
 // # Scores
 //
-// [Score] is a pure function over the event log and the mocks' journals that
-// implements DESIGN.md's definitions (README-scoring.md states them): time
-// to detect, mitigate and recover per fault step and target, flapping, cost,
-// availability, bad answers served as success, latency penalty, retry
-// amplification and quality. Expectations turn scores into verdicts;
+// Scoring lives in package score (scenarios/score): a pure function over
+// the event log and the mocks' journals, the result types every report
+// reads, and the expectations that turn scores into verdicts.
 // scenariotest.RequireExpectations fails a Go test with the scorecard.
-//
-// Score reads a log in one pass, an event at a time. The simulator hands
-// the same reader each event as it records it, so a simulated run is scored
-// without reading its log back; the result is Score's on the finished log
-// (a test checks it on every example game day).
 package scenarios

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // Play three gateway replicas sharing their breakers while the primary
@@ -17,7 +18,7 @@ func ExampleFleetScore() {
 		fmt.Println(err)
 		return
 	}
-	res, err := scenarios.Run(context.Background(), s, scenarios.Options{Mode: scenarios.ModeSim})
+	res, err := scenarios.Run(context.Background(), s, scenarios.Options{Mode: score.ModeSim})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -7,6 +7,7 @@ import (
 
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // Run a game day in virtual time and read its typed scores.
@@ -16,7 +17,7 @@ func ExampleRun() {
 		fmt.Println(err)
 		return
 	}
-	res, err := scenarios.Run(context.Background(), s, scenarios.Options{Mode: scenarios.ModeSim})
+	res, err := scenarios.Run(context.Background(), s, scenarios.Options{Mode: score.ModeSim})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -40,7 +41,7 @@ func ExampleScore() {
 		{Time: t0.Add(12500 * time.Millisecond), Kind: events.BreakerTransition, Target: "openai:gpt-4o", From: "closed", To: "open"},
 		{Time: t0.Add(40 * time.Second), Kind: events.FaultEnd, Name: "openai-429", Target: "openai:gpt-4o"},
 	}
-	res := scenarios.Score(scenarios.Input{Events: log, Start: t0, End: t0.Add(time.Minute)})
+	res := score.Score(score.Input{Events: log, Start: t0, End: t0.Add(time.Minute)})
 	f, _ := res.Fault("openai-429", "openai/gpt-4o")
 	ts, _ := res.Target("openai:gpt-4o")
 	fmt.Println(f.TTD, f.DetectedBy, ts.Openings)
@@ -69,7 +70,7 @@ func ExampleParseContestant() {
 // duration: rounded to 100 ms.
 func ExampleFormatDuration() {
 	for _, d := range []time.Duration{829107756, 11390393840, 62700 * time.Millisecond} {
-		fmt.Println(scenarios.FormatDuration(d))
+		fmt.Println(score.FormatDuration(d))
 	}
 	// Output:
 	// 800ms

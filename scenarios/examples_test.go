@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"github.com/brownout-dev/brownout/scenarios/score"
 	"path/filepath"
 	"testing"
 )
@@ -22,7 +23,7 @@ func TestGameDayLibrary(t *testing.T) {
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
-			res, err := Run(context.Background(), s, Options{Mode: ModeSim})
+			res, err := Run(context.Background(), s, Options{Mode: score.ModeSim})
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}

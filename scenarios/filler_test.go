@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"github.com/brownout-dev/brownout/scenarios/score"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,7 +12,7 @@ import (
 // phrases that filler text does contain ("a" begins "and", "answers",
 // "a") still turn its answers into refusals.
 func TestFillerRefusalScan(t *testing.T) {
-	run := func(refusals string) *Result {
+	run := func(refusals string) *score.Result {
 		dir := t.TempDir()
 		gw := "version: 1\nproviders:\n  - {name: p, kind: openai, base_url: \"http://127.0.0.1:1/v1\"}\n" +
 			"routes:\n  - name: chat\n    targets:\n      - {provider: p, model: m}\n" +
@@ -27,7 +28,7 @@ func TestFillerRefusalScan(t *testing.T) {
 		res := runFile(t, filepath.Join(dir, "s.yaml"))
 		return res
 	}
-	quality := func(res *Result) (float64, int) {
+	quality := func(res *score.Result) (float64, int) {
 		for _, tg := range res.Targets {
 			if tg.Target == "p:m" {
 				return tg.Quality, tg.QualityN

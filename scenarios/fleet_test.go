@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // requireRedis skips a live test of a shared store without redis-server,
@@ -180,7 +181,7 @@ func TestLiveFleetRedis(t *testing.T) {
 	requireRedis(t)
 	s, err := Load("testdata/fleet/storm.yaml")
 	require.NoError(t, err)
-	res, err := Run(context.Background(), s, Options{Mode: ModeLive})
+	res, err := Run(context.Background(), s, Options{Mode: score.ModeLive})
 	require.NoError(t, err)
 	requirePass(t, res)
 	replicas := map[int]bool{}
@@ -206,11 +207,11 @@ func TestLiveFleetNoRedis(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	s, err := Load("testdata/fleet/storm.yaml")
 	require.NoError(t, err)
-	_, err = Run(context.Background(), s, Options{Mode: ModeLive})
+	_, err = Run(context.Background(), s, Options{Mode: score.ModeLive})
 	require.ErrorIs(t, err, ErrNoRedis)
 	require.ErrorIs(t, err, ErrInvalid)
 	require.Contains(t, err.Error(), "apt-get install redis-server")
-	_, err = Run(context.Background(), s, Options{Mode: ModeSim})
+	_, err = Run(context.Background(), s, Options{Mode: score.ModeSim})
 	require.NoError(t, err)
 }
 

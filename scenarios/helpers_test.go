@@ -2,11 +2,12 @@ package scenarios
 
 import (
 	"context"
+	"github.com/brownout-dev/brownout/scenarios/score"
 	"testing"
 )
 
 // runFile loads a scenario file and plays it in sim mode with its own seed.
-func runFile(t testing.TB, path string) *Result {
+func runFile(t testing.TB, path string) *score.Result {
 	t.Helper()
 	s, err := Load(path)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/codecs"
 	"github.com/brownout-dev/brownout/mockprovider"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // liveDrain is how long requests in flight may finish after a live run is
@@ -39,7 +40,7 @@ type liveRun struct {
 
 	mu       sync.Mutex
 	evs      []events.Event
-	evalRecs []EvalRecord
+	evalRecs []score.EvalRecord
 
 	provs    map[string]*mockprovider.Provider
 	specs    map[string]mockprovider.ProviderSpec
@@ -53,19 +54,22 @@ type liveRun struct {
 	sinks    map[string]*sinkServer
 	faultIDs map[int][]faultRef
 
-	nreq             atomic.Int64
-	inflight         sync.WaitGroup
-	requests, errs   atomic.Int64
-	stopWin          stopWindow  // per-second user results for stop_when
-	stopSLO          SLO         // the scenario's, with defaults: stop_when judges by it
-	corrupt          corruptions // stop_when's view of corrupted answers
-	targetCount      map[string]int
-	aborted          string
-	stopOnce         sync.Once
-	stop             chan struct{}
+	nreq           atomic.Int64
+	inflight       sync.WaitGroup
+	requests, errs atomic.Int64
+	stopWin        stopWindow  // per-second user results for stop_when
+	stopSLO        score.SLO   // the scenario's, with defaults: stop_when judges by it
+	corrupt        corruptions // stop_when's view of corrupted answers
+	targetCount    map[string]int
+	aborted        string
+	stopOnce       sync.Once
+	stop           chan struct{}
+	// err stops the run with an error, as in the simulator: a timeline
+	// step that could not be carried out (a fault a mock refused).
+	err              error
 	reqCtx           context.Context // requests in flight; canceled after the drain
 	reqCancel        context.CancelFunc
-	oldJournals      []JournalEntry // journals of killed mock instances
+	oldJournals      []score.JournalEntry // journals of killed mock instances
 	structSchema     *llm.ResponseFormat
 	promptsByTraffic [][]string
 	traces           *traceKeeper // the gateway's spans (Options.Traces); nil when off
@@ -121,15 +125,15 @@ type liveGateway struct {
 	blackBox    bool
 }
 
-func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*Result, error) {
+func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*score.Result, error) {
 	return runLiveWith(ctx, s, seed, opts, liveGateway{url: s.Gateway.URL, config: s.env.gatewayFile,
 		headers: s.Gateway.Headers, blackBox: s.env.blackBox})
 }
 
-func runLiveWith(ctx context.Context, s *Scenario, seed uint64, opts Options, gw liveGateway) (*Result, error) {
+func runLiveWith(ctx context.Context, s *Scenario, seed uint64, opts Options, gw liveGateway) (*score.Result, error) {
 	l := &liveRun{s: s, opts: opts, provs: map[string]*mockprovider.Provider{}, specs: map[string]mockprovider.ProviderSpec{},
 		sinks: map[string]*sinkServer{}, faultIDs: map[int][]faultRef{}, targetCount: map[string]int{}, stop: make(chan struct{}),
-		blackBox: gw.blackBox, headers: gw.headers, external: gw.url != "", gwConfig: gw.config, stopSLO: s.SLO.slo().withDefaults()}
+		blackBox: gw.blackBox, headers: gw.headers, external: gw.url != "", gwConfig: gw.config, stopSLO: s.SLO.slo().WithDefaults()}
 	if opts.Traces && !l.blackBox {
 		l.traces = newTraceKeeper()
 	}
@@ -232,6 +236,12 @@ func runLiveWith(ctx context.Context, s *Scenario, seed uint64, opts Options, gw
 		l.reqCancel()
 		<-drained
 	}
+	l.mu.Lock()
+	runErr := l.err
+	l.mu.Unlock()
+	if runErr != nil {
+		return nil, runErr
+	}
 	l.endSteps(end)
 	if l.srv != nil {
 		for _, srv := range l.replicas {
@@ -242,7 +252,7 @@ func runLiveWith(ctx context.Context, s *Scenario, seed uint64, opts Options, gw
 
 	l.mu.Lock()
 	evs := append([]events.Event(nil), l.evs...)
-	recs := append([]EvalRecord(nil), l.evalRecs...)
+	recs := append([]score.EvalRecord(nil), l.evalRecs...)
 	l.mu.Unlock()
 	// Events from concurrent goroutines arrive nearly in time order; sort
 	// them so the log reads as a timeline, then renumber.
@@ -254,7 +264,7 @@ func runLiveWith(ctx context.Context, s *Scenario, seed uint64, opts Options, gw
 	for _, p := range s.env.providers {
 		journal = append(journal, convertJournal(l.provs[p.name].Model().Journal())...)
 	}
-	in := Input{Events: evs, Journal: journal, Evals: recs, Start: l.start, End: end,
+	in := score.Input{Events: evs, Journal: journal, Evals: recs, Start: l.start, End: end,
 		SLO: s.SLO.slo(), Primary: s.env.primary,
 		Prices: s.env.scorePrices(), BlackBox: l.blackBox}
 	if len(in.Primary) > 0 {
@@ -263,7 +273,7 @@ func runLiveWith(ctx context.Context, s *Scenario, seed uint64, opts Options, gw
 			break
 		}
 	}
-	res := finish(s, Score(in), in, ModeLive, seed, l.aborted)
+	res := finish(s, score.Score(in), in, score.ModeLive, seed, l.aborted)
 	res.Start = l.start
 	res.Elapsed = end.Sub(l.start)
 	if res.TraceSample = l.traces.sample(); res.TraceSample != nil && l.opts.Progress != nil {
@@ -409,8 +419,8 @@ func (l *liveRun) send(ctx context.Context, t *Traffic, stream, structured bool,
 	}
 	l.requests.Add(1)
 	l.mu.Lock()
-	l.stopWin.recordID(end.Sub(l.start), id, goodEnd(&l.stopSLO,
-		endFacts{ok: ok, stream: stream, ttft: ttft, dur: end.Sub(start)}))
+	l.stopWin.recordID(end.Sub(l.start), id, score.GoodEnd(&l.stopSLO,
+		score.EndFacts{OK: ok, Stream: stream, TTFT: ttft, Dur: end.Sub(start)}))
 	if ok {
 		l.targetCount[target]++
 	}
@@ -423,7 +433,7 @@ func (l *liveRun) send(ctx context.Context, t *Traffic, stream, structured bool,
 	pass := !(ob.FinishReason == llm.FinishLength && (req.MaxTokens == 0 || ob.OutputTokens < req.MaxTokens)) &&
 		(!structured || ob.JSONValid) && !ob.Refusal && ob.EmptyToolArgs == 0
 	l.mu.Lock()
-	l.evalRecs = append(l.evalRecs, EvalRecord{Time: end, RequestID: id, Target: target, Pass: pass})
+	l.evalRecs = append(l.evalRecs, score.EvalRecord{Time: end, RequestID: id, Target: target, Pass: pass})
 	l.mu.Unlock()
 }
 
@@ -472,7 +482,7 @@ func (l *liveRun) do(ctx context.Context, format llm.Format, req *llm.Request, i
 		return nil, "", "", err
 	}
 	defer res.Body.Close()
-	target := normTarget(res.Header.Get(gateway.HeaderTarget))
+	target := score.NormTarget(res.Header.Get(gateway.HeaderTarget))
 	tier := res.Header.Get(gateway.HeaderTier)
 	if strings.Contains(res.Header.Get("X-Brownout-Cache"), "stale") && tier == "" {
 		tier = "cached"
@@ -569,6 +579,14 @@ func (l *liveRun) stepStart(i int) {
 			}
 			id, err := p.Model().AddFault(now, st.faultFor(k))
 			if err != nil {
+				// Never a fault.start for a fault that is not there: the
+				// run stops with the error, as the simulator's does.
+				l.mu.Lock()
+				if l.err == nil {
+					l.err = fmt.Errorf("%w: step %s: fault on %s: %w", ErrInvalid, st.Name, k, err)
+				}
+				l.mu.Unlock()
+				l.stopOnce.Do(func() { close(l.stop) })
 				continue
 			}
 			l.mu.Lock()

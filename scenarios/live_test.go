@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/gateway"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // TestFidelity runs a short game day in both modes: the simulation must
@@ -26,17 +27,17 @@ func TestFidelity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := Run(context.Background(), s, Options{Mode: ModeSim})
+	sim, err := Run(context.Background(), s, Options{Mode: score.ModeSim})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var progress bytes.Buffer
-	live, err := Run(context.Background(), s, Options{Mode: ModeLive, Progress: &progress})
+	live, err := Run(context.Background(), s, Options{Mode: score.ModeLive, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("sim: %+v\nlive: %+v", sim.Overall, live.Overall)
-	if live.Mode != ModeLive || live.Aborted {
+	if live.Mode != score.ModeLive || live.Aborted {
 		t.Fatalf("live mode=%s aborted=%v", live.Mode, live.Aborted)
 	}
 	if !strings.Contains(progress.String(), "requests") {
@@ -73,7 +74,7 @@ func TestLiveCanceled(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	res, err := Run(ctx, s, Options{Mode: ModeLive})
+	res, err := Run(ctx, s, Options{Mode: score.ModeLive})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ expect:
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), s, Options{Mode: ModeLive})
+	res, err := Run(context.Background(), s, Options{Mode: score.ModeLive})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,15 +154,15 @@ func TestLiveEndLetsRequestsFinish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := Run(context.Background(), s, Options{Mode: ModeSim})
+	sim, err := Run(context.Background(), s, Options{Mode: score.ModeSim})
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, err := Run(context.Background(), s, Options{Mode: ModeLive})
+	live, err := Run(context.Background(), s, Options{Mode: score.ModeLive})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []*Result{sim, live} {
+	for _, r := range []*score.Result{sim, live} {
 		a := r.Overall.Availability
 		if a.Requests == 0 || a.Failed != 0 {
 			t.Errorf("%s: %d requests, %d failed; want every long stream served", r.Mode, a.Requests, a.Failed)

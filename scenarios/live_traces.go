@@ -2,10 +2,7 @@ package scenarios
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -15,71 +12,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/brownout-dev/brownout/gateway/tracing"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
-
-// TraceSample is the trace of one request of a live run (Options.Traces):
-// the one with the most upstream attempts, the earliest among equals — a
-// request that shows the gateway at work (retries, fail-overs,
-// continuations) when the run had any.
-type TraceSample struct {
-	TraceID   string `json:"trace_id"`
-	RequestID string `json:"request_id"`
-	Route     string `json:"route"`
-	// Status is the HTTP status the client got; Error the error type when
-	// the request failed ("" when served).
-	Status int    `json:"status"`
-	Error  string `json:"error,omitempty"`
-	// Target and Tier served the request.
-	Target string `json:"target,omitempty"`
-	Tier   string `json:"tier,omitempty"`
-	// Duration is the request's, from its span.
-	Duration time.Duration `json:"duration_ns"`
-	// Attempts are its upstream attempts in order.
-	Attempts []TraceAttempt `json:"attempts"`
-	// Events are the request span's events in order (brownout.retry,
-	// brownout.failover, brownout.continuation, brownout.skipped,
-	// brownout.backoff), with the target they name.
-	Events []string `json:"events,omitempty"`
-}
-
-// TraceAttempt is one upstream attempt of a TraceSample (its client span).
-type TraceAttempt struct {
-	Attempt int    `json:"attempt"`
-	Target  string `json:"target"`
-	Tier    string `json:"tier"`
-	// Reason is first, retry or failover; Continuation prefill or replay
-	// when the attempt continued a partial answer.
-	Reason       string        `json:"reason"`
-	Continuation string        `json:"continuation,omitempty"`
-	Outcome      string        `json:"outcome"`
-	Status       int           `json:"status,omitempty"`
-	Start        time.Duration `json:"start_ns"` // after the request began
-	Duration     time.Duration `json:"duration_ns"`
-	OutputTokens int           `json:"output_tokens,omitempty"`
-}
-
-// WriteTo writes the sample as a few lines of text (live progress).
-func (t *TraceSample) WriteTo(w io.Writer) (int64, error) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "sample trace %s (request %s, route %s): %d, %d attempts, %s", t.TraceID, t.RequestID, t.Route,
-		t.Status, len(t.Attempts), t.Duration.Round(time.Millisecond))
-	if t.Target != "" {
-		fmt.Fprintf(&b, ", served by %s (%s)", t.Target, t.Tier)
-	}
-	if t.Error != "" {
-		fmt.Fprintf(&b, ", failed: %s", t.Error)
-	}
-	b.WriteByte('\n')
-	for _, a := range t.Attempts {
-		fmt.Fprintf(&b, "  attempt %d +%s %s %s (%s", a.Attempt, a.Start.Round(time.Millisecond), a.Target, a.Outcome, a.Reason)
-		if a.Continuation != "" {
-			b.WriteString(", " + a.Continuation)
-		}
-		fmt.Fprintf(&b, ") %s\n", a.Duration.Round(time.Millisecond))
-	}
-	n, err := io.WriteString(w, b.String())
-	return int64(n), err
-}
 
 // traceKeeper is a span processor that keeps the spans of the requests in
 // flight and, as each request's server span ends, the sample so far: its
@@ -140,7 +74,7 @@ func (k *traceKeeper) ForceFlush(context.Context) error { return nil }
 
 // sample returns the sample trace; nil when k is nil or no request
 // reached an upstream.
-func (k *traceKeeper) sample() *TraceSample {
+func (k *traceKeeper) sample() *score.TraceSample {
 	if k == nil {
 		return nil
 	}
@@ -151,7 +85,7 @@ func (k *traceKeeper) sample() *TraceSample {
 	}
 	srv := k.best[0]
 	attrs := attrMap(srv.Attributes())
-	t := &TraceSample{
+	t := &score.TraceSample{
 		TraceID:   srv.SpanContext().TraceID().String(),
 		RequestID: attrs[string(tracing.RequestID)].AsString(),
 		Route:     attrs["gen_ai.request.model"].AsString(),
@@ -174,7 +108,7 @@ func (k *traceKeeper) sample() *TraceSample {
 	slices.SortFunc(clients, func(a, b sdktrace.ReadOnlySpan) int { return a.StartTime().Compare(b.StartTime()) })
 	for _, c := range clients {
 		a := attrMap(c.Attributes())
-		t.Attempts = append(t.Attempts, TraceAttempt{
+		t.Attempts = append(t.Attempts, score.TraceAttempt{
 			Attempt:      int(a[string(tracing.Attempt)].AsInt64()),
 			Target:       a[string(tracing.Target)].AsString(),
 			Tier:         a[string(tracing.Tier)].AsString(),

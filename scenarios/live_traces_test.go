@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/brownout-dev/brownout/gateway/tracing"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // TestLiveTraceSample: a live run with traces keeps the trace of a request
@@ -35,14 +36,14 @@ timeline:
 	s, err := Parse("trace-sample.yaml", []byte(src))
 	require.NoError(t, err)
 	var progress bytes.Buffer
-	res, err := Run(context.Background(), s, Options{Mode: ModeLive, Traces: true, Progress: &progress})
+	res, err := Run(context.Background(), s, Options{Mode: score.ModeLive, Traces: true, Progress: &progress})
 	require.NoError(t, err)
 	ts := res.TraceSample
 	require.NotNil(t, ts, "a live run with traces keeps a sample")
 	require.GreaterOrEqual(t, len(ts.Attempts), 2, "the sample is a request that failed over: %+v", ts)
 	first, last := ts.Attempts[0], ts.Attempts[len(ts.Attempts)-1]
-	assert.Equal(t, TraceAttempt{Attempt: 1, Target: "openai:gpt-4o", Tier: "primary", Reason: "first", Outcome: "overloaded", Status: 503},
-		TraceAttempt{Attempt: first.Attempt, Target: first.Target, Tier: first.Tier, Reason: first.Reason, Outcome: first.Outcome, Status: first.Status})
+	assert.Equal(t, score.TraceAttempt{Attempt: 1, Target: "openai:gpt-4o", Tier: "primary", Reason: "first", Outcome: "overloaded", Status: 503},
+		score.TraceAttempt{Attempt: first.Attempt, Target: first.Target, Tier: first.Tier, Reason: first.Reason, Outcome: first.Outcome, Status: first.Status})
 	assert.Equal(t, "ok", last.Outcome)
 	assert.Equal(t, "failover", last.Reason)
 	assert.Equal(t, last.Target, ts.Target, "the last attempt served")

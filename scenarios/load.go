@@ -22,6 +22,7 @@ import (
 	"github.com/brownout-dev/brownout/gateway/alerts"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/mockprovider"
+	"github.com/brownout-dev/brownout/scenarios/score"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
@@ -93,9 +94,9 @@ type environment struct {
 	blackBox    bool
 	primary     map[string]string // route -> primary target
 	alertEvery  time.Duration
-	prices      map[string]Price // the gateway config's, by routed target
+	prices      map[string]score.Price // the gateway config's, by routed target
 	// mockPrices are the providers file's: the cost of a black box.
-	mockPrices map[string]Price
+	mockPrices map[string]score.Price
 	// detectors is the gateway config's detectors section (defaults for
 	// inline routes).
 	detectors gateway.DetectorsConfig
@@ -138,7 +139,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 		s.SLO.SuccessRate = 0.99
 	}
 	if s.SLO.Window == 0 {
-		s.SLO.Window = yamlfile.Duration(defaultWindow)
+		s.SLO.Window = yamlfile.Duration(score.DefaultWindow)
 	}
 	for i, l := range []*LatencySpec{s.SLO.TTFT, s.SLO.Latency} {
 		if l != nil && l.Max <= 0 && l.P95 <= 0 {
@@ -146,8 +147,8 @@ func (s *Scenario) validate() yamlfile.Errors {
 		}
 	}
 
-	env := &environment{targets: map[string]bool{}, models: map[string][]string{}, primary: map[string]string{}, prices: map[string]Price{},
-		mockPrices: map[string]Price{}}
+	env := &environment{targets: map[string]bool{}, models: map[string][]string{}, primary: map[string]string{}, prices: map[string]score.Price{},
+		mockPrices: map[string]score.Price{}}
 	s.env = env
 
 	// Providers.
@@ -170,7 +171,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 			}
 			for _, m := range p.spec.Models {
 				if m.Price != (mockprovider.Price{}) {
-					env.mockPrices[p.name+":"+m.Name] = Price(m.Price)
+					env.mockPrices[p.name+":"+m.Name] = score.Price(m.Price)
 				}
 			}
 		}
@@ -241,7 +242,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 			add("gateway.url", "must be an http:// or https:// URL")
 		}
 		if g.Primary != "" {
-			if !env.targets[normTarget(g.Primary)] && len(env.targets) > 0 {
+			if !env.targets[score.NormTarget(g.Primary)] && len(env.targets) > 0 {
 				add("gateway.primary", "unknown target %q (not served by any provider)", g.Primary)
 			}
 		}
@@ -270,7 +271,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 		for i := range r.Targets {
 			t := &r.Targets[i]
 			k := t.Key()
-			env.prices[k] = Price{InputPerMTok: t.Price.InputPerMTok, OutputPerMTok: t.Price.OutputPerMTok, CachedInputPerMTok: t.Price.CachedInputPerMTok}
+			env.prices[k] = score.Price{InputPerMTok: t.Price.InputPerMTok, OutputPerMTok: t.Price.OutputPerMTok, CachedInputPerMTok: t.Price.CachedInputPerMTok}
 			if best < 0 || t.Priority < r.Targets[best].Priority {
 				best = i
 			}
@@ -284,7 +285,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 	}
 	if env.blackBox && g.Primary != "" {
 		for _, t := range s.Traffic {
-			env.primary[t.Route] = normTarget(g.Primary)
+			env.primary[t.Route] = score.NormTarget(g.Primary)
 		}
 	}
 
@@ -523,7 +524,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 		}
 		faulted := s.stepTargets(name)
 		for _, k := range sortedKeys(se.Targets) {
-			if !slices.Contains(faulted, normTarget(k)) {
+			if !slices.Contains(faulted, score.NormTarget(k)) {
 				add(p+".targets."+k, "step %q does not fault %q (it faults: %s)", name, k, strings.Join(faulted, ", "))
 			}
 			if tb := se.Targets[k]; tb.DetectedBy != "" && !validDetectedBy(tb.DetectedBy) {
@@ -532,7 +533,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 		}
 	}
 	for name := range e.Targets {
-		if !env.targets[normTarget(name)] {
+		if !env.targets[score.NormTarget(name)] {
 			add("expect.targets."+name, "unknown target %q (known: %s)", name, strings.Join(s.knownTargets(), ", "))
 		}
 	}
@@ -546,7 +547,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 func (s *Scenario) checkMeasurable(blackBox bool, add func(path, format string, args ...any)) {
 	env, e := s.env, &s.Expect
 	primaryKnown := len(env.primary) > 0
-	um := unmeasurable(blackBox, primaryKnown, env.scorePrices())
+	um := score.Unmeasurable(blackBox, primaryKnown, env.scorePrices())
 	check := func(path, name string, set bool) {
 		if why, ok := um[name]; ok && set {
 			add(path, "%s cannot be measured in this game day: %s", name, why)
@@ -558,7 +559,7 @@ func (s *Scenario) checkMeasurable(blackBox bool, add func(path, format string, 
 	for i := range e.Alerts {
 		check(fmt.Sprintf("expect.alerts.%d", i), "alerts", true)
 	}
-	bounds := func(p string, b *StepBounds) {
+	bounds := func(p string, b *score.StepBounds) {
 		check(p+".flaps", "flaps", b.Flaps != nil)
 		check(p+".cost_multiplier", "cost_multiplier", b.CostMultiplier != nil)
 		check(p+".detected_by", "detected_by", b.DetectedBy != "" && b.DetectedBy != "traffic_shift")
@@ -576,7 +577,7 @@ func (s *Scenario) checkMeasurable(blackBox bool, add func(path, format string, 
 	}
 	if blackBox && e.Fleet != nil {
 		// Fleet scores read each replica's events.
-		add("expect.fleet", "fleet scores cannot be measured in this game day: %s", whyBlackBoxEvents)
+		add("expect.fleet", "fleet scores cannot be measured in this game day: %s", score.WhyBlackBoxEvents)
 	}
 }
 
@@ -602,7 +603,7 @@ func (s *Scenario) stepTargets(name string) []string {
 // validDetectedBy reports whether s names a detection source of
 // FaultScore.DetectedBy, or "detector" for any detector.
 func validDetectedBy(s string) bool {
-	if alts := detectionSources(s); len(alts) > 1 {
+	if alts := score.DetectionSources(s); len(alts) > 1 {
 		for _, a := range alts {
 			if !validDetectedBy(a) {
 				return false
@@ -624,7 +625,7 @@ func validDetectedBy(s string) bool {
 func (s *Scenario) expandTarget(t string) ([]string, bool) {
 	env := s.env
 	if strings.ContainsAny(t, "/:") {
-		k := normTarget(t)
+		k := score.NormTarget(t)
 		return []string{k}, env.targets[k]
 	}
 	ms, ok := env.models[t]
@@ -749,12 +750,6 @@ func (s *Scenario) expandRepeats() []Step {
 	return out
 }
 
-// baseStep is the name of the step a repeat repeats ("flap#3" -> "flap").
-func baseStep(name string) string {
-	base, _, _ := strings.Cut(name, "#")
-	return base
-}
-
 // resolveRelative sets a fault step's relative knobs from each faulted
 // model's base: its token rate or its typical time to first token.
 func (s *Scenario) resolveRelative(st *Step, p string, add func(path, format string, args ...any)) {
@@ -856,8 +851,8 @@ func checkHeader(name string, v *gateway.Secret) string {
 // scorePrices are the prices scoring reads: the gateway config's, and the
 // providers file's for the targets the config does not price (every target
 // of a black box). Where both price a target, Warnings holds them to agree.
-func (env *environment) scorePrices() map[string]Price {
-	out := make(map[string]Price, len(env.prices)+len(env.mockPrices))
+func (env *environment) scorePrices() map[string]score.Price {
+	out := make(map[string]score.Price, len(env.prices)+len(env.mockPrices))
 	for k, p := range env.mockPrices {
 		out[k] = p
 	}
@@ -874,7 +869,7 @@ func (s *Scenario) modelTarget(model string) string {
 	if model == "" {
 		return ""
 	}
-	if k := normTarget(model); s.env.targets[k] {
+	if k := score.NormTarget(model); s.env.targets[k] {
 		return k
 	}
 	found := ""

@@ -8,6 +8,7 @@ import (
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/mockprovider"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // simJournalSize keeps every attempt of a long simulated run.
@@ -47,7 +48,7 @@ func (a *mockModel) Abandon(now time.Time, p *faults.Plan, sent int) {
 }
 
 // AppendJournal appends the journal, converted, to dst.
-func (a *mockModel) AppendJournal(dst []JournalEntry) []JournalEntry {
+func (a *mockModel) AppendJournal(dst []score.JournalEntry) []score.JournalEntry {
 	dst = slices.Grow(dst, a.m.JournalLen())
 	var keys targetKeys
 	for j := range a.m.JournalEntries() {
@@ -66,7 +67,7 @@ func (a *mockModel) DigestJournal(d *journalDigest) {
 
 // AppendJournalOf appends the entries of the requests in ids, converted,
 // to dst.
-func (a *mockModel) AppendJournalOf(dst []JournalEntry, ids map[string]bool) []JournalEntry {
+func (a *mockModel) AppendJournalOf(dst []score.JournalEntry, ids map[string]bool) []score.JournalEntry {
 	var keys targetKeys
 	for j := range a.m.JournalEntries() {
 		if ids[j.RequestID] {
@@ -81,8 +82,8 @@ func (a *mockModel) FillerCorpus() string { return a.m.FillerCorpus() }
 // JournalLen returns the number of journal entries.
 func (a *mockModel) JournalLen() int { return a.m.JournalLen() }
 
-func convertJournal(js []mockprovider.JournalEntry) []JournalEntry {
-	out := make([]JournalEntry, len(js))
+func convertJournal(js []mockprovider.JournalEntry) []score.JournalEntry {
+	out := make([]score.JournalEntry, len(js))
 	var keys targetKeys
 	for i := range js {
 		out[i] = journalEntry(&js[i], &keys)
@@ -118,8 +119,8 @@ func (t *targetKeys) key(provider, model string) string {
 	return t.keys[t.last].key
 }
 
-func journalEntry(j *mockprovider.JournalEntry, keys *targetKeys) JournalEntry {
-	return JournalEntry{Time: j.Time, RequestID: j.RequestID, Target: keys.key(j.Provider, j.Model),
+func journalEntry(j *mockprovider.JournalEntry, keys *targetKeys) score.JournalEntry {
+	return score.JournalEntry{Time: j.Time, RequestID: j.RequestID, Target: keys.key(j.Provider, j.Model),
 		Fault: j.Fault, Outcome: string(j.Outcome), OutputTokens: j.TokensSent, Corrupted: j.Corrupted,
 		InputTokens: j.PromptTokens, CachedTokens: j.CachedTokens}
 }

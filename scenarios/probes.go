@@ -14,6 +14,7 @@ import (
 	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // simProbes runs the gateway's active probes (its probes section) in
@@ -39,10 +40,6 @@ type probeFlight struct {
 	err    error
 	abort  bool // the probe timed out: the attempt is abandoned
 }
-
-// probeRateLimited is the Class of a probe.result event for a probe the
-// provider refused for rate, as the gateway writes it: not a failure.
-const probeRateLimited = "rate_limited"
 
 // Probe transport failures as the gateway's client reports them.
 var (
@@ -184,7 +181,7 @@ func (m *sim) probeDone(i int) {
 	e := probe.Event(now, f.target, o)
 	e.Name = sp.def.Name
 	if o.RateLimited {
-		e.Class = probeRateLimited
+		e.Class = score.ProbeRateLimited
 	}
 	m.Emit(e)
 	if !o.RateLimited {

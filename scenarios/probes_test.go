@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // TestSimProbes: with probes enabled in the gateway config, the simulator
@@ -18,7 +19,7 @@ func TestSimProbes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func() *Result {
+	run := func() *score.Result {
 		res, err := Run(context.Background(), s, Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -1,25 +1,29 @@
 package scenarios
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"runtime/debug"
-	"strconv"
 	"time"
 
-	"github.com/brownout-dev/brownout/events"
-	"github.com/brownout-dev/brownout/internal/jsonstr"
+	"github.com/brownout-dev/brownout/internal/buildinfo"
+	"github.com/brownout-dev/brownout/scenarios/score"
+)
+
+// Mode is how a game day is played: simulated (ModeSim) or live
+// (ModeLive); the façade's names for score's, which a result records.
+type Mode = score.Mode
+
+// Run modes.
+const (
+	ModeSim  = score.ModeSim  // discrete-event simulation in virtual time
+	ModeLive = score.ModeLive // real HTTP on loopback, real time
 )
 
 // Options tune a run.
 type Options struct {
 	// Mode is ModeSim (default) or ModeLive.
-	Mode Mode
+	Mode score.Mode
 	// Seed overrides the scenario's seed when non-nil.
 	Seed *uint64
 	// Progress receives live progress lines (live mode); nil for none.
@@ -32,21 +36,21 @@ type Options struct {
 
 // Run plays the scenario and scores it. A canceled ctx stops the run early;
 // the partial result is returned, marked Aborted, with a nil error.
-func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
+func Run(ctx context.Context, s *Scenario, opts Options) (*score.Result, error) {
 	seed := s.Seed
 	if opts.Seed != nil {
 		seed = *opts.Seed
 	}
 	switch opts.Mode {
-	case "", ModeSim:
+	case "", score.ModeSim:
 		return runSim(ctx, s, seed)
-	case ModeLive:
+	case score.ModeLive:
 		return runLive(ctx, s, seed, opts)
 	}
 	return nil, fmt.Errorf("%w: unknown mode %q (sim or live)", ErrInvalid, opts.Mode)
 }
 
-func runSim(ctx context.Context, s *Scenario, seed uint64) (*Result, error) {
+func runSim(ctx context.Context, s *Scenario, seed uint64) (*score.Result, error) {
 	m, err := newSim(ctx, s, seed)
 	if err != nil {
 		return nil, err
@@ -56,41 +60,41 @@ func runSim(ctx context.Context, s *Scenario, seed uint64) (*Result, error) {
 		return nil, m.err
 	}
 	in := m.input()
-	res := finish(s, m.score.score(in), in, ModeSim, seed, m.aborted)
-	res.journalOf = m.journalOf()
+	res := finish(s, m.score.Score(in), in, score.ModeSim, seed, m.aborted)
+	res.JournalFrom(m.journalOf())
 	res.Start = Epoch
 	res.Elapsed = time.Duration(m.end)
 	return res, nil
 }
 
 // input is what a finished simulation gives the scorer.
-func (m *sim) input() Input {
+func (m *sim) input() score.Input {
 	in := m.s.scoreInput()
 	in.Packed, in.End = &m.log, Epoch.Add(time.Duration(m.end))
 	if m.attempts > 0 {
 		// Scoring takes attempts from the log, and reads of the journals
 		// only their targets and corrupted answers.
-		in.Journal, in.journalTargets = m.scoredJournal()
+		in.Journal, in.JournalTargets = m.scoredJournal()
 	} else {
 		in.Journal = m.journal()
 	}
 	for _, t := range m.tgtList {
-		if t.evals.n > 0 {
-			in.evalTally = append(in.evalTally, t.evals)
+		if t.evals.N > 0 {
+			in.Tallies = append(in.Tallies, t.evals)
 		}
 	}
 	return in
 }
 
 // scoreInput is the scorer's input known before a simulated run.
-func (s *Scenario) scoreInput() Input {
-	return Input{Start: Epoch, SLO: s.SLO.slo(),
+func (s *Scenario) scoreInput() score.Input {
+	return score.Input{Start: Epoch, SLO: s.SLO.slo(),
 		Primary: s.env.primary, Prices: s.env.scorePrices()}
 }
 
 // finish completes the result res of Score(in) and judges its
 // expectations.
-func finish(s *Scenario, res *Result, in Input, mode Mode, seed uint64, aborted string) *Result {
+func finish(s *Scenario, res *score.Result, in score.Input, mode score.Mode, seed uint64, aborted string) *score.Result {
 	res.Scenario = s.Name
 	res.File = s.file
 	res.Source = s.source
@@ -100,13 +104,8 @@ func finish(s *Scenario, res *Result, in Input, mode Mode, seed uint64, aborted 
 	res.Duration = s.Duration.D()
 	res.Aborted = aborted != ""
 	res.AbortReason = aborted
-	res.log, res.packed = in.Events, in.Packed
-	res.journal = in.Journal
-	if in.journalTargets != nil {
-		res.journal = nil // made on demand (Journal)
-	}
 	res.Fleet = s.fleetScore(&in)
-	res.Expectations = s.judge(res)
+	res.Expectations = s.Expect.Judge(res)
 	res.Pass = !res.Aborted
 	for _, v := range res.Expectations {
 		if !v.Pass {
@@ -116,115 +115,4 @@ func finish(s *Scenario, res *Result, in Input, mode Mode, seed uint64, aborted 
 	return res
 }
 
-func brownoutVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok || bi.Main.Version == "" {
-		return "(devel)"
-	}
-	return bi.Main.Version
-}
-
-// Log returns the run's event log.
-func (r *Result) Log() []events.Event {
-	if r.log == nil && r.packed != nil {
-		r.log = r.packed.Events()
-	}
-	return r.log
-}
-
-// Journal returns the mocks' journals: their entries in the order of the
-// scenario's providers.
-func (r *Result) Journal() []JournalEntry {
-	if r.journal == nil && r.journalOf != nil {
-		r.journal = r.journalOf()
-	}
-	return r.journal
-}
-
-// JournalFile is the file WriteDir writes the mocks' journals to, one
-// JSON JournalEntry a line, beside events.jsonl.
-const JournalFile = "journal.jsonl"
-
-// WriteDir writes result.json, events.jsonl and the mocks' journals
-// (JournalFile) into dir (created if needed). Each is a pure function of the
-// result, so a simulated run with the same file and seed writes
-// byte-identical files.
-func (r *Result) WriteDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(dir, "events.jsonl"))
-	if err != nil {
-		return err
-	}
-	write := func() error { return events.WriteJSONL(f, r.log) }
-	if r.log == nil && r.packed != nil {
-		write = func() error { return r.packed.WriteJSONL(f) }
-	}
-	if err := write(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return r.writeJournal(filepath.Join(dir, JournalFile))
-}
-
-func (r *Result) writeJournal(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<16)
-	var line []byte
-	js := r.Journal()
-	for i := range js {
-		line = append(js[i].appendJSON(line[:0]), '\n')
-		if _, err := w.Write(line); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// appendJSON appends j as encoding/json writes it (a test holds the two
-// equal), without reflection: a long simulated run journals hundreds of
-// thousands of attempts.
-func (j *JournalEntry) appendJSON(b []byte) []byte {
-	b = append(b, `{"time":"`...)
-	b = j.Time.AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","request_id":`...)
-	b = jsonstr.Append(b, j.RequestID, true)
-	b = append(b, `,"target":`...)
-	b = jsonstr.Append(b, j.Target, true)
-	b = append(b, `,"fault":`...)
-	b = jsonstr.Append(b, j.Fault, true)
-	b = append(b, `,"outcome":`...)
-	b = jsonstr.Append(b, j.Outcome, true)
-	b = append(b, `,"output_tokens":`...)
-	b = strconv.AppendInt(b, int64(j.OutputTokens), 10)
-	b = append(b, `,"corrupted":`...)
-	b = strconv.AppendBool(b, j.Corrupted)
-	if j.InputTokens != 0 {
-		b = append(b, `,"input_tokens":`...)
-		b = strconv.AppendInt(b, int64(j.InputTokens), 10)
-	}
-	if j.CachedTokens != 0 {
-		b = append(b, `,"cached_tokens":`...)
-		b = strconv.AppendInt(b, int64(j.CachedTokens), 10)
-	}
-	return append(b, '}')
-}
+func brownoutVersion() string { return buildinfo.Version() }

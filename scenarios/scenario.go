@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/brownout-dev/brownout/gateway/alerts"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/mockprovider"
+	"github.com/brownout-dev/brownout/scenarios/score"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
@@ -40,7 +40,7 @@ type Scenario struct {
 	Timeline    []Step            `yaml:"timeline"`
 	Alerts      Alerts            `yaml:"alerts,omitempty"`
 	StopWhen    *StopWhen         `yaml:"stop_when,omitempty"`
-	Expect      Expect            `yaml:"expect,omitempty"`
+	Expect      score.Expect      `yaml:"expect,omitempty"`
 
 	// Filled by Load.
 	file    string
@@ -75,13 +75,13 @@ type LatencySpec struct {
 }
 
 // slo is the scorer's form of the spec.
-func (o *SLOSpec) slo() SLO {
-	out := SLO{SuccessRate: o.SuccessRate.F(), Window: o.Window.D(), Correctness: o.Correctness == nil || *o.Correctness}
+func (o *SLOSpec) slo() score.SLO {
+	out := score.SLO{SuccessRate: o.SuccessRate.F(), Window: o.Window.D(), Correctness: o.Correctness == nil || *o.Correctness}
 	if o.TTFT != nil {
-		out.TTFT = LatencyObjective{Max: o.TTFT.Max.D(), P95: o.TTFT.P95.D()}
+		out.TTFT = score.LatencyObjective{Max: o.TTFT.Max.D(), P95: o.TTFT.P95.D()}
 	}
 	if o.Latency != nil {
-		out.Latency = LatencyObjective{Max: o.Latency.Max.D(), P95: o.Latency.P95.D()}
+		out.Latency = score.LatencyObjective{Max: o.Latency.Max.D(), P95: o.Latency.P95.D()}
 	}
 	return out
 }
@@ -421,125 +421,6 @@ type Sink struct {
 type StopWhen struct {
 	SuccessRateBelow yamlfile.Percent  `yaml:"success_rate_below"`
 	For              yamlfile.Duration `yaml:"for"`
-}
-
-// Expect turns scores into a verdict. Step-level bounds (TTD, TTM, TTR,
-// LoadRatio) apply to every fault step on every target it faults; the others
-// apply to the whole run. Steps and Targets add bounds for one step or one
-// target.
-type Expect struct {
-	TTD                    *DurationBound          `yaml:"ttd,omitempty"`
-	TTM                    *DurationBound          `yaml:"ttm,omitempty"`
-	TTR                    *DurationBound          `yaml:"ttr,omitempty"`
-	LoadRatio              *NumberBound            `yaml:"load_ratio,omitempty"`
-	Flaps                  *NumberBound            `yaml:"flaps,omitempty"`
-	Availability           *PercentBound           `yaml:"availability,omitempty"`
-	Failed                 *PercentBound           `yaml:"failed,omitempty"`
-	Good                   *PercentBound           `yaml:"good,omitempty"` // share of good requests (every SLO part met)
-	Degraded               *PercentBound           `yaml:"degraded,omitempty"`
-	BadServed              *NumberBound            `yaml:"bad_served,omitempty"`
-	CostMultiplier         *NumberBound            `yaml:"cost_multiplier,omitempty"`
-	RetryAmplification     *NumberBound            `yaml:"retry_amplification,omitempty"`
-	PeakRetryAmplification *NumberBound            `yaml:"peak_retry_amplification,omitempty"`
-	LatencyPenalty         *NumberBound            `yaml:"latency_penalty,omitempty"`
-	TTFTP95                *DurationBound          `yaml:"ttft_p95,omitempty"`
-	FailTimeP95            *DurationBound          `yaml:"fail_time_p95,omitempty"`
-	Alerts                 []AlertExpect           `yaml:"alerts,omitempty"`
-	Steps                  map[string]StepExpect   `yaml:"steps,omitempty"`
-	Targets                map[string]TargetExpect `yaml:"targets,omitempty"`
-	// Fleet bounds the scores of a fleet of replicas (see FleetScore).
-	Fleet *FleetExpect `yaml:"fleet,omitempty"`
-	// PassRate is the share of a seed sweep's seeds (gameday run --seeds)
-	// in which every expectation must hold. Default 100%.
-	PassRate *yamlfile.Percent `yaml:"pass_rate,omitempty"`
-}
-
-// StepExpect are bounds on one fault step, on every target it faults;
-// Targets adds or overrides bounds for one (step, target) pair, by target
-// ("provider/model").
-type StepExpect struct {
-	StepBounds `yaml:",inline"`
-	Targets    map[string]StepBounds `yaml:"targets,omitempty"`
-}
-
-// StepBounds are the bounds of a fault step on a target.
-type StepBounds struct {
-	TTD      *DurationBound `yaml:"ttd,omitempty"`
-	TTM      *DurationBound `yaml:"ttm,omitempty"`
-	TTR      *DurationBound `yaml:"ttr,omitempty"`
-	Detected *bool          `yaml:"detected,omitempty"`
-	// DetectedBy names the detection source the step must be detected by:
-	// exactly as FaultScore.DetectedBy ("detector:json_invalid", "breaker",
-	// "health", "probe", ...), "detector" for any detector, or alternatives
-	// joined by "|" ("detector:json_invalid | health") when two sources
-	// race to see the fault first.
-	DetectedBy         string        `yaml:"detected_by,omitempty"`
-	Availability       *PercentBound `yaml:"availability,omitempty"`
-	Failed             *PercentBound `yaml:"failed,omitempty"`
-	Good               *PercentBound `yaml:"good,omitempty"`
-	BadServed          *NumberBound  `yaml:"bad_served,omitempty"`
-	CostMultiplier     *NumberBound  `yaml:"cost_multiplier,omitempty"`
-	RetryAmplification *NumberBound  `yaml:"retry_amplification,omitempty"`
-	LoadRatio          *NumberBound  `yaml:"load_ratio,omitempty"`
-	LatencyPenalty     *NumberBound  `yaml:"latency_penalty,omitempty"`
-	Flaps              *NumberBound  `yaml:"flaps,omitempty"`
-	// PassRate is the share of a seed sweep's seeds in which each of these
-	// bounds must hold (default: Expect's).
-	PassRate *yamlfile.Percent `yaml:"pass_rate,omitempty"`
-}
-
-// overlay returns b with every bound o sets replaced by o's.
-func (b StepBounds) overlay(o StepBounds) StepBounds {
-	bv, ov := reflect.ValueOf(&b).Elem(), reflect.ValueOf(o)
-	for i := range ov.NumField() {
-		if !ov.Field(i).IsZero() {
-			bv.Field(i).Set(ov.Field(i))
-		}
-	}
-	return b
-}
-
-// TargetExpect are bounds on one target over the run.
-type TargetExpect struct {
-	Quality   *PercentBound `yaml:"quality,omitempty"`
-	Share     *PercentBound `yaml:"share,omitempty"`
-	Flaps     *NumberBound  `yaml:"flaps,omitempty"`
-	BadServed *NumberBound  `yaml:"bad_served,omitempty"`
-	Attempts  *NumberBound  `yaml:"attempts,omitempty"`
-	// UnnecessaryFallback bounds the time the target spent out of traffic
-	// with no fault of its own (see TargetScore.UnnecessaryFallback).
-	UnnecessaryFallback *DurationBound `yaml:"unnecessary_fallback,omitempty"`
-}
-
-// AlertExpect expects an alert rule to fire (within Within of the first
-// fault's start) and to be delivered to, or to fail delivery to, a sink.
-// Fired false expects it never to fire.
-type AlertExpect struct {
-	Name          string            `yaml:"name"`
-	Within        yamlfile.Duration `yaml:"within,omitempty"`
-	Fired         *bool             `yaml:"fired,omitempty"`
-	DeliveredTo   string            `yaml:"delivered_to,omitempty"`
-	UndeliveredTo string            `yaml:"undelivered_to,omitempty"`
-}
-
-// DurationBound is {max: 30s} and/or {min: 1s}. A verdict compares the
-// measured value unrounded; its Got shows it as [FormatDuration] does, with
-// more digits only where that rounding would contradict the verdict.
-type DurationBound struct {
-	Min *yamlfile.Duration `yaml:"min,omitempty"`
-	Max *yamlfile.Duration `yaml:"max,omitempty"`
-}
-
-// NumberBound is {max: 1.3} and/or {min: 0.5}.
-type NumberBound struct {
-	Min *float64 `yaml:"min,omitempty"`
-	Max *float64 `yaml:"max,omitempty"`
-}
-
-// PercentBound is {min: 99.5%} and/or {max: 1%}.
-type PercentBound struct {
-	Min *yamlfile.Percent `yaml:"min,omitempty"`
-	Max *yamlfile.Percent `yaml:"max,omitempty"`
 }
 
 // File returns the path the scenario was loaded from.

@@ -19,6 +19,7 @@ import (
 
 	"cmp"
 
+	"github.com/brownout-dev/brownout/scenarios/score"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
@@ -194,7 +195,7 @@ func TestRunShortScenario(t *testing.T) {
 // requirePass fails the test with every expectation that did not hold.
 // (scenariotest.RequireExpectations prints the whole scorecard; it cannot be
 // used from inside this package.)
-func requirePass(t *testing.T, res *Result) {
+func requirePass(t *testing.T, res *score.Result) {
 	t.Helper()
 	if !res.Pass {
 		t.Fatalf("game day %s failed (aborted=%v %s): %+v", res.Scenario, res.Aborted, res.AbortReason, res.Failed())
@@ -289,11 +290,11 @@ func TestResultJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back Result
+	var back score.Result
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Schema != SchemaVersion || back.Scenario != "short" || back.Seed != 7 || back.Mode != ModeSim {
+	if back.Schema != score.SchemaVersion || back.Scenario != "short" || back.Seed != 7 || back.Mode != score.ModeSim {
 		t.Fatalf("identity lost: schema=%d scenario=%q seed=%d mode=%q", back.Schema, back.Scenario, back.Seed, back.Mode)
 	}
 	b2, err := json.Marshal(&back)

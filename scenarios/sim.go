@@ -16,6 +16,7 @@ import (
 	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/llm"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // Epoch is the virtual start time of every simulated run, so results do not
@@ -36,12 +37,12 @@ type provider interface {
 	// FillerCorpus is the text every planned filler answer is cut from.
 	FillerCorpus() string
 	// AppendJournal appends the journal to dst; JournalLen is its length.
-	AppendJournal(dst []JournalEntry) []JournalEntry
+	AppendJournal(dst []score.JournalEntry) []score.JournalEntry
 	JournalLen() int
 	// DigestJournal adds the journal to a digest; AppendJournalOf appends
 	// the entries of the requests in ids.
 	DigestJournal(d *journalDigest)
-	AppendJournalOf(dst []JournalEntry, ids map[string]bool) []JournalEntry
+	AppendJournalOf(dst []score.JournalEntry, ids map[string]bool) []score.JournalEntry
 }
 
 // timer kinds
@@ -86,12 +87,14 @@ type simReq struct {
 	// resp is the complete answer when pending is OK (served) or
 	// InvalidOutput (rejected); ob is its observation when send already
 	// made it (haveOb).
-	resp    *llm.Response
-	ob      evals.Observation
-	haveOb  bool
-	tgt     *simTarget // the target of the attempt in flight
-	partial string     // answer text that already reached the client
-	sent    int        // in how many output deltas
+	resp   *llm.Response
+	ob     evals.Observation
+	haveOb bool
+	// structured: the request needs structured output (lifecycle.Structured).
+	structured bool
+	tgt        *simTarget // the target of the attempt in flight
+	partial    string     // answer text that already reached the client
+	sent       int        // in how many output deltas
 	// rep is the replica that serves the request, nil for a gateway alone.
 	rep *simReplica
 	// servedBy is the target whose output the client received last; cont
@@ -140,7 +143,7 @@ type sim struct {
 	killed       map[string]bool
 	faultIDs     map[int][]faultRef
 	log          events.Packed
-	score        *feed // scores the log as it is recorded
+	score        *score.Feed // scores the log as it is recorded
 	alerts       *alerts.Evaluator
 	alertEvery   time.Duration
 	det          *evals.Detectors // nil when the config disables them
@@ -156,13 +159,15 @@ type sim struct {
 	aborted      string
 	err          error      // a step that could not be carried out; the run stops
 	stopWin      stopWindow // per-second user results for stop_when
-	slo          SLO        // the scenario's, with defaults: stop_when judges by it
+	slo          score.SLO  // the scenario's, with defaults: stop_when judges by it
 	structSchema *llm.ResponseFormat
-	end          int64
-	tgts         map[*policy.Target]*simTarget
-	tgtList      []*simTarget // tgts in the order they were first used
-	tickAt       int64        // when the next Tick is scheduled (0: none)
-	probes       *simProbes   // nil unless the gateway config enables probes
+	// routes are the routes of the gateway config in effect, by name.
+	routes  map[string]*policy.Route
+	end     int64
+	tgts    map[*policy.Target]*simTarget
+	tgtList []*simTarget // tgts in the order they were first used
+	tickAt  int64        // when the next Tick is scheduled (0: none)
+	probes  *simProbes   // nil unless the gateway config enables probes
 }
 
 // simTarget is what the simulator keeps of a policy target: the policy's
@@ -174,7 +179,7 @@ type simTarget struct {
 	// (see fillerRefusalFree).
 	refusalFree bool
 	// evals counts the quality eval verdicts on its served answers.
-	evals evalTally
+	evals score.EvalTally
 }
 
 // target returns what the simulator keeps of t.
@@ -182,7 +187,7 @@ func (m *sim) target(t *policy.Target) *simTarget {
 	st, ok := m.tgts[t]
 	if !ok {
 		st = &simTarget{key: t.Key(), prov: m.provs[t.Provider]}
-		st.evals.target = st.key
+		st.evals.Target = st.key
 		m.tgtList = append(m.tgtList, st)
 		if st.prov != nil {
 			st.refusalFree = m.fillerRefusalFree(st.prov)
@@ -205,7 +210,7 @@ type faultRef struct {
 func (m *sim) Emit(e events.Event) {
 	e.Seq = uint64(m.log.Len()) + 1
 	m.log.Append(&e)
-	m.score.event(&e)
+	m.score.Event(&e)
 	if m.alerts != nil {
 		m.alerts.ObserveEvent(&e)
 	}
@@ -309,6 +314,7 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 		}
 		m.provs[p.name] = pv
 	}
+	m.setRoutes(s.env.policy.Routes)
 	if len(s.env.rules) > 0 {
 		m.alerts = alerts.NewEvaluator(s.env.rules)
 		routes := map[string][]string{}
@@ -345,7 +351,7 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 	for i := range s.Traffic {
 		est += s.Traffic[i].maxRate() * s.Duration.D().Seconds()
 	}
-	m.score = newFeed(s.scoreInput(), int(min(est, 1<<21)))
+	m.score = score.NewFeed(s.scoreInput(), int(min(est, 1<<21)))
 	m.cancels = make([]timerFIFO, len(s.Traffic))
 	m.arrivals = make([]timer, len(s.Traffic))
 	m.prompts = make([][]string, len(s.Traffic))
@@ -397,7 +403,7 @@ func (m *sim) run() {
 	m.scheduleTick()
 	m.scheduleProbe()
 	if m.s.StopWhen != nil {
-		m.slo = m.s.SLO.slo().withDefaults()
+		m.slo = m.s.SLO.slo().WithDefaults()
 		m.schedule(int64(time.Second), tStop, 0, nil)
 	}
 	steps := 0
@@ -593,12 +599,13 @@ func (m *sim) arrive(i int) {
 	r.start = m.now
 	r.prompt = m.rnd.IntN(len(m.prompts[i]))
 	stream := m.rnd.Float64() < t.Stream.F()
-	structured := m.rnd.Float64() < t.Structured.F()
 	r.req = llm.Request{Model: t.Route, Stream: stream, MaxTokens: t.MaxTokens, Temperature: t.Temperature,
 		Messages: m.messages(i, r.prompt)}
-	if structured {
+	if m.rnd.Float64() < t.Structured.F() {
 		r.req.ResponseFormat = m.structSchema
 	}
+	structured := lifecycle.Structured(m.route(t.Route), r.req.ResponseFormat)
+	r.structured = structured
 	r.eng = m.eng
 	r.promptEst = lifecycle.EstimatePromptTokens(&r.req)
 	if len(m.reps) > 1 {
@@ -610,6 +617,17 @@ func (m *sim) arrive(i int) {
 	m.scheduleCancel(r)
 	m.next(r)
 }
+
+// setRoutes takes the routes of the gateway config in effect.
+func (m *sim) setRoutes(rs []policy.Route) {
+	m.routes = make(map[string]*policy.Route, len(rs))
+	for i := range rs {
+		m.routes[rs[i].Name] = &rs[i]
+	}
+}
+
+// route returns the route named name in the config in effect, nil if none.
+func (m *sim) route(name string) *policy.Route { return m.routes[name] }
 
 func (m *sim) next(r *simReq) {
 	if m.isDone(r.n) {
@@ -704,7 +722,7 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	}
 	end, obs := lifecycle.Play(plan, d, m.t(start), req.Stream)
 	obs.PromptTokens = r.promptEst // metered, as by the gateway, when no usage came
-	if obs.End == lifecycle.Answered && obs.Status == 200 && !req.Stream && req.ResponseFormat != nil {
+	if obs.End == lifecycle.Answered && obs.Status == 200 && !req.Stream && r.structured {
 		// A non-streamed structured answer is validated before the client
 		// sees it, so invalid JSON fails over.
 		r.ob, r.haveOb = evals.Observe(&plan.Response, true, m.refusals), true
@@ -853,11 +871,11 @@ func (m *sim) userResult(r *simReq, ok bool) {
 	if m.s.StopWhen == nil {
 		return
 	}
-	f := endFacts{ok: ok, stream: r.req.Stream, corrupted: r.corrupted, dur: time.Duration(m.now - r.start)}
+	f := score.EndFacts{OK: ok, Stream: r.req.Stream, Corrupted: r.corrupted, Dur: time.Duration(m.now - r.start)}
 	if r.firstTok > 0 {
-		f.ttft = time.Duration(r.firstTok - r.start)
+		f.TTFT = time.Duration(r.firstTok - r.start)
 	}
-	m.stopWin.record(time.Duration(m.now), goodEnd(&m.slo, f))
+	m.stopWin.record(time.Duration(m.now), score.GoodEnd(&m.slo, f))
 }
 
 // checkStop reports whether the success rate stayed below the bound over

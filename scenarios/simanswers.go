@@ -14,7 +14,7 @@ import (
 // when it reaches the client (served).
 func (m *sim) complete(r *simReq, now time.Time, served, corrupted bool) {
 	target := r.tgt.key
-	structured := r.req.ResponseFormat != nil
+	structured := r.structured
 	ob := r.ob
 	if !r.haveOb {
 		refusals := m.refusals
@@ -35,9 +35,9 @@ func (m *sim) complete(r *simReq, now time.Time, served, corrupted bool) {
 	if served {
 		// The eval record of a served answer, as the live runner keeps
 		// it; scoring only counts them by target.
-		r.tgt.evals.n++
+		r.tgt.evals.N++
 		if pass {
-			r.tgt.evals.passed++
+			r.tgt.evals.Passed++
 		}
 	}
 	det := m.det

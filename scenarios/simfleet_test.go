@@ -11,13 +11,14 @@ import (
 
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway/fleet"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // playFleetShare plays a three-replica game day on gateway config gw
 // (testdata/fleetshare) with the given state (and more of the gateway's
 // fields), the primary a/m failing with 503 from fault on, and more steps,
 // and returns its result.
-func playFleetShare(t *testing.T, gw, state, rate, fault string, more ...string) *Result {
+func playFleetShare(t *testing.T, gw, state, rate, fault string, more ...string) *score.Result {
 	t.Helper()
 	src := `version: 1
 name: fleet-share
@@ -39,7 +40,7 @@ timeline:
 
 // primaryRetries counts the same-target retries on a/m: its attempts
 // beyond each request's first.
-func primaryRetries(t *testing.T, res *Result) int {
+func primaryRetries(t *testing.T, res *score.Result) int {
 	t.Helper()
 	first := map[string]bool{}
 	retries := 0
@@ -77,7 +78,7 @@ func TestSimFleetSharesRetryBudget(t *testing.T) {
 // before their own requests fail on it; with local state each replica
 // demotes it only on its own failure.
 func TestSimFleetSharesHealth(t *testing.T) {
-	demotions := func(res *Result) (first time.Duration, who int, fleetAt map[int]time.Duration, own map[int]bool) {
+	demotions := func(res *score.Result) (first time.Duration, who int, fleetAt map[int]time.Duration, own map[int]bool) {
 		fleetAt, own = map[int]time.Duration{}, map[int]bool{}
 		for _, e := range res.Log() {
 			if e.Kind != events.HealthChange || e.Target != "a:m" || e.To != "unhealthy" {

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"github.com/brownout-dev/brownout/scenarios/score"
 	"slices"
 )
 
@@ -29,16 +30,16 @@ func (d *journalDigest) add(target, requestID string, corrupted bool) {
 }
 
 // scoredJournal returns what scoring reads of the mocks' journals, in the
-// form Input.journalTargets describes: the targets they name and the
+// form Input.JournalTargets describes: the targets they name and the
 // entries of the requests with a corrupted entry, in journal order. A
 // simulated hour holds hundreds of thousands of entries; scoring needs
 // only these.
-func (m *sim) scoredJournal() ([]JournalEntry, []string) {
+func (m *sim) scoredJournal() ([]score.JournalEntry, []string) {
 	var d journalDigest
 	for _, p := range m.s.env.providers {
 		m.provs[p.name].DigestJournal(&d)
 	}
-	var js []JournalEntry
+	var js []score.JournalEntry
 	if len(d.corrupted) > 0 {
 		for _, p := range m.s.env.providers {
 			js = m.provs[p.name].AppendJournalOf(js, d.corrupted)
@@ -47,21 +48,21 @@ func (m *sim) scoredJournal() ([]JournalEntry, []string) {
 	return js, d.targets
 }
 
-func (m *sim) journal() []JournalEntry { return m.journalOf()() }
+func (m *sim) journal() []score.JournalEntry { return m.journalOf()() }
 
 // journalOf returns a function that makes the mocks' journals, in the
 // order of the scenario's providers; it holds the providers only.
-func (m *sim) journalOf() func() []JournalEntry {
+func (m *sim) journalOf() func() []score.JournalEntry {
 	ps := make([]provider, len(m.s.env.providers))
 	for i, p := range m.s.env.providers {
 		ps[i] = m.provs[p.name]
 	}
-	return func() []JournalEntry {
+	return func() []score.JournalEntry {
 		n := 0
 		for _, p := range ps {
 			n += p.JournalLen()
 		}
-		out := make([]JournalEntry, 0, n)
+		out := make([]score.JournalEntry, 0, n)
 		for _, p := range ps {
 			out = p.AppendJournal(out)
 		}

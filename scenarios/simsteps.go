@@ -66,6 +66,7 @@ func (m *sim) stepStart(i int) {
 			rp.eng = engs[k]
 		}
 		m.eng = engs[0]
+		m.setRoutes(cfg.Routes)
 		m.scheduleTick()
 		// The gateway checks every prefill target again on a reload.
 		m.checkPrefill(m.s)

@@ -11,7 +11,7 @@ import (
 // same way in both engines. The live engine guards it with its mutex.
 //
 // stop_when judges the good-request rate, the share of requests that met
-// every per-request part of the SLO (see goodEnd): success, correctness
+// every per-request part of the SLO (see GoodEnd): success, correctness
 // and the per-request latency bounds. The windowed p95 latency parts are
 // judged by the scores, not here: a stop condition acts on what each
 // request got.
@@ -23,27 +23,6 @@ type stopWindow struct {
 	// which knows at the end.
 	ids     [][]string
 	cleared int // ids before this second are dropped
-}
-
-// endFacts is what a user request got, as goodEnd judges it.
-type endFacts struct {
-	ok, stream, corrupted bool
-	ttft, dur             time.Duration
-}
-
-// goodEnd reports whether a request that ended with f met every part of
-// slo judged per request: it succeeded, was not a corrupted answer (when
-// correctness is part of the SLO) and kept to the per-request latency
-// bound of its kind (TTFT for streams, total time otherwise). The scores
-// judge recorded requests by the same rule (scorer.isGood).
-func goodEnd(slo *SLO, f endFacts) bool {
-	if !f.ok || (slo.Correctness && f.corrupted) {
-		return false
-	}
-	if f.stream {
-		return slo.TTFT.Max <= 0 || f.ttft <= slo.TTFT.Max
-	}
-	return slo.Latency.Max <= 0 || f.dur <= slo.Latency.Max
 }
 
 // record counts one user request that ended at elapsed.

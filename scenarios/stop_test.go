@@ -1,32 +1,33 @@
 package scenarios
 
 import (
+	"github.com/brownout-dev/brownout/scenarios/score"
 	"strings"
 	"testing"
 	"time"
 )
 
 func TestGoodEnd(t *testing.T) {
-	slo := SLO{Correctness: true, TTFT: LatencyObjective{Max: time.Second}, Latency: LatencyObjective{Max: 5 * time.Second}}
+	slo := score.SLO{Correctness: true, TTFT: score.LatencyObjective{Max: time.Second}, Latency: score.LatencyObjective{Max: 5 * time.Second}}
 	tests := []struct {
 		name string
-		slo  SLO
-		f    endFacts
+		slo  score.SLO
+		f    score.EndFacts
 		want bool
 	}{
-		{"failed", slo, endFacts{ok: false, dur: time.Millisecond}, false},
-		{"stream in time", slo, endFacts{ok: true, stream: true, ttft: time.Second}, true},
-		{"stream late first token", slo, endFacts{ok: true, stream: true, ttft: time.Second + 1}, false},
-		{"stream late total is fine", slo, endFacts{ok: true, stream: true, ttft: time.Millisecond, dur: time.Hour}, true},
-		{"non-stream in time", slo, endFacts{ok: true, dur: 5 * time.Second}, true},
-		{"non-stream late", slo, endFacts{ok: true, dur: 5*time.Second + 1}, false},
-		{"corrupted", slo, endFacts{ok: true, corrupted: true}, false},
-		{"corrupted without correctness", SLO{}, endFacts{ok: true, corrupted: true}, true},
-		{"no latency parts", SLO{}, endFacts{ok: true, stream: true, ttft: time.Hour}, true},
+		{"failed", slo, score.EndFacts{OK: false, Dur: time.Millisecond}, false},
+		{"stream in time", slo, score.EndFacts{OK: true, Stream: true, TTFT: time.Second}, true},
+		{"stream late first token", slo, score.EndFacts{OK: true, Stream: true, TTFT: time.Second + 1}, false},
+		{"stream late total is fine", slo, score.EndFacts{OK: true, Stream: true, TTFT: time.Millisecond, Dur: time.Hour}, true},
+		{"non-stream in time", slo, score.EndFacts{OK: true, Dur: 5 * time.Second}, true},
+		{"non-stream late", slo, score.EndFacts{OK: true, Dur: 5*time.Second + 1}, false},
+		{"corrupted", slo, score.EndFacts{OK: true, Corrupted: true}, false},
+		{"corrupted without correctness", score.SLO{}, score.EndFacts{OK: true, Corrupted: true}, true},
+		{"no latency parts", score.SLO{}, score.EndFacts{OK: true, Stream: true, TTFT: time.Hour}, true},
 	}
 	for _, tt := range tests {
-		if got := goodEnd(&tt.slo, tt.f); got != tt.want {
-			t.Errorf("%s: goodEnd = %v, want %v", tt.name, got, tt.want)
+		if got := score.GoodEnd(&tt.slo, tt.f); got != tt.want {
+			t.Errorf("%s: GoodEnd = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/brownout-dev/brownout/scenarios/score"
 	"math"
 	"os"
 	"path/filepath"
@@ -20,11 +21,11 @@ import (
 // how often a score holds rather than whether it held once. It is plain
 // data (sweep.json) and, like a run, the same for the same seeds.
 type Sweep struct {
-	Schema   int      `json:"schema"` // SchemaVersion
-	Scenario string   `json:"scenario"`
-	File     string   `json:"file,omitempty"`
-	Mode     Mode     `json:"mode"`
-	Seeds    []uint64 `json:"seeds"`
+	Schema   int        `json:"schema"` // SchemaVersion
+	Scenario string     `json:"scenario"`
+	File     string     `json:"file,omitempty"`
+	Mode     score.Mode `json:"mode"`
+	Seeds    []uint64   `json:"seeds"`
 	// Scores are each score's distribution, run-wide first, then by fault
 	// step and target in the order of the first seed's result.
 	Scores []SweepScore `json:"scores"`
@@ -85,7 +86,7 @@ func RunSweep(ctx context.Context, s *Scenario, n int) (*Sweep, error) {
 	for i := range seeds {
 		seeds[i] = s.Seed + uint64(i)
 	}
-	results := make([]*Result, n)
+	results := make([]*score.Result, n)
 	errs := make([]error, n)
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -95,8 +96,8 @@ func RunSweep(ctx context.Context, s *Scenario, n int) (*Sweep, error) {
 				res, err := runSim(ctx, s, seeds[i])
 				if res != nil {
 					// Keep the scores, not the log.
-					res.log, res.packed, res.journal, res.journalOf = nil, nil, nil, nil
-					res.Series = Series{}
+					res.DropLog()
+					res.Series = score.Series{}
 				}
 				results[i], errs[i] = res, err
 			}
@@ -115,9 +116,49 @@ func RunSweep(ctx context.Context, s *Scenario, n int) (*Sweep, error) {
 	return s.summarize(seeds, results), nil
 }
 
+// RunRepeat plays s live n times, one run after another (one live run at a
+// time: they share the machine's ports and time), with the scenario's seed
+// and the n-1 that follow it, and summarizes them as a sweep does: each
+// score's distribution over the runs, each expectation's pass rate, and the
+// verdict by the stated rule, expect.pass_rate (default: every run). One
+// slow window in one live run then moves a percentile, not the ranking. A
+// canceled ctx stops after the run in progress (itself cut short, marked
+// aborted); the runs played are summarized.
+func RunRepeat(ctx context.Context, s *Scenario, n int, opts Options) (*Sweep, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%w: --repeat must be at least 1 (got %d)", ErrInvalid, n)
+	}
+	opts.Mode = ModeLive
+	var seeds []uint64
+	var results []*score.Result
+	for i := range n {
+		seed := s.Seed + uint64(i)
+		if opts.Progress != nil {
+			fmt.Fprintf(opts.Progress, "run %d of %d (seed %d)\n", i+1, n, seed)
+		}
+		opts.Seed = &seed
+		res, err := Run(ctx, s, opts)
+		if err != nil {
+			return nil, err
+		}
+		res.DropLog()
+		res.Series = score.Series{}
+		seeds, results = append(seeds, seed), append(results, res)
+		if ctx.Err() != nil || res.Aborted {
+			break
+		}
+	}
+	sw := s.summarize(seeds, results)
+	sw.Mode = ModeLive
+	if len(results) < n {
+		sw.Pass = false // an aborted repeat decides nothing
+	}
+	return sw, nil
+}
+
 // summarize makes the sweep of results, one per seed.
-func (s *Scenario) summarize(seeds []uint64, results []*Result) *Sweep {
-	sw := &Sweep{Schema: SchemaVersion, Scenario: s.Name, File: s.file, Mode: ModeSim, Seeds: seeds}
+func (s *Scenario) summarize(seeds []uint64, results []*score.Result) *Sweep {
+	sw := &Sweep{Schema: score.SchemaVersion, Scenario: s.Name, File: s.file, Mode: score.ModeSim, Seeds: seeds}
 	type sample struct {
 		v       float64
 		missing bool
@@ -185,7 +226,7 @@ func (s *Scenario) summarize(seeds []uint64, results []*Result) *Sweep {
 		})
 		a.N = len(a.vals)
 		at := func(q float64) *float64 {
-			sm := a.vals[rankOf(q, len(a.vals))]
+			sm := a.vals[score.RankOf(q, len(a.vals))]
 			if sm.missing {
 				return nil
 			}
@@ -251,12 +292,12 @@ func (s *Scenario) passRate(step, target string) float64 {
 	if s.Expect.PassRate != nil {
 		r = s.Expect.PassRate.F()
 	}
-	if se, ok := s.Expect.Steps[baseStep(step)]; ok && step != "" {
+	if se, ok := s.Expect.Steps[score.BaseStep(step)]; ok && step != "" {
 		if se.PassRate != nil {
 			r = se.PassRate.F()
 		}
 		for k, tb := range se.Targets {
-			if normTarget(k) == target && tb.PassRate != nil {
+			if score.NormTarget(k) == target && tb.PassRate != nil {
 				r = tb.PassRate.F()
 			}
 		}

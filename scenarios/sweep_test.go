@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/brownout-dev/brownout/scenarios/score"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
@@ -56,12 +57,12 @@ func TestSweepDeterministic(t *testing.T) {
 // detected) last; pass rates count verdicts and meet the required rate.
 func TestSweepSummary(t *testing.T) {
 	rate := yamlfile.Percent(0.75)
-	s := &Scenario{Name: "x", Expect: Expect{PassRate: &rate}}
-	var results []*Result
+	s := &Scenario{Name: "x", Expect: score.Expect{PassRate: &rate}}
+	var results []*score.Result
 	for i, ttd := range []time.Duration{4, 2, 0, 1, 3, 5, 6, 7, 8, 9} { // seconds; 0: not detected
-		f := FaultScore{Step: "s", Target: "a:m", Detected: ttd > 0, TTD: ttd * time.Second, DetectedBy: "breaker", Recovered: true}
-		results = append(results, &Result{Faults: []FaultScore{f},
-			Expectations: []Verdict{{Name: "ttd", Step: "s", Target: "a:m", Want: "<= 8s", Pass: ttd > 0 && ttd <= 8}}})
+		f := score.FaultScore{Step: "s", Target: "a:m", Detected: ttd > 0, TTD: ttd * time.Second, DetectedBy: "breaker", Recovered: true}
+		results = append(results, &score.Result{Faults: []score.FaultScore{f},
+			Expectations: []score.Verdict{{Name: "ttd", Step: "s", Target: "a:m", Want: "<= 8s", Pass: ttd > 0 && ttd <= 8}}})
 		_ = i
 	}
 	sw := s.summarize(make([]uint64, len(results)), results)

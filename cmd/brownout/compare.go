@@ -12,6 +12,7 @@ import (
 
 	"github.com/brownout-dev/brownout/reports"
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // GamedayCompareOptions are the inputs of `brownout gameday compare`.
@@ -115,7 +116,7 @@ func gamedayCompare(opts *GamedayCompareOptions) error {
 			return usageError(err)
 		}
 	}
-	c, err := scenarios.Compare(opts.Context, s, cs, runOptions(opts.IO, scenarios.ModeLive, opts.Seed, opts.SeedSet))
+	c, err := scenarios.Compare(opts.Context, s, cs, runOptions(opts.IO, score.ModeLive, opts.Seed, opts.SeedSet))
 	if err != nil {
 		return runError(err)
 	}

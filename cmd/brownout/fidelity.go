@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brownout-dev/brownout/reports"
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // ReportFidelityOptions are the inputs of `brownout report fidelity`.
@@ -81,7 +81,7 @@ func reportFidelityRun(opts *ReportFidelityOptions) error {
 		if isSweep {
 			f, err = reports.CompareFidelitySweep(sw, live, opts.Tolerances)
 		} else {
-			var sim *scenarios.Result
+			var sim *score.Result
 			if sim, err = readResult(opts.Pairs[i]); err != nil {
 				return err
 			}

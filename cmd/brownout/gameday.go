@@ -12,6 +12,7 @@ import (
 
 	"github.com/brownout-dev/brownout/reports"
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // GamedayRunOptions are the inputs of `brownout gameday run`.
@@ -21,8 +22,10 @@ type GamedayRunOptions struct {
 	Mode    string
 	Seed    uint64
 	SeedSet bool
-	// Seeds, when above 0, plays a seed sweep (sim only).
-	Seeds int
+	// Seeds, when above 0, plays a seed sweep (sim only); Repeat plays the
+	// live run that many times, one after another.
+	Seeds  int
+	Repeat int
 	Out   string
 	// Traces keeps the trace of one request of a live run (the one with the
 	// most upstream attempts) and prints it after the progress lines.
@@ -61,7 +64,10 @@ report.md and junit.xml.
 With --seeds N (sim only) it plays N seeds (the scenario's and the N-1
 after it) in parallel on every core and prints each score's median, p90
 and worst and each expectation's pass rate; --out DIR then holds
-DIR/sweep.json.
+DIR/sweep.json. With --repeat N (live only) it plays the live game day N
+times, one after another, and reports the runs the same way: a verdict
+holds when each expectation held in its expect.pass_rate share of the runs
+(default: every run).
 
 Exit status: 0 when every expectation holds, 1 when any fails (or the run was
 aborted by a stop condition), 2 for input errors.`,
@@ -69,14 +75,17 @@ aborted by a stop condition), 2 for input errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			opts.SeedSet = cmd.Flags().Changed("seed")
-			if opts.Mode != string(scenarios.ModeSim) && opts.Mode != string(scenarios.ModeLive) {
+			if opts.Mode != string(score.ModeSim) && opts.Mode != string(score.ModeLive) {
 				return usageError(fmt.Errorf("--mode: %q is not sim or live", opts.Mode))
 			}
-			if opts.Traces && opts.Mode != string(scenarios.ModeLive) {
+			if opts.Traces && opts.Mode != string(score.ModeLive) {
 				return usageError(fmt.Errorf("--traces: traces come from the gateway of a live run (--mode live)"))
 			}
-			if opts.Seeds != 0 && (opts.Seeds < 1 || opts.Mode != string(scenarios.ModeSim)) {
+			if opts.Seeds != 0 && (opts.Seeds < 1 || opts.Mode != string(score.ModeSim)) {
 				return usageError(fmt.Errorf("--seeds: a sweep needs at least 1 seed and --mode sim"))
+			}
+			if opts.Repeat != 0 && (opts.Repeat < 1 || opts.Mode != string(score.ModeLive)) {
+				return usageError(fmt.Errorf("--repeat: repeated runs need at least 1 run and --mode live (a simulation repeats with --seeds)"))
 			}
 			if opts.Context == nil {
 				ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
@@ -93,6 +102,7 @@ aborted by a stop condition), 2 for input errors.`,
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "directory for result.json and events.jsonl")
 	cmd.Flags().IntVar(&opts.Seeds, "seeds", 0, "play a seed sweep of N seeds (sim) and report each score's distribution")
+	cmd.Flags().IntVar(&opts.Repeat, "repeat", 0, "play the live game day N times and report each score's distribution")
 	cmd.Flags().BoolVar(&opts.Traces, "traces", false, "live: collect the gateway's traces and show one request's attempts (result.json trace_sample)")
 	return cmd
 }
@@ -107,10 +117,10 @@ func gamedayRun(opts *GamedayRunOptions) error {
 			return usageError(err)
 		}
 	}
-	if opts.Seeds > 0 {
+	if opts.Seeds > 0 || opts.Repeat > 0 {
 		return gamedaySweep(opts, s)
 	}
-	ro := runOptions(opts.IO, scenarios.Mode(opts.Mode), opts.Seed, opts.SeedSet)
+	ro := runOptions(opts.IO, score.Mode(opts.Mode), opts.Seed, opts.SeedSet)
 	ro.Traces = opts.Traces
 	res, err := scenarios.Run(opts.Context, s, ro)
 	if err != nil {
@@ -121,7 +131,7 @@ func gamedayRun(opts *GamedayRunOptions) error {
 	}
 	if opts.Out != "" {
 		// Written even for an aborted run: a partial result is still a result.
-		what := fmt.Sprintf("result.json, events.jsonl, %s, %s, %s, %s", scenarios.JournalFile, reports.HTMLFile, reports.MarkdownFile, reports.JUnitFile)
+		what := fmt.Sprintf("result.json, events.jsonl, %s, %s, %s, %s", score.JournalFile, reports.HTMLFile, reports.MarkdownFile, reports.JUnitFile)
 		if err := writeOut(opts.IO.Out, opts.Out, what, res.WriteDir, func(dir string) error { return reports.WriteFiles(dir, res) }); err != nil {
 			return err
 		}
@@ -136,7 +146,15 @@ func gamedaySweep(opts *GamedayRunOptions, s *scenarios.Scenario) error {
 	if opts.SeedSet {
 		s.Seed = opts.Seed
 	}
-	sw, err := scenarios.RunSweep(opts.Context, s, opts.Seeds)
+	var sw *scenarios.Sweep
+	var err error
+	if opts.Repeat > 0 {
+		ro := runOptions(opts.IO, score.ModeLive, opts.Seed, opts.SeedSet)
+		ro.Traces = opts.Traces
+		sw, err = scenarios.RunRepeat(opts.Context, s, opts.Repeat, ro)
+	} else {
+		sw, err = scenarios.RunSweep(opts.Context, s, opts.Seeds)
+	}
 	if err != nil {
 		if errors.Is(err, scenarios.ErrInvalid) {
 			return usageError(err)
@@ -197,7 +215,7 @@ func gamedayValidate(opts *GamedayValidateOptions) error {
 
 // runOptions are a run's options: its mode, progress on stderr, and the
 // seed when the flag set one.
-func runOptions(io IOStreams, mode scenarios.Mode, seed uint64, seedSet bool) scenarios.Options {
+func runOptions(io IOStreams, mode score.Mode, seed uint64, seedSet bool) scenarios.Options {
 	ro := scenarios.Options{Mode: mode, Progress: io.ErrOut}
 	if seedSet {
 		ro.Seed = &seed

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 func TestGamedayRun(t *testing.T) {
@@ -25,7 +26,7 @@ func TestGamedayRun(t *testing.T) {
 		Pass   bool   `json:"pass"`
 	}
 	require.NoError(t, json.Unmarshal(b, &res))
-	require.Equal(t, scenarios.SchemaVersion, res.Schema)
+	require.Equal(t, score.SchemaVersion, res.Schema)
 	require.True(t, res.Pass)
 	for _, f := range []string{"events.jsonl", "report.html", "report.md", "junit.xml"} {
 		fi, err := os.Stat(filepath.Join(dir, f))

@@ -81,7 +81,9 @@ func TestReadmeScript(t *testing.T) {
 
 // TestREADME runs every `sh` block of the README verbatim, top to bottom in
 // one bash shell started at the repository root, the way a newcomer would:
-// `go install` puts brownout in a temporary GOBIN that is first on PATH,
+// `go install` puts brownout in the bin directory of a temporary GOPATH
+// (the module cache stays where it is), which nothing puts on PATH but the
+// README's own install block,
 // processes the README starts with `&` run in the background until the end,
 // when the whole process group is stopped. Ports are the README's own
 // (loopback only); a lock file serializes runs from several checkouts on one
@@ -107,7 +109,8 @@ func TestREADME(t *testing.T) {
 	defer unlock()
 
 	tmp := t.TempDir()
-	gobin := filepath.Join(tmp, "bin")
+	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	require.NoError(t, err)
 	scriptPath := filepath.Join(tmp, "readme.sh")
 	require.NoError(t, os.WriteFile(scriptPath, []byte(script), 0o600))
 	logPath := filepath.Join(tmp, "readme.log")
@@ -119,7 +122,7 @@ func TestREADME(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", scriptPath)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOBIN="+gobin, "PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Env = append(os.Environ(), "GOBIN=", "GOPATH="+filepath.Join(tmp, "gopath"), "GOMODCACHE="+strings.TrimSpace(string(modcache)))
 	// Files, not pipes: background processes keep their output open, and
 	// Wait must not wait for them.
 	cmd.Stdout, cmd.Stderr = logFile, logFile

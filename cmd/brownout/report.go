@@ -9,6 +9,7 @@ import (
 
 	"github.com/brownout-dev/brownout/reports"
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // ReportDiffOptions are the inputs of `brownout report diff`.
@@ -70,17 +71,17 @@ live) are refused unless --force.`,
 	return cmd
 }
 
-func readResult(path string) (*scenarios.Result, error) {
+func readResult(path string) (*score.Result, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usageError(err)
 	}
-	var r scenarios.Result
+	var r score.Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, usageError(fmt.Errorf("%s: %w", path, err))
 	}
-	if r.Schema > scenarios.SchemaVersion {
-		return nil, usageError(fmt.Errorf("%s: result schema %d is newer than this brownout reads (%d)", path, r.Schema, scenarios.SchemaVersion))
+	if r.Schema > score.SchemaVersion {
+		return nil, usageError(fmt.Errorf("%s: result schema %d is newer than this brownout reads (%d)", path, r.Schema, score.SchemaVersion))
 	}
 	return &r, nil
 }

@@ -9,10 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
-func writeResult(t *testing.T, dir string, r *scenarios.Result) string {
+func writeResult(t *testing.T, dir string, r *score.Result) string {
 	t.Helper()
 	b, err := json.Marshal(r)
 	require.NoError(t, err)
@@ -22,11 +22,11 @@ func writeResult(t *testing.T, dir string, r *scenarios.Result) string {
 	return p
 }
 
-func sampleResult(ttd time.Duration) *scenarios.Result {
+func sampleResult(ttd time.Duration) *score.Result {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	return &scenarios.Result{Schema: scenarios.SchemaVersion, Scenario: "s", Mode: scenarios.ModeSim, Start: t0,
-		Overall: scenarios.Overall{Availability: scenarios.Availability{Requests: 10, Served: 10, Success: 1}},
-		Faults:  []scenarios.FaultScore{{Step: "f", Target: "openai:gpt-4o", Start: t0, End: t0.Add(time.Minute), Detected: true, TTD: ttd}}}
+	return &score.Result{Schema: score.SchemaVersion, Scenario: "s", Mode: score.ModeSim, Start: t0,
+		Overall: score.Overall{Availability: score.Availability{Requests: 10, Served: 10, Success: 1}},
+		Faults:  []score.FaultScore{{Step: "f", Target: "openai:gpt-4o", Start: t0, End: t0.Add(time.Minute), Detected: true, TTD: ttd}}}
 }
 
 func TestReportDiffExitCodes(t *testing.T) {
@@ -73,7 +73,7 @@ func TestReportFidelity(t *testing.T) {
 	dir := t.TempDir()
 	sim := writeResult(t, filepath.Join(dir, "sim"), sampleResult(2*time.Second))
 	live := sampleResult(2500 * time.Millisecond)
-	live.Mode = scenarios.ModeLive
+	live.Mode = score.ModeLive
 	near := writeResult(t, filepath.Join(dir, "live"), live)
 	live.Faults[0].TTD = 9 * time.Second
 	far := writeResult(t, filepath.Join(dir, "far"), live)

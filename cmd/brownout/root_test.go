@@ -21,7 +21,12 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		return &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.3.1"},
 			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}}}, true
 	}
-	require.Equal(t, "brownout v0.3.1 go1.26.8 0123456789ab", versionString(info))
+	require.Equal(t, "brownout v0.3.1 go1.26.8", versionString(info))
+	devel := func() (*debug.BuildInfo, bool) {
+		return &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.modified", Value: "true"}}}, true
+	}
+	require.Equal(t, "brownout (devel) 0123456789ab+dirty go1.26.8", versionString(devel))
 	require.Equal(t, "brownout (unknown version)", versionString(func() (*debug.BuildInfo, bool) { return nil, false }))
 }
 

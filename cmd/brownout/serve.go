@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"os"
@@ -80,6 +81,14 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		return usageError(err)
 	}
 	defer srv.Close()
+	// net/http writes a few lines of its own through the log package (an
+	// upstream's unsolicited answer on an idle connection): structured too.
+	log.SetOutput(slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn).Writer())
+	log.SetFlags(0)
+	defer func() {
+		log.SetOutput(os.Stderr)
+		log.SetFlags(log.LstdFlags)
+	}()
 	addr := opts.Listen
 	if addr == "" {
 		addr = cfg.ListenAddr()

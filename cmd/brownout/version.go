@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/brownout-dev/brownout/internal/buildinfo"
 )
 
 // VersionOptions are the inputs of `brownout version`.
@@ -39,15 +41,5 @@ func versionString(info func() (*debug.BuildInfo, bool)) string {
 	if !ok {
 		return "brownout (unknown version)"
 	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	s := "brownout " + v + " " + bi.GoVersion
-	for _, st := range bi.Settings {
-		if st.Key == "vcs.revision" && len(st.Value) >= 12 {
-			s += " " + st.Value[:12]
-		}
-	}
-	return s
+	return "brownout " + buildinfo.Of(bi, ok) + " " + bi.GoVersion
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/brownout-dev/brownout/reports"
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // TestBakeOff plays the example bake-off live: brownout's gateway (from
@@ -62,7 +63,7 @@ func TestBakeOff(t *testing.T) {
 	html, err := os.ReadFile(filepath.Join(out, reports.CompareHTMLFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(html), "<svg")
-	for _, f := range []string{"compare.json", reports.CompareMarkdownFile, "brownout/result.json", "naive/" + scenarios.JournalFile, "naive/" + reports.HTMLFile} {
+	for _, f := range []string{"compare.json", reports.CompareMarkdownFile, "brownout/result.json", "naive/" + score.JournalFile, "naive/" + reports.HTMLFile} {
 		assert.FileExists(t, filepath.Join(out, f))
 	}
 }

@@ -28,10 +28,11 @@ func BenchmarkAdmit(b *testing.B) {
 		if !ok {
 			b.Fatal("lookup")
 		}
-		if d := a.Admit(now, "chat", 250); d.Verdict != Allow {
+		d, r := a.Admit(now, Ask{Route: "chat", Tokens: 250, Dollars: 0.003})
+		if d.Verdict != Allow {
 			b.Fatal(d)
 		}
 		tb.Get(a.ID()).Charge(now, 400, 0.002)
-		a.Release(now, 250)
+		r.Release(now)
 	}
 }

@@ -102,6 +102,7 @@ type Account struct {
 	toks     bucket
 	window   int64 // budget window index
 	spent    float64
+	reserved float64 // dollars reserved by the requests in flight
 	inFlight int
 	pending  Consumption // not yet heard by the fleet (see fleet.go)
 }
@@ -199,55 +200,185 @@ func (t *Table) Get(id string) *Account {
 	return t.byID[id]
 }
 
-// Admit decides whether a's request on route, estimated at tokens prompt
-// tokens, may start at now. On Allow it takes a concurrency slot, one
-// request and a reservation of tokens from the buckets; the caller must
-// call Release(now, a, tokens) when the request ends.
-func (a *Account) Admit(now time.Time, route string, tokens int) Decision {
+// Allows reports whether a may use route.
+func (a *Account) Allows(route string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.routes == nil {
+		return true
+	}
+	_, ok := a.routes[route]
+	return ok
+}
+
+// Reserves reports whether a has a limit that a request's worst case is
+// reserved against: a budget or tokens per minute.
+func (a *Account) Reserves() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lim.Budget > 0 || a.lim.TokensPerMinute > 0
+}
+
+// Ask is what one request asks of its client's limits at admission: its
+// route and its worst case, which Admit reserves.
+type Ask struct {
+	Route string
+	// Tokens is the request's worst case in tokens: the prompt estimate
+	// plus the most output it may produce (its max_tokens).
+	Tokens int
+	// Dollars is the worst-case cost of one attempt: the prompt estimate at
+	// the costliest input price and the most output at the costliest
+	// output price among the targets the route may reach.
+	Dollars float64
+}
+
+// Reservation is what an admitted request holds: a concurrency slot, its
+// tokens and its worst-case spend. Charge books what the attempts really
+// used; Release gives the reservation back when the request ends. A
+// Reservation is used by one request (one goroutine).
+type Reservation struct {
+	a       *Account
+	ask     Ask
+	tokens  float64 // tokens taken from the bucket
+	dollars float64 // dollars reserved against the budget
+	done    bool
+	// stored is what the fleet's store holds of dollars, for budget window
+	// storedWindow (see Stored).
+	stored       float64
+	storedWindow int64
+}
+
+// Admit decides whether a's request may start at now. On Allow it takes a
+// concurrency slot and one request, and reserves the request's worst case:
+// ask.Tokens from the tokens-per-minute bucket and ask.Dollars against the
+// budget. The caller must call Release on the returned reservation when
+// the request ends (it is nil unless the verdict is Allow).
+//
+// A budget admits a request only if the period's spend, the reservations
+// of the requests in flight and this one's worst case fit in it; so the
+// requests admitted can spend at most the budget, whatever their
+// concurrency, while each attempt costs at most its worst case. One
+// exception keeps a small budget usable by requests whose worst case alone
+// exceeds it: with nothing reserved and the spend below the budget, one
+// request is admitted, which bounds the spend by the budget plus one
+// request's worst case.
+func (a *Account) Admit(now time.Time, ask Ask) (Decision, *Reservation) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.routes != nil {
-		if _, ok := a.routes[route]; !ok {
-			return Decision{Verdict: Forbidden, Limit: LimitRoutes}
+		if _, ok := a.routes[ask.Route]; !ok {
+			return Decision{Verdict: Forbidden, Limit: LimitRoutes}, nil
 		}
 	}
 	if a.lim.MaxConcurrent > 0 && a.inFlight >= a.lim.MaxConcurrent {
-		return Decision{Verdict: RateLimited, Limit: LimitMaxConcurrent, RetryAfter: time.Second}
+		return Decision{Verdict: RateLimited, Limit: LimitMaxConcurrent, RetryAfter: time.Second}, nil
 	}
-	if a.lim.Budget > 0 {
-		a.advanceWindow(now)
-		if a.spent >= a.lim.Budget {
-			end := time.Unix(0, 0).Add(time.Duration(a.window+1) * a.period)
-			return Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: max(end.Sub(now), time.Second)}
-		}
+	if d, ok := a.budgetRefuses(now, ask.Dollars); ok {
+		return d, nil
 	}
 	if w := a.reqs.wait(now, 1); w > 0 {
-		return Decision{Verdict: RateLimited, Limit: LimitRequests, RetryAfter: w}
+		return Decision{Verdict: RateLimited, Limit: LimitRequests, RetryAfter: w}, nil
 	}
-	if w := a.toks.wait(now, float64(tokens)); w > 0 {
-		return Decision{Verdict: RateLimited, Limit: LimitTokens, RetryAfter: w}
+	if w := a.toks.wait(now, float64(ask.Tokens)); w > 0 {
+		return Decision{Verdict: RateLimited, Limit: LimitTokens, RetryAfter: w}, nil
 	}
 	a.reqs.take(1)
-	a.toks.take(float64(tokens))
+	r := &Reservation{a: a, ask: ask}
+	r.take(ask)
 	a.inFlight++
 	a.pending.Requests++
+	return Decision{}, r
+}
+
+// budgetRefuses is the budget's refusal of a reservation of dollars at
+// now, if it refuses (a.mu held).
+func (a *Account) budgetRefuses(now time.Time, dollars float64) (Decision, bool) {
+	if a.lim.Budget <= 0 {
+		return Decision{}, false
+	}
+	a.advanceWindow(now)
+	if a.spent >= a.lim.Budget {
+		end := time.Unix(0, 0).Add(time.Duration(a.window+1) * a.period)
+		return Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: max(end.Sub(now), time.Second)}, true
+	}
+	if a.reserved > 0 && a.spent+a.reserved+dollars > a.lim.Budget {
+		// What requests in flight reserved may come back: retry shortly.
+		return Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: time.Second}, true
+	}
+	return Decision{}, false
+}
+
+// take reserves ask's tokens and dollars (a.mu held).
+func (r *Reservation) take(ask Ask) {
+	a := r.a
+	a.toks.take(float64(ask.Tokens))
+	if a.toks.limited() {
+		r.tokens += float64(ask.Tokens)
+	}
+	if a.lim.Budget > 0 {
+		a.reserved += ask.Dollars
+		r.dollars += ask.Dollars
+	}
+}
+
+// Extend renews the reservation for one more attempt (a retry or a
+// fail-over). The previous attempt has ended and Charge booked what it
+// really cost, so its reservation is given back and the next attempt's
+// worst case reserved in its place: the budget refuses it as Admit would,
+// and the tokens are taken without a wait (the request already holds its
+// slot). On a refusal the request must end: nothing more is reserved.
+func (r *Reservation) Extend(now time.Time) Decision {
+	a := r.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r.done {
+		return Decision{}
+	}
+	a.toks.advance(now)
+	a.toks.give(r.tokens)
+	a.reserved = max(a.reserved-r.dollars, 0)
+	r.tokens, r.dollars = 0, 0
+	if d, ok := a.budgetRefuses(now, r.ask.Dollars); ok {
+		return d
+	}
+	r.take(r.ask)
 	return Decision{}
 }
 
-// Release ends a request Admit allowed: it frees the concurrency slot and
-// gives back the tokens reserved (the attempts' real tokens are charged by
-// Charge).
-func (a *Account) Release(now time.Time, tokens int) {
+// Release ends the request: it frees the concurrency slot and gives back
+// everything reserved (what the attempts really used was charged by
+// Charge as each ended). Releasing twice does nothing.
+func (r *Reservation) Release(now time.Time) {
+	if r == nil {
+		return
+	}
+	a := r.a
 	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r.done {
+		return
+	}
+	r.done = true
 	if a.inFlight > 0 {
 		a.inFlight--
 	}
 	a.toks.advance(now)
-	a.toks.give(float64(tokens))
-	a.mu.Unlock()
+	a.toks.give(r.tokens)
+	a.reserved = max(a.reserved-r.dollars, 0)
+	r.tokens, r.dollars = 0, 0
+	if r.stored > 0 {
+		a.advanceWindow(now)
+		if r.storedWindow == a.window { // an earlier window's reservations no longer count
+			a.pendingWindow()
+			a.pending.Released += r.stored
+		}
+		r.stored = 0
+	}
 }
 
 // Charge records an upstream attempt's metered tokens and cost in dollars.
+// While the attempt's request is in flight its cost is counted twice, as
+// spent and as reserved, until Release: never less than it may be.
 func (a *Account) Charge(now time.Time, tokens int, dollars float64) {
 	a.mu.Lock()
 	a.toks.advance(now)
@@ -256,9 +387,7 @@ func (a *Account) Charge(now time.Time, tokens int, dollars float64) {
 	if dollars > 0 {
 		a.advanceWindow(now)
 		a.spent += dollars
-		if a.pending.Window != a.window {
-			a.pending.Window, a.pending.Dollars = a.window, 0
-		}
+		a.pendingWindow()
 		a.pending.Dollars += dollars
 	}
 	a.mu.Unlock()
@@ -276,6 +405,8 @@ type Usage struct {
 	ID       string  `json:"id"`
 	InFlight int     `json:"in_flight"`
 	Spent    float64 `json:"spent"` // in the current budget period
+	// Reserved is the worst-case spend the requests in flight reserved.
+	Reserved float64 `json:"reserved"`
 	// Requests and Tokens are what the buckets hold now (-1: unlimited).
 	Requests float64 `json:"requests_available"`
 	Tokens   float64 `json:"tokens_available"`
@@ -288,7 +419,7 @@ func (a *Account) Usage(now time.Time) Usage {
 	u := Usage{ID: a.id, InFlight: a.inFlight, Requests: -1, Tokens: -1}
 	if a.lim.Budget > 0 {
 		a.advanceWindow(now)
-		u.Spent = a.spent
+		u.Spent, u.Reserved = a.spent, a.reserved
 	}
 	if a.reqs.limited() {
 		a.reqs.advance(now)

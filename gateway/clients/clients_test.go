@@ -81,8 +81,8 @@ func TestAdmitTranscripts(t *testing.T) {
 		"tokens per minute: reservation then real charge": {Limits{TokensPerMinute: 600}, []step{
 			{op: "admit", tokens: 400},
 			{op: "admit", tokens: 400, want: Decision{Verdict: RateLimited, Limit: LimitTokens, RetryAfter: 20 * time.Second}},
-			{op: "release", tokens: 400}, // reservation back: 600
-			{op: "charge", tokens: 900},  // real tokens: -300
+			{op: "release"},             // reservation back: 600
+			{op: "charge", tokens: 900}, // real tokens: -300
 			{op: "admit", tokens: 1, want: Decision{Verdict: RateLimited, Limit: LimitTokens, RetryAfter: 30100 * time.Millisecond}},
 			{at: 31 * time.Second, op: "admit", tokens: 1},
 			// a request larger than the burst waits for a full bucket
@@ -93,6 +93,31 @@ func TestAdmitTranscripts(t *testing.T) {
 			{at: time.Hour, op: "admit", want: Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: 13 * time.Hour}},
 			{at: 14 * time.Hour, op: "admit"},
 		}},
+		"budget reserves the worst case": {Limits{Budget: 1}, []step{
+			{op: "admit", dollars: 0.4}, {op: "admit", dollars: 0.4},
+			// 0.8 reserved: a third worst case does not fit, until one ends
+			{op: "admit", dollars: 0.4, want: Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: time.Second}},
+			{op: "charge", dollars: 0.1}, {op: "release"}, // spent 0.1, reserved 0.4
+			{op: "admit", dollars: 0.4}, // 0.1 + 0.4 + 0.4 fits
+			// the oldest retries after an attempt that cost 0.3: its
+			// reservation is renewed, 0.4 + 0.4 + 0.4 does not fit
+			{op: "charge", dollars: 0.3},
+			{op: "extend", want: Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: time.Second}},
+			{op: "release"},
+			// the other retries after an attempt that cost 0.05: 0.45 + 0.4 fits
+			{op: "charge", dollars: 0.05}, {op: "extend"},
+			{op: "admit", dollars: 0.2, want: Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: time.Second}},
+		}},
+		"budget: one request alone may overdraw": {Limits{Budget: 0.01}, []step{
+			{op: "admit", dollars: 0.5},
+			{op: "admit", dollars: 0.001, want: Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: time.Second}},
+			// its attempt failed at no cost: the retry is again the only one
+			{op: "extend"},
+			{op: "charge", dollars: 0.02},
+			{op: "extend", want: Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: 14 * time.Hour}},
+			{op: "release"},
+			{at: time.Hour, op: "admit", want: Decision{Verdict: OverBudget, Limit: LimitBudget, RetryAfter: 13 * time.Hour}},
+		}},
 		"unlimited": {Limits{}, []step{
 			{op: "admit", tokens: 1 << 30}, {op: "charge", tokens: 1 << 30, dollars: 1e9}, {op: "admit", tokens: 1 << 30},
 		}},
@@ -100,13 +125,22 @@ func TestAdmitTranscripts(t *testing.T) {
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			a, _ := table(t, Client{ID: "c", Digest: Digest("k"), Limits: c.lim}).Lookup("k")
+			var held []*Reservation // admitted, not released: the oldest first
 			for i, s := range c.steps {
 				now := t0.Add(s.at)
 				switch s.op {
 				case "admit":
-					require.Equal(t, s.want, a.Admit(now, s.route, s.tokens), "step %d", i)
+					d, r := a.Admit(now, Ask{Route: s.route, Tokens: s.tokens, Dollars: s.dollars})
+					require.Equal(t, s.want, d, "step %d", i)
+					require.Equal(t, d.Verdict == Allow, r != nil, "step %d: a reservation on allow only", i)
+					if r != nil {
+						held = append(held, r)
+					}
 				case "release":
-					a.Release(now, s.tokens)
+					held[0].Release(now)
+					held = held[1:]
+				case "extend":
+					require.Equal(t, s.want, held[0].Extend(now), "step %d", i)
 				case "charge":
 					a.Charge(now, s.tokens, s.dollars)
 				}
@@ -118,7 +152,8 @@ func TestAdmitTranscripts(t *testing.T) {
 func TestReloadKeepsCounters(t *testing.T) {
 	tb := table(t, Client{ID: "c", Digest: Digest("old"), Limits: Limits{MaxConcurrent: 1, RequestsPerMinute: 10}})
 	a, _ := tb.Lookup("old")
-	require.Equal(t, Allow, a.Admit(t0, "", 0).Verdict)
+	d, r := a.Admit(t0, Ask{})
+	require.Equal(t, Allow, d.Verdict)
 	// The key rotates, the limits change: the request in flight still counts.
 	nt, err := tb.Reload([]Client{{ID: "c", Digest: Digest("new"), Limits: Limits{MaxConcurrent: 1, RequestsPerMinute: 5}}})
 	require.NoError(t, err)
@@ -126,9 +161,11 @@ func TestReloadKeepsCounters(t *testing.T) {
 	require.False(t, ok)
 	b, ok := nt.Lookup("new")
 	require.True(t, ok)
-	require.Equal(t, LimitMaxConcurrent, b.Admit(t0, "", 0).Limit)
-	a.Release(t0, 0)
-	require.Equal(t, Allow, b.Admit(t0, "", 0).Verdict)
+	d, _ = b.Admit(t0, Ask{})
+	require.Equal(t, LimitMaxConcurrent, d.Limit)
+	r.Release(t0)
+	d, _ = b.Admit(t0, Ask{})
+	require.Equal(t, Allow, d.Verdict)
 	u := b.Usage(t0)
 	require.Equal(t, Usage{ID: "c", InFlight: 1, Requests: 4, Tokens: -1}, u)
 }

@@ -11,26 +11,34 @@ func Example() {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	table, _ := clients.New([]clients.Client{{
 		ID: "support-bot", Digest: clients.Digest("sk-client-1"),
-		Limits: clients.Limits{Routes: []string{"chat"}, RequestsPerMinute: 1, Budget: 5},
+		Limits: clients.Limits{Routes: []string{"chat"}, RequestsPerMinute: 10, Budget: 5},
 	}})
 
 	if _, ok := table.Lookup("sk-wrong"); !ok {
 		fmt.Println("unknown key: 401")
 	}
 	a, _ := table.Lookup("sk-client-1")
-	fmt.Println(a.ID(), a.Admit(t0, "embeddings", 100).Verdict)
-	d := a.Admit(t0, "chat", 100)
+	d, _ := a.Admit(t0, clients.Ask{Route: "embeddings", Tokens: 100})
 	fmt.Println(a.ID(), d.Verdict)
-	a.Charge(t0.Add(time.Second), 1500, 5.25) // an attempt ended: 1500 tokens, $5.25
-	a.Release(t0.Add(time.Second), 100)
+	// The request's worst case: 100 prompt tokens and 1000 output tokens,
+	// $4 at the route's costliest target.
+	d, res := a.Admit(t0, clients.Ask{Route: "chat", Tokens: 1100, Dollars: 4})
+	fmt.Println(a.ID(), d.Verdict, a.Usage(t0).Reserved)
+	a.Charge(t0.Add(time.Second), 1100, 3.5) // an attempt ended: 1100 tokens, $3.50
+	res.Release(t0.Add(time.Second))         // the unspent $0.50 is back
+	fmt.Println(a.Usage(t0.Add(time.Second)).Spent)
 
-	d = a.Admit(t0.Add(2*time.Second), "chat", 100)
+	d, _ = a.Admit(t0.Add(2*time.Second), clients.Ask{Route: "chat", Tokens: 1100, Dollars: 4})
+	fmt.Println(d.Verdict) // 3.5 spent: one more worst case alone may overdraw
+	d, _ = a.Admit(t0.Add(2*time.Second), clients.Ask{Route: "chat", Tokens: 1100, Dollars: 4})
 	fmt.Println(d.Verdict, d.Limit, d.RetryAfter)
 	// Output:
 	// unknown key: 401
 	// support-bot forbidden
-	// support-bot allow
-	// over_budget budget 14h59m58s
+	// support-bot allow 4
+	// 3.5
+	// allow
+	// over_budget budget 1s
 }
 
 // Two replicas of a fleet share a client's requests per minute: after a
@@ -43,16 +51,18 @@ func ExampleAccount_Merge() {
 		return table.Get("batch")
 	}
 	a, b := replica(), replica()
-	a.Admit(t0, "chat", 0)
-	a.Admit(t0, "chat", 0)
+	a.Admit(t0, clients.Ask{Route: "chat"})
+	a.Admit(t0, clients.Ask{Route: "chat"})
 
 	// The syncer: A's use goes to the fleet's totals; B learns it.
 	sent := a.Pending(t0)
 	a.Merge(t0, sent, clients.Fleet{Window: sent.Window})
 	b.Merge(t0, b.Pending(t0), clients.Fleet{Requests: sent.Requests})
 
-	fmt.Println("B:", b.Admit(t0, "chat", 0).Verdict)
-	fmt.Println("B:", b.Admit(t0, "chat", 0).Verdict)
+	for range 2 {
+		d, _ := b.Admit(t0, clients.Ask{Route: "chat"})
+		fmt.Println("B:", d.Verdict)
+	}
 	// Output:
 	// B: allow
 	// B: rate_limited

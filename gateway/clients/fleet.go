@@ -18,9 +18,13 @@ import (
 
 // Consumption is what a client consumed: requests admitted, tokens
 // charged, and dollars spent in budget window Window (fixed windows of the
-// budget period from the Unix epoch).
+// budget period from the Unix epoch). Released is the dollars of the
+// reservations held in the fleet's store (Reservation.Stored) for Window
+// whose requests ended: the sync takes them out of the store's
+// reservations as it adds Dollars to its spend, in one atomic step.
 type Consumption struct {
 	Requests, Tokens, Dollars float64
+	Released                  float64
 	Window                    int64
 }
 
@@ -48,10 +52,39 @@ func (a *Account) Pending(now time.Time) Consumption {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.advanceWindow(now)
-	if a.pending.Window != a.window {
-		a.pending.Window, a.pending.Dollars = a.window, 0
-	}
+	a.pendingWindow()
 	return a.pending
+}
+
+// pendingWindow moves what is pending to the current budget window; what
+// an earlier window had pending is dropped (a.mu held).
+func (a *Account) pendingWindow() {
+	if a.pending.Window != a.window {
+		a.pending.Window, a.pending.Dollars, a.pending.Released = a.window, 0, 0
+	}
+}
+
+// Budget returns a's budget (0: none) and now's budget window with its
+// end: what a fleet's store keys and bounds the reservations by.
+func (a *Account) Budget(now time.Time) (budget float64, window int64, end time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.advanceWindow(now)
+	return a.lim.Budget, a.window, time.Unix(0, 0).Add(time.Duration(a.window+1) * a.period)
+}
+
+// Stored records that dollars of r's reservation are also held in the
+// fleet's store for budget window window (gateway/fleet Budgets.Reserve):
+// when r is released they become Pending's Released, and the next sync
+// takes them out of the store.
+func (r *Reservation) Stored(window int64, dollars float64) {
+	a := r.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r.storedWindow != window {
+		r.storedWindow, r.stored = window, 0
+	}
+	r.stored += dollars
 }
 
 // Merge applies a sync at now: sent (what Pending returned, now added to
@@ -65,6 +98,7 @@ func (a *Account) Merge(now time.Time, sent Consumption, f Fleet) {
 	a.pending.Tokens -= sent.Tokens
 	if a.pending.Window == sent.Window {
 		a.pending.Dollars -= sent.Dollars
+		a.pending.Released -= sent.Released
 	}
 	a.reqs.advance(now)
 	a.reqs.take(max(f.Requests, 0))

@@ -38,15 +38,15 @@ func TestFleetSharesLimits(t *testing.T) {
 
 	// A takes three of the four requests a minute, B has not heard yet.
 	for range 3 {
-		require.Equal(t, Allow, a.Admit(t0, "chat", 0).Verdict)
+		require.Equal(t, Allow, admit(a, t0).Verdict)
 	}
 	f.sync(t0, a)
 	f.sync(t0, b)
-	require.Equal(t, Allow, b.Admit(t0, "chat", 0).Verdict, "the fleet's fourth request")
-	require.Equal(t, Decision{Verdict: RateLimited, Limit: LimitRequests, RetryAfter: 15 * time.Second}, b.Admit(t0, "chat", 0), "B refuses: the fleet used the minute's four")
+	require.Equal(t, Allow, admit(b, t0).Verdict, "the fleet's fourth request")
+	require.Equal(t, Decision{Verdict: RateLimited, Limit: LimitRequests, RetryAfter: 15 * time.Second}, admit(b, t0), "B refuses: the fleet used the minute's four")
 	f.sync(t0, b)
 	f.sync(t0, a)
-	require.Equal(t, RateLimited, a.Admit(t0, "chat", 0).Verdict, "A learned B's request")
+	require.Equal(t, RateLimited, admit(a, t0).Verdict, "A learned B's request")
 	require.Equal(t, 0.0, a.Pending(t0).Requests, "sent use is no longer pending")
 
 	// Tokens and spend: A and B each spend 0.6 of the dollar a day.
@@ -60,7 +60,7 @@ func TestFleetSharesLimits(t *testing.T) {
 		u := r.Usage(later)
 		require.InDelta(t, 1.2, u.Spent, 1e-9, "%s sees the fleet's spend", name)
 		require.InDelta(t, 100, u.Tokens, 1e-9, "%s's bucket lost the fleet's 900 tokens", name)
-		require.Equal(t, OverBudget, r.Admit(later, "chat", 0).Verdict, name)
+		require.Equal(t, OverBudget, admit(r, later).Verdict, name)
 	}
 
 	// A charge after Pending stays this replica's until the next sync.
@@ -85,4 +85,36 @@ func TestTableAll(t *testing.T) {
 	for range (*Table)(nil).All() {
 		t.Fatal("a nil table has no accounts")
 	}
+}
+
+// admit admits a request of no worst case on route chat.
+func admit(a *Account, now time.Time) Decision {
+	d, _ := a.Admit(now, Ask{Route: "chat"})
+	return d
+}
+
+// TestStoredReservation: a reservation also held in the fleet's store is
+// reported as released (Pending) when its request ends, once, and a sync
+// that sent it clears it.
+func TestStoredReservation(t *testing.T) {
+	a, _ := table(t, Client{ID: "c", Digest: Digest("k"), Limits: Limits{Budget: 1, BudgetPeriod: time.Hour}}).Lookup("k")
+	_, window, end := a.Budget(t0)
+	require.True(t, t0.Truncate(time.Hour).Add(time.Hour).Equal(end), end)
+	d, r := a.Admit(t0, Ask{Dollars: 0.3})
+	require.Equal(t, Allow, d.Verdict)
+	r.Stored(window, 0.3)
+	require.Zero(t, a.Pending(t0).Released, "in flight: still reserved")
+	a.Charge(t0, 10, 0.1)
+	r.Release(t0)
+	r.Release(t0)
+	p := a.Pending(t0)
+	require.Equal(t, Consumption{Requests: 1, Tokens: 10, Dollars: 0.1, Released: 0.3, Window: window}, p)
+	a.Merge(t0, p, Fleet{Spent: 0.1, Window: window})
+	require.Equal(t, Consumption{Window: window}, a.Pending(t0))
+
+	// A reservation of a window that has ended is not reported.
+	_, r = a.Admit(t0, Ask{Dollars: 0.3})
+	r.Stored(window, 0.3)
+	r.Release(t0.Add(time.Hour))
+	require.Zero(t, a.Pending(t0.Add(time.Hour)).Released)
 }

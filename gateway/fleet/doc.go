@@ -26,6 +26,14 @@
 // replica thus admits by a view of the fleet at most one Share old: the
 // fleet may overshoot a limit by what it admits in one interval, never by
 // the replica count. Concurrency caps (max_concurrent) stay per replica.
+// Spend budgets are the exception that makes a store call on the request
+// path: a request of a client with a budget reserves its worst-case cost
+// in the store as well (Budgets.Reserve, one round trip at admission and
+// one per further attempt), checked atomically against the spend the
+// syncs added and the reservations in flight, so the fleet together
+// overruns a budget by at most one request's worst case; the sync that
+// adds a request's charges takes its reservation out in the same step.
+// With the store unavailable a replica admits by its local view.
 // Health demotions travel the same way (health.go): a replica that demotes
 // a target writes it to the store, the others read it at their next sync
 // and demote the target too (reason "fleet:…").

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -69,6 +71,22 @@ func NewRedis(url string, o RedisOptions) (*Redis, error) {
 	r := &Redis{c: redis.NewClient(opt), prefix: o.Prefix, ttl: o.TTL}
 	r.c.AddHook(callCounter{&r.calls})
 	return r, nil
+}
+
+// LogTo routes the Redis client's own log lines (go-redis writes a few:
+// pool and connection troubles) to l as structured records at Warn,
+// "msg" the text: with --log-format json no line is unstructured. The
+// client's logger is process-wide, so the last call wins.
+func LogTo(l *slog.Logger) {
+	if l != nil {
+		redis.SetLogger(redisLogger{l})
+	}
+}
+
+type redisLogger struct{ l *slog.Logger }
+
+func (r redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	r.l.WarnContext(ctx, strings.TrimSpace(fmt.Sprintf(format, v...)), "component", "redis")
 }
 
 // Calls returns the round trips made to the server so far (a pipeline is

@@ -60,6 +60,19 @@ for i, k in ipairs(KEYS) do
 end
 return out
 `)
+	// reserveScript is Budgets.Reserve: fields 1 (spend) and 2
+	// (reservations) of a counter; the rule is reserveFits'.
+	reserveScript = redis.NewScript(`
+local spent = tonumber(redis.call('HGET', KEYS[1], '1') or '0')
+local reserved = tonumber(redis.call('HGET', KEYS[1], '2') or '0')
+local budget, dollars = tonumber(ARGV[1]), tonumber(ARGV[2])
+if spent >= budget or (reserved > 0 and spent + reserved + dollars > budget) then
+  return {0, tostring(spent), tostring(reserved)}
+end
+reserved = tonumber(redis.call('HINCRBYFLOAT', KEYS[1], '2', ARGV[2]))
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {1, tostring(spent), tostring(reserved)}
+`)
 	createScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 if v then return v end
@@ -119,6 +132,24 @@ func (r *Redis) Add(ctx context.Context, in []Row) ([]Row, error) {
 		return nil, unavailable(err)
 	}
 	return rows(in, v)
+}
+
+// Reserve implements Budgets.
+func (r *Redis) Reserve(ctx context.Context, key string, budget, dollars float64, ttl time.Duration) (bool, float64, float64, error) {
+	v, err := reserveScript.Run(ctx, r.c, []string{r.shared(key)}, fmtFloat(budget), fmtFloat(dollars), orTTL(ttl).Milliseconds()).Slice()
+	if err != nil {
+		return false, 0, 0, unavailable(err)
+	}
+	if len(v) != 3 {
+		return false, 0, 0, fmt.Errorf("fleet: reserve: unexpected reply %v", v)
+	}
+	ok, _ := v[0].(int64)
+	spent, err1 := strconv.ParseFloat(fmt.Sprint(v[1]), 64)
+	reserved, err2 := strconv.ParseFloat(fmt.Sprint(v[2]), 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return false, 0, 0, fmt.Errorf("fleet: reserve: %w", err)
+	}
+	return ok == 1, spent, reserved, nil
 }
 
 // Report implements Tally.

@@ -103,6 +103,12 @@ func (f *Fleet) SharedAt() time.Time {
 	return f.sharedAt
 }
 
+// SpendKey is the Tally and Budgets key of a client's spend in a budget
+// window.
+func SpendKey(client string, window int64) string {
+	return "spend:" + client + ":" + strconv.FormatInt(window, 10)
+}
+
 // shareClients adds this replica's clients' use to the fleet's totals and
 // debits them with the others'. It reports whether the store answered.
 func (f *Fleet) shareClients(ctx context.Context, tally Tally, now time.Time) bool {
@@ -119,7 +125,9 @@ func (f *Fleet) shareClients(ctx context.Context, tally Tally, now time.Time) bo
 		sent = append(sent, p)
 		rows = append(rows,
 			Row{Key: "client:" + a.ID() + minute, Vals: []float64{p.Requests, p.Tokens}, TTL: 2 * time.Minute},
-			Row{Key: "spend:" + a.ID() + ":" + strconv.FormatInt(p.Window, 10), Vals: []float64{p.Dollars}, TTL: a.BudgetPeriod() + time.Minute})
+			// Value 2 is the reservations in flight (Budgets): the ended
+			// requests' leave it as their charges join the spend.
+			Row{Key: SpendKey(a.ID(), p.Window), Vals: []float64{p.Dollars, -p.Released}, TTL: a.BudgetPeriod() + time.Minute})
 	}
 	if len(rows) == 0 {
 		return true

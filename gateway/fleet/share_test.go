@@ -75,7 +75,10 @@ func TestFleetSharesClientLimits(t *testing.T) {
 			r.clients = tb
 		}
 		acct := func(r *replica) *clients.Account { return r.clients.Get("team") }
-		admit := func(r *replica) clients.Verdict { return acct(r).Admit(clk.Now(), "chat", 0).Verdict }
+		admit := func(r *replica) clients.Verdict {
+			d, _ := acct(r).Admit(clk.Now(), clients.Ask{Route: "chat"})
+			return d.Verdict
+		}
 		ctx := t.Context()
 		for range 4 {
 			require.Equal(t, clients.Allow, admit(rs[0]))

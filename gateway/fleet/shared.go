@@ -32,6 +32,28 @@ type Tally interface {
 	Report(ctx context.Context, member string, now time.Time, ttl time.Duration, rows []Row) ([]Row, error)
 }
 
+// Budgets reserves spend against a budget shared by a fleet. A budget's
+// counter is a Tally row of two values: the spend added so far (the
+// clients' syncs add their charges to value 1) and the reservations held
+// by requests in flight (value 2: Reserve adds to it, and a sync that
+// reports a request's end subtracts its reservation with a negative Add).
+type Budgets interface {
+	// Reserve adds dollars to key's reservations if the spend, the
+	// reservations held and dollars fit in budget — or if nothing is
+	// reserved and the spend is below budget (one request alone may
+	// overdraw) — and reports whether it did, with the spend and the
+	// reservations after. The row lives ttl after its last change.
+	Reserve(ctx context.Context, key string, budget, dollars float64, ttl time.Duration) (ok bool, spent, reserved float64, err error)
+}
+
+// reserveFits is Reserve's rule.
+func reserveFits(spent, reserved, dollars, budget float64) bool {
+	if spent >= budget {
+		return false
+	}
+	return reserved <= 0 || spent+reserved+dollars <= budget
+}
+
 // Records holds records shared by a fleet's replicas, each with a lifetime.
 type Records interface {
 	// Create stores val under key for ttl unless key holds a record; it
@@ -49,6 +71,8 @@ type Records interface {
 }
 
 var (
+	_ Budgets = (*Memory)(nil)
+	_ Budgets = (*Redis)(nil)
 	_ Tally   = (*Memory)(nil)
 	_ Records = (*Memory)(nil)
 	_ Tally   = (*Redis)(nil)
@@ -108,6 +132,33 @@ func (m *Memory) Add(_ context.Context, rows []Row) ([]Row, error) {
 		out[i] = Row{Key: r.Key, Vals: slices.Clone(c.vals[:len(r.Vals)])}
 	}
 	return out, nil
+}
+
+// Reserve implements Budgets.
+func (m *Memory) Reserve(_ context.Context, key string, budget, dollars float64, ttl time.Duration) (bool, float64, float64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.down {
+		return false, 0, 0, ErrUnavailable
+	}
+	if m.counters == nil {
+		m.counters = map[string]*memCounter{}
+	}
+	now := m.now()
+	c := m.counters[key]
+	if c == nil || !now.Before(c.expires) {
+		c = &memCounter{}
+		m.counters[key] = c
+	}
+	for len(c.vals) < 2 {
+		c.vals = append(c.vals, 0)
+	}
+	if !reserveFits(c.vals[0], c.vals[1], dollars, budget) {
+		return false, c.vals[0], c.vals[1], nil
+	}
+	c.vals[1] += dollars
+	c.expires = now.Add(orTTL(ttl))
+	return true, c.vals[0], c.vals[1], nil
 }
 
 // Report implements Tally.

@@ -97,3 +97,38 @@ func TestSharedCallsFailWhileDown(t *testing.T) {
 	_, _, err = m.Load(ctx, "k")
 	require.ErrorIs(t, err, ErrUnavailable)
 }
+
+func TestBudgetsContract(t *testing.T) {
+	stores(t, func(t *testing.T, s Store) {
+		b, tl := s.(Budgets), s.(Tally)
+		ctx := t.Context()
+		reserve := func(dollars float64) (bool, float64, float64) {
+			ok, spent, reserved, err := b.Reserve(ctx, "spend:a:7", 1, dollars, time.Hour)
+			require.NoError(t, err)
+			return ok, spent, reserved
+		}
+		ok, _, reserved := reserve(3)
+		require.True(t, ok, "nothing reserved, nothing spent: one request alone may overdraw")
+		require.Equal(t, 3.0, reserved)
+		ok, _, reserved = reserve(0.1)
+		require.False(t, ok, "3 reserved: nothing more fits")
+		require.Equal(t, 3.0, reserved, "a refusal reserves nothing")
+		// The sync: 0.25 charged, the 3 released, in one Add.
+		got, err := tl.Add(ctx, []Row{{Key: "spend:a:7", Vals: []float64{0.25, -3}}})
+		require.NoError(t, err)
+		require.Equal(t, []float64{0.25, 0}, got[0].Vals)
+		ok, _, _ = reserve(0.5)
+		require.True(t, ok)
+		ok, _, _ = reserve(0.25)
+		require.True(t, ok, "0.25 + 0.5 + 0.25 fits in 1")
+		ok, spent, reserved := reserve(0.01)
+		require.False(t, ok)
+		require.Equal(t, 0.25, spent)
+		require.Equal(t, 0.75, reserved)
+		_, err = tl.Add(ctx, []Row{{Key: "spend:a:7", Vals: []float64{0.8, -0.75}}})
+		require.NoError(t, err)
+		ok, spent, _ = reserve(0)
+		require.False(t, ok, "the budget is spent")
+		require.InDelta(t, 1.05, spent, 1e-9)
+	})
+}

@@ -2,6 +2,10 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -112,4 +116,17 @@ func TestRedisURLErrorHidesURL(t *testing.T) {
 	_, err := NewRedis("http://user:s3cret@host", RedisOptions{})
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "s3cret")
+}
+
+// TestRedisLogTo: the Redis client's own log lines become structured
+// records of the logger given.
+func TestRedisLogTo(t *testing.T) {
+	var b strings.Builder
+	l := slog.New(slog.NewJSONHandler(&b, nil))
+	redisLogger{l}.Printf(t.Context(), "redis: discarding bad PubSub connection: %v\n", io.EOF)
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal([]byte(b.String()), &rec), b.String())
+	require.Equal(t, "redis: discarding bad PubSub connection: EOF", rec["msg"])
+	require.Equal(t, "redis", rec["component"])
+	require.Equal(t, "WARN", rec["level"])
 }

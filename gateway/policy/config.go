@@ -86,6 +86,11 @@ type Target struct {
 	Capabilities Capabilities `yaml:"capabilities"`
 	// Price is used for the cost on attempt.end events. Default 0.
 	Price Price `yaml:"price"`
+	// MaxResponseBytes caps what the caller reads of one answer of this
+	// target (a non-streamed body, or a stream's bytes): beyond it the
+	// attempt fails as a malformed answer. The core only carries it.
+	// Default 0: the caller's default (32 MiB for the gateway).
+	MaxResponseBytes int64 `yaml:"max_response_bytes"`
 	// OverrideParams are request parameters the caller sets before sending to
 	// this target (e.g. {max_tokens: 1024}). The core only carries them.
 	OverrideParams map[string]any `yaml:"override_params"`
@@ -528,6 +533,9 @@ func (c *Config) Validate() error {
 			}
 			if t.Retry.Attempts < 0 {
 				add(tp+".retry.attempts", "must not be negative")
+			}
+			if t.MaxResponseBytes < 0 {
+				add(tp+".max_response_bytes", "must not be negative")
 			}
 			for i, code := range t.Retry.OnStatusCodes {
 				if code < 100 || code > 599 {

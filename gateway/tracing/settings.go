@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -136,6 +135,9 @@ func (s *Settings) Check() error {
 			add(field, "unknown protocol %q (http/protobuf or grpc)", p)
 		}
 	}
+	if p, field := s.protocol(); p == ProtocolGRPC && !grpcBuilt && (field == "protocol" || s.On()) {
+		add(field, "grpc is not in this build, which exports OTLP over HTTP: use http/protobuf, or build with -tags otlpgrpc")
+	}
 	if s.Endpoint != "" {
 		if u, err := url.Parse(s.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			add("endpoint", "%q is not an http or https URL (e.g. http://127.0.0.1:4318)", s.Endpoint)
@@ -206,17 +208,7 @@ func NewProvider(ctx context.Context, s Settings) (*sdktrace.TracerProvider, err
 // here win over the exporter's own reading of the environment.
 func (s *Settings) exporter(ctx context.Context) (sdktrace.SpanExporter, error) {
 	if p, _ := s.protocol(); p == ProtocolGRPC {
-		var opts []otlptracegrpc.Option
-		if s.Endpoint != "" {
-			opts = append(opts, otlptracegrpc.WithEndpointURL(s.Endpoint))
-		}
-		if len(s.Headers) > 0 {
-			opts = append(opts, otlptracegrpc.WithHeaders(s.Headers))
-		}
-		if s.Timeout > 0 {
-			opts = append(opts, otlptracegrpc.WithTimeout(s.Timeout))
-		}
-		return otlptracegrpc.New(ctx, opts...)
+		return grpcExporter(ctx, s)
 	}
 	var opts []otlptracehttp.Option
 	if s.Endpoint != "" {

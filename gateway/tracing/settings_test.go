@@ -51,10 +51,10 @@ func TestCheck(t *testing.T) {
 		want []string // Field: Msg of each error
 	}{
 		{"defaults", Settings{Enabled: on}, nil, nil},
-		{"grpc from the environment", Settings{Enabled: on}, map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, nil},
+		{"grpc from the environment", Settings{Enabled: on}, map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, grpcMissing("OTEL_EXPORTER_OTLP_PROTOCOL")},
 		{"the traces variable wins", Settings{Enabled: on}, map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "zipkin"},
 			[]string{`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: unknown protocol "zipkin" (http/protobuf or grpc)`}},
-		{"the field wins over the environment", Settings{Enabled: on, Protocol: "grpc"}, map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "zipkin"}, nil},
+		{"the field wins over the environment", Settings{Enabled: on, Protocol: "grpc"}, map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "zipkin"}, grpcMissing("protocol")},
 		{"a bad variable is ignored while off", Settings{}, map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "zipkin", "OTEL_TRACES_SAMPLER": "x"}, nil},
 		{"a bad field is an error even off", Settings{Protocol: "http/json"}, nil,
 			[]string{"protocol: http/json is not supported by the Go OTLP exporter (use http/protobuf or grpc)"}},
@@ -102,10 +102,26 @@ func TestNewProvider(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `protocol: unknown protocol "udp"`)
 
-	for _, p := range []string{ProtocolHTTP, ProtocolGRPC} {
+	protocols := []string{ProtocolHTTP}
+	if grpcBuilt {
+		protocols = append(protocols, ProtocolGRPC)
+	} else {
+		_, err := NewProvider(context.Background(), Settings{Enabled: ptr(true), Protocol: ProtocolGRPC, LookupEnv: envOf(nil)})
+		require.ErrorContains(t, err, "protocol: grpc is not in this build")
+	}
+	for _, p := range protocols {
 		tp, err := NewProvider(context.Background(), Settings{Enabled: ptr(true), Protocol: p, Endpoint: "http://127.0.0.1:9", LookupEnv: envOf(nil)})
 		require.NoError(t, err, p)
 		require.NotNil(t, tp, p)
 		require.NoError(t, tp.Shutdown(context.Background()), p) // nothing buffered: no export
 	}
+}
+
+// grpcMissing is the error a grpc protocol named by field gets in a build
+// without the gRPC exporter (none with -tags otlpgrpc).
+func grpcMissing(field string) []string {
+	if grpcBuilt {
+		return nil
+	}
+	return []string{field + ": grpc is not in this build, which exports OTLP over HTTP: use http/protobuf, or build with -tags otlpgrpc"}
 }

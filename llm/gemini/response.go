@@ -2,10 +2,13 @@ package gemini
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/brownout-dev/brownout/llm"
@@ -152,7 +155,7 @@ func (Codec) EncodeResponse(resp *llm.Response) ([]byte, error) {
 	if resp.Refusal != "" {
 		return nil, &llm.UnsupportedError{Format: llm.FormatGemini, Feature: "refusal", Reason: "Gemini has no refusal field; a refusal is content"}
 	}
-	c := chunk{id: resp.ID, model: resp.Model, created: resp.Created, candidate: true,
+	c := chunk{id: responseID(resp.ID), model: resp.Model, created: resp.Created, candidate: true,
 		finish: finishTo(resp.FinishReason), usage: &resp.Usage}
 	if resp.Content != "" || len(resp.ToolCalls) == 0 {
 		c.text, c.hasText = resp.Content, resp.Content != ""
@@ -163,6 +166,21 @@ func (Codec) EncodeResponse(resp *llm.Response) ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// responseID is the responseId written for id: Gemini's own is kept; an id
+// with another API's prefix (chatcmpl-, msg_, resp_ — an answer served by
+// an upstream of another format) becomes 22 URL-safe base64 characters
+// derived from it, the shape of Gemini's, so the same answer keeps the same
+// id.
+func responseID(id string) string {
+	for _, p := range [...]string{"chatcmpl-", "msg_", "resp_"} {
+		if strings.HasPrefix(id, p) {
+			sum := sha256.Sum256([]byte(id))
+			return base64.RawURLEncoding.EncodeToString(sum[:])[:22]
+		}
+	}
+	return id
 }
 
 // chunk is one GenerateContentResponse to write: a whole response or a

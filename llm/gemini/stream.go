@@ -44,7 +44,7 @@ type streamEncoder struct {
 func (e *streamEncoder) Encode(ev llm.StreamEvent) error {
 	switch ev.Type {
 	case llm.EventStart:
-		e.id, e.model = ev.ID, ev.Model
+		e.id, e.model = responseID(ev.ID), ev.Model
 		return nil
 	case llm.EventTextDelta:
 		if err := e.flush(false); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/brownout-dev/brownout/llm/anthropic"
 	"github.com/brownout-dev/brownout/llm/gemini"
 	"github.com/brownout-dev/brownout/llm/openai"
+	"github.com/brownout-dev/brownout/llm/responses"
 )
 
 // Format returns the API a request to path speaks (see the package
@@ -111,10 +112,12 @@ func Fallback(mux *http.ServeMux) http.Handler {
 }
 
 // idPrefixes are the prefixes of response and tool call IDs, by format
-// (Gemini's have none).
+// (Gemini's have none; the Responses API's response ids are made native by
+// its encoder, which derives resp_… ids of the API's shape).
 var idPrefixes = map[llm.Format][2]string{
 	llm.FormatOpenAI:    {"chatcmpl-", "call_"},
 	llm.FormatAnthropic: {"msg_", "toolu_"},
+	responses.Format:    {"", "call_"},
 }
 
 // foreignPrefixes are the prefixes an ID loses before it takes its format's.

@@ -52,10 +52,13 @@ type wireRequest struct {
 
 // knownFields are the request fields the normalized model holds; store and
 // include are accepted and have no effect (the gateway keeps no responses).
+// previous_response_id and conversation are read apart (see
+// DecodeContinuation).
 var knownFields = map[string]bool{
 	"model": true, "input": true, "instructions": true, "tools": true, "tool_choice": true,
 	"parallel_tool_calls": true, "text": true, "max_output_tokens": true, "temperature": true,
 	"top_p": true, "stream": true, "user": true, "metadata": true, "store": true, "include": true,
+	"previous_response_id": true, "conversation": true,
 }
 
 type wireTool struct {
@@ -99,11 +102,58 @@ type wirePart struct {
 // DecodeRequest reads a Responses request. Fields the normalized model does
 // not hold go to Extra; an input item or tool the gateway cannot carry is a
 // 400 naming it.
-func (Codec) DecodeRequest(body []byte) (*llm.Request, error) {
+//
+// A request that continues a stored response (previous_response_id,
+// conversation) is refused with the API's own 400 for an id it does not
+// hold (see DecodeContinuation for a caller that keeps responses).
+func (c Codec) DecodeRequest(body []byte) (*llm.Request, error) {
+	req, st, err := c.DecodeContinuation(body)
+	if err != nil {
+		return nil, err
+	}
+	if st.Previous != "" {
+		return nil, PreviousNotFound(st.Previous)
+	}
+	return req, nil
+}
+
+// State is what a request says about stored responses.
+type State struct {
+	// Previous is the previous_response_id the request continues ("" for
+	// none): the caller prepends that response's conversation, or answers
+	// PreviousNotFound.
+	Previous string
+	// NoStore is true when the request asks that its response not be kept
+	// ("store": false).
+	NoStore bool
+}
+
+// PreviousNotFound is the API's 400 for a previous_response_id it does not
+// hold.
+func PreviousNotFound(id string) *llm.Error {
+	e := llm.BadRequest("previous_response_id", "Previous response with id '%s' not found.", id)
+	e.Code = "previous_response_not_found"
+	return e
+}
+
+// DecodeContinuation reads a Responses request as DecodeRequest does, but
+// returns the previous_response_id it names instead of refusing it: for a
+// caller that keeps responses. A conversation reference is still refused.
+func (Codec) DecodeContinuation(body []byte) (*llm.Request, State, error) {
 	var w wireRequest
 	if err := json.Unmarshal(body, &w); err != nil {
-		return nil, llm.BadRequest("", "We could not parse the JSON body of your request. (%v)", err)
+		return nil, State{}, llm.BadRequest("", "We could not parse the JSON body of your request. (%v)", err)
 	}
+	st, err := state(body)
+	if err != nil {
+		return nil, State{}, err
+	}
+	req, err := w.request(body)
+	return req, st, err
+}
+
+// request is the normalized request of w (decoded from body).
+func (w *wireRequest) request(body []byte) (*llm.Request, error) {
 	req := &llm.Request{Model: w.Model, MaxTokens: w.MaxOutputTokens, Temperature: w.Temperature, TopP: w.TopP,
 		Stream: w.Stream, IncludeUsage: w.Stream, User: w.User, Metadata: w.Metadata}
 	if w.Instructions != "" {
@@ -160,6 +210,41 @@ func (Codec) DecodeRequest(body []byte) (*llm.Request, error) {
 		}
 	}
 	return req, nil
+}
+
+// state reads what the request says about stored responses. A
+// conversation reference is refused with the API's own 400 for an id it
+// does not hold: brownout keeps no conversations, and answering without
+// the earlier turns would be a different conversation passed off as the
+// same one. An empty previous_response_id is refused the same way.
+func state(body []byte) (State, error) {
+	var s struct {
+		Previous     *string         `json:"previous_response_id"`
+		Conversation json.RawMessage `json:"conversation"`
+		Store        *bool           `json:"store"`
+	}
+	if json.Unmarshal(body, &s) != nil {
+		return State{}, nil
+	}
+	var st State
+	st.NoStore = s.Store != nil && !*s.Store
+	if s.Previous != nil {
+		if *s.Previous == "" {
+			return State{}, PreviousNotFound("")
+		}
+		st.Previous = *s.Previous
+	}
+	if c := bytes.TrimSpace(s.Conversation); len(c) > 0 && string(c) != "null" {
+		id := string(c)
+		var o struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(c, &id) != nil && json.Unmarshal(c, &o) == nil {
+			id = o.ID
+		}
+		return State{}, llm.BadRequest("conversation", "Conversation with id '%s' not found.", id)
+	}
+	return st, nil
 }
 
 func decodeInput(raw json.RawMessage) ([]llm.Message, error) {

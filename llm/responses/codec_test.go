@@ -63,6 +63,8 @@ func TestDecodeRequestErrorsNameTheField(t *testing.T) {
 		{`{"model":"m","input":"x","tools":[{"type":"web_search"}]}`, "tools[0].type"},
 		{`{"model":"m","input":"x","tool_choice":"sometimes"}`, "tool_choice"},
 		{`{"model":"m","input":"x","text":{"format":{"type":"yaml"}}}`, "text.format.type"},
+		{`{"model":"m","input":"x","previous_response_id":"resp_1"}`, "previous_response_id"},
+		{`{"model":"m","input":"x","conversation":"conv_1"}`, "conversation"},
 	}
 	for _, tt := range tests {
 		_, err := Codec{}.DecodeRequest([]byte(tt.body))
@@ -169,4 +171,41 @@ func TestResponseRoundTrip(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, cmp.Diff(r, got))
 	}
+}
+
+// TestPreviousResponseIDRefused: a request continuing a stored response is
+// refused with the API's own 400 (it was once answered 200 without the
+// earlier turns); an explicit null is no reference.
+func TestPreviousResponseIDRefused(t *testing.T) {
+	_, err := Codec{}.DecodeRequest([]byte(`{"model":"m","input":"and then?","previous_response_id":"resp_abc"}`))
+	var le *llm.Error
+	require.ErrorAs(t, err, &le)
+	status, body := Codec{}.EncodeError(le)
+	require.Equal(t, 400, status)
+	require.JSONEq(t, `{"error":{"message":"Previous response with id 'resp_abc' not found.","type":"invalid_request_error",
+		"param":"previous_response_id","code":"previous_response_not_found"}}`, string(body))
+
+	_, err = Codec{}.DecodeRequest([]byte(`{"model":"m","input":"hi","previous_response_id":null}`))
+	require.NoError(t, err)
+}
+
+// TestDecodeContinuation: a caller that keeps responses gets the
+// previous_response_id (not in Extra, where it would travel upstream) and
+// the store flag; a conversation reference is still refused.
+func TestDecodeContinuation(t *testing.T) {
+	req, st, err := Codec{}.DecodeContinuation([]byte(`{"model":"m","input":"and then?","previous_response_id":"resp_abc","store":false}`))
+	require.NoError(t, err)
+	require.Equal(t, State{Previous: "resp_abc", NoStore: true}, st)
+	require.Empty(t, req.Extra)
+	require.Len(t, req.Messages, 1)
+
+	_, st, err = Codec{}.DecodeContinuation([]byte(`{"model":"m","input":"hi"}`))
+	require.NoError(t, err)
+	require.Equal(t, State{}, st)
+
+	_, _, err = Codec{}.DecodeContinuation([]byte(`{"model":"m","input":"hi","conversation":{"id":"conv_1"}}`))
+	var le *llm.Error
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, "conversation", le.Param)
+	require.Contains(t, le.Message, "conv_1")
 }

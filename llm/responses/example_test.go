@@ -51,3 +51,16 @@ func ExampleCodec_NewStreamEncoder() {
 	// response.output_item.done
 	// response.completed
 }
+
+// A gateway that keeps responses reads the previous_response_id a request
+// continues; DecodeRequest refuses it with the API's own 400.
+func ExampleCodec_DecodeContinuation() {
+	body := []byte(`{"model":"chat","input":"And then?","previous_response_id":"resp_abc"}`)
+	_, st, err := responses.Codec{}.DecodeContinuation(body)
+	fmt.Println(st.Previous, err)
+	_, err = responses.Codec{}.DecodeRequest(body)
+	fmt.Println(err)
+	// Output:
+	// resp_abc <nil>
+	// invalid_request (previous_response_not_found): previous_response_id: Previous response with id 'resp_abc' not found.
+}

@@ -1,6 +1,8 @@
 package responses
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -9,19 +11,39 @@ import (
 	"github.com/brownout-dev/brownout/llm"
 )
 
+// wireResponse is a Response object, with every field the API writes (the
+// SDKs' parsers read several of them as required, even when null).
 type wireResponse struct {
-	ID                string             `json:"id"`
-	Object            string             `json:"object"`
-	CreatedAt         int64              `json:"created_at"`
-	Status            string             `json:"status"`
-	Error             *wireRespError     `json:"error"`
-	IncompleteDetails *incompleteDetails `json:"incomplete_details"`
-	Model             string             `json:"model"`
-	Output            []outputItem       `json:"output"`
-	ParallelToolCalls bool               `json:"parallel_tool_calls"`
-	ToolChoice        string             `json:"tool_choice"`
-	Tools             []wireTool         `json:"tools"`
-	Usage             *wireUsage         `json:"usage"`
+	ID                 string             `json:"id"`
+	Object             string             `json:"object"`
+	CreatedAt          int64              `json:"created_at"`
+	Status             string             `json:"status"`
+	Background         bool               `json:"background"`
+	Error              *wireRespError     `json:"error"`
+	IncompleteDetails  *incompleteDetails `json:"incomplete_details"`
+	Instructions       *string            `json:"instructions"`
+	MaxOutputTokens    *int               `json:"max_output_tokens"`
+	Model              string             `json:"model"`
+	Output             []outputItem       `json:"output"`
+	ParallelToolCalls  bool               `json:"parallel_tool_calls"`
+	PreviousResponseID *string            `json:"previous_response_id"`
+	Reasoning          wireReasoning      `json:"reasoning"`
+	ServiceTier        string             `json:"service_tier"`
+	Store              bool               `json:"store"`
+	Temperature        *float64           `json:"temperature"`
+	Text               wireText           `json:"text"`
+	ToolChoice         string             `json:"tool_choice"`
+	Tools              []wireTool         `json:"tools"`
+	TopP               *float64           `json:"top_p"`
+	Truncation         string             `json:"truncation"`
+	Usage              *wireUsage         `json:"usage"`
+	User               *string            `json:"user"`
+	Metadata           map[string]string  `json:"metadata"`
+}
+
+type wireReasoning struct {
+	Effort  *string `json:"effort"`
+	Summary *string `json:"summary"`
 }
 
 type wireRespError struct {
@@ -33,6 +55,8 @@ type incompleteDetails struct {
 	Reason string `json:"reason"`
 }
 
+// outputItem is an output item: a message or a function_call. Each kind is
+// written with exactly its own fields (see MarshalJSON).
 type outputItem struct {
 	Type      string       `json:"type"`
 	ID        string       `json:"id"`
@@ -44,11 +68,68 @@ type outputItem struct {
 	Arguments *string      `json:"arguments,omitempty"`
 }
 
+// MarshalJSON writes a message item with its content array (empty while
+// it is being written: clients iterate it) and a function_call item with
+// its arguments (empty, not absent, before the first delta).
+func (it outputItem) MarshalJSON() ([]byte, error) {
+	switch it.Type {
+	case "message":
+		content := it.Content
+		if content == nil {
+			content = []outputPart{}
+		}
+		return json.Marshal(struct {
+			ID      string       `json:"id"`
+			Type    string       `json:"type"`
+			Status  string       `json:"status"`
+			Content []outputPart `json:"content"`
+			Role    string       `json:"role"`
+		}{it.ID, it.Type, it.Status, content, it.Role})
+	case "function_call":
+		args := ""
+		if it.Arguments != nil {
+			args = *it.Arguments
+		}
+		return json.Marshal(struct {
+			ID        string `json:"id"`
+			Type      string `json:"type"`
+			Status    string `json:"status"`
+			Arguments string `json:"arguments"`
+			CallID    string `json:"call_id"`
+			Name      string `json:"name"`
+		}{it.ID, it.Type, it.Status, args, it.CallID, it.Name})
+	}
+	type plain outputItem
+	return json.Marshal(plain(it))
+}
+
+// outputPart is a message content part: output_text (always with its
+// annotations and logprobs arrays, and its text even when empty) or refusal.
 type outputPart struct {
 	Type        string `json:"type"`
 	Text        string `json:"text,omitempty"`
 	Refusal     string `json:"refusal,omitempty"`
 	Annotations []any  `json:"annotations,omitempty"`
+}
+
+// MarshalJSON writes the fields of the part's type, and only those.
+func (p outputPart) MarshalJSON() ([]byte, error) {
+	if p.Type == "refusal" {
+		return json.Marshal(struct {
+			Type    string `json:"type"`
+			Refusal string `json:"refusal"`
+		}{p.Type, p.Refusal})
+	}
+	ann := p.Annotations
+	if ann == nil {
+		ann = []any{}
+	}
+	return json.Marshal(struct {
+		Type        string `json:"type"`
+		Annotations []any  `json:"annotations"`
+		Logprobs    []any  `json:"logprobs"`
+		Text        string `json:"text"`
+	}{p.Type, ann, []any{}, p.Text})
 }
 
 type wireUsage struct {
@@ -78,24 +159,32 @@ func (w *wireUsage) usage() llm.Usage {
 		CachedInputTokens: w.InputTokensDetails.CachedTokens, ReasoningTokens: w.OutputTokensDetails.ReasoningTokens}
 }
 
-// responseID gives an id the Responses API's prefix.
-func responseID(id string) string {
+// ResponseID is the id a response with id (an upstream's) is written with:
+// an id that has the API's prefix is kept; any other (an upstream's
+// chatcmpl-…, msg_…, a Gemini responseId) is replaced by "resp_" and 48
+// hex digits derived from it, so the same upstream answer always gets the
+// same id.
+func ResponseID(id string) string {
 	if strings.HasPrefix(id, "resp_") {
 		return id
 	}
-	return "resp_" + id
+	return "resp_" + hexID(id)
 }
 
-// itemID derives an output item's id from the response's.
+// itemID derives an output item's id (prefix "msg_" or "fc_" and 48 hex
+// digits, the API's shape) from the response's id and the item's index.
 func itemID(prefix, respID string, n int) string {
-	id := strings.TrimPrefix(respID, "resp_")
-	if n > 0 {
-		return prefix + id + "_" + strconv.Itoa(n)
-	}
-	return prefix + id
+	return prefix + hexID(respID+"/"+prefix+strconv.Itoa(n))
 }
 
-// status is the response status and incomplete reason of a finish reason.
+// hexID is 48 hex digits derived from s.
+func hexID(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:24])
+}
+
+// status is the response status and incomplete reason of a finish reason;
+// an incomplete response's last output item is incomplete too.
 func status(f llm.FinishReason) (string, *incompleteDetails) {
 	switch f {
 	case llm.FinishLength:
@@ -110,8 +199,10 @@ func (c Codec) envelope(id, model string, created int64) wireResponse {
 	if created == 0 {
 		created = c.now().Unix()
 	}
-	return wireResponse{ID: responseID(id), Object: "response", CreatedAt: created, Status: "in_progress",
-		Model: model, Output: []outputItem{}, ParallelToolCalls: true, ToolChoice: "auto", Tools: []wireTool{}}
+	return wireResponse{ID: ResponseID(id), Object: "response", CreatedAt: created, Status: "in_progress",
+		Model: model, Output: []outputItem{}, ParallelToolCalls: true, ServiceTier: "default", Store: true,
+		Text: wireText{Format: &wireFormat{Type: "text"}}, ToolChoice: "auto", Tools: []wireTool{},
+		Truncation: "disabled", Metadata: map[string]string{}}
 }
 
 // EncodeResponse writes a response object: a message item with the text
@@ -128,11 +219,23 @@ func (c Codec) EncodeResponse(r *llm.Response) ([]byte, error) {
 	}
 	for i, tc := range r.ToolCalls {
 		args := tc.Arguments
-		w.Output = append(w.Output, outputItem{Type: "function_call", ID: itemID("fc_", w.ID, i), Status: "completed",
-			CallID: tc.ID, Name: tc.Name, Arguments: &args})
+		w.Output = append(w.Output, outputItem{Type: "function_call", ID: itemID("fc_", w.ID, len(w.Output)), Status: "completed",
+			CallID: callID(tc.ID, w.ID, i), Name: tc.Name, Arguments: &args})
+	}
+	if w.Status == "incomplete" && len(w.Output) > 0 {
+		w.Output[len(w.Output)-1].Status = "incomplete"
 	}
 	w.Usage = toWireUsage(r.Usage)
 	return json.Marshal(w)
+}
+
+// callID is a tool call's call_id: the upstream's, or "call_" and 24
+// characters derived from the response id when the upstream gave none.
+func callID(id, respID string, n int) string {
+	if id != "" {
+		return id
+	}
+	return "call_" + hexID(respID + "/call_" + strconv.Itoa(n))[:24]
 }
 
 // DecodeResponse reads a response object.

@@ -144,10 +144,10 @@ func (e *streamEncoder) openMessage() error {
 	if err := e.event("response.output_item.added", map[string]any{"output_index": e.open, "item": it}); err != nil {
 		return err
 	}
-	part := outputPart{Type: "output_text", Text: "", Annotations: []any{}}
+	part := outputPart{Type: "output_text", Annotations: []any{}}
 	e.resp.Output[e.open].Content = []outputPart{part}
 	return e.event("response.content_part.added", map[string]any{"item_id": it.ID, "output_index": e.open, "content_index": 0,
-		"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
+		"part": part})
 }
 
 func (e *streamEncoder) openCall(d *llm.ToolCallDelta) error {
@@ -160,12 +160,14 @@ func (e *streamEncoder) openCall(d *llm.ToolCallDelta) error {
 	}
 	e.calls[d.Index] = e.open
 	args := ""
-	it := outputItem{Type: "function_call", ID: itemID("fc_", e.resp.ID, e.open), Status: "in_progress", CallID: d.ID, Name: d.Name, Arguments: &args}
+	it := outputItem{Type: "function_call", ID: itemID("fc_", e.resp.ID, e.open), Status: "in_progress",
+		CallID: callID(d.ID, e.resp.ID, len(e.calls)-1), Name: d.Name, Arguments: &args}
 	e.resp.Output = append(e.resp.Output, it)
 	return e.event("response.output_item.added", map[string]any{"output_index": e.open, "item": it})
 }
 
-// closeOpen writes the done events of the item being written.
+// closeOpen writes the done events of the item being written: completed,
+// or incomplete when the answer was cut by its token limit or a filter.
 func (e *streamEncoder) closeOpen() error {
 	if e.open < 0 {
 		return nil
@@ -173,7 +175,7 @@ func (e *streamEncoder) closeOpen() error {
 	i := e.open
 	e.open = -1
 	it := &e.resp.Output[i]
-	it.Status = "completed"
+	it.Status, _ = status(e.finish)
 	switch it.Type {
 	case "message":
 		text := it.Content[0].Text
@@ -184,7 +186,7 @@ func (e *streamEncoder) closeOpen() error {
 			return err
 		}
 	case "function_call":
-		if err := e.event("response.function_call_arguments.done", map[string]any{"item_id": it.ID, "output_index": i, "arguments": *it.Arguments}); err != nil {
+		if err := e.event("response.function_call_arguments.done", map[string]any{"item_id": it.ID, "output_index": i, "name": it.Name, "arguments": *it.Arguments}); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/brownout-dev/brownout/reports"
 	"github.com/brownout-dev/brownout/scenarios"
+	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
 // TB is the part of testing.TB the helpers use.
@@ -16,7 +17,7 @@ type TB interface {
 
 // RequireExpectations fails the test with the scorecard when any expectation
 // of the result does not hold, or the run was aborted.
-func RequireExpectations(t TB, r *scenarios.Result) {
+func RequireExpectations(t TB, r *score.Result) {
 	t.Helper()
 	if r == nil {
 		t.Fatalf("scenariotest: no result")
@@ -29,7 +30,7 @@ func RequireExpectations(t TB, r *scenarios.Result) {
 
 // Run loads the scenario file, runs it with opts and requires its
 // expectations. It returns the result for further assertions.
-func Run(t TB, file string, opts scenarios.Options) *scenarios.Result {
+func Run(t TB, file string, opts scenarios.Options) *score.Result {
 	t.Helper()
 	s, err := scenarios.Load(file)
 	if err != nil {

@@ -1,0 +1,82 @@
+package gateway_test
+
+import (
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brownout-dev/brownout/gateway"
+)
+
+// smuggled runs the smuggling probe against a gateway on transport tr (nil:
+// the gateway's own): an upstream that writes an extra answer ("INJECTED")
+// 30 ms after each real one, and a pool of victims sending requests at
+// once. It returns how many victims were served the extra answer, and how
+// many requests failed.
+func smuggled(t *testing.T, tr http.RoundTripper) (served, failed int) {
+	up := startRaw(t, func(n int, req *http.Request, c net.Conn) bool {
+		if _, err := io.WriteString(c, answerFor(req, "real "+strconv.Itoa(n))); err != nil {
+			return false
+		}
+		time.Sleep(30 * time.Millisecond)
+		_, err := io.WriteString(c, completion("INJECTED"))
+		return err == nil
+	})
+	cfg, err := gateway.ParseConfig("smuggle.yaml", []byte(`version: 1
+providers:
+  - {name: bad, kind: openai, base_url: "`+up.url+`/v1"}
+routes:
+  - name: chat
+    targets:
+      - {provider: bad, model: gpt-4o, retry: {attempts: 1}, timeouts: {first_token: 5s, idle: 5s, total: 10s}}
+policy:
+  breaker: {min_samples: 100000}
+cache: {max_entries: -1}
+`), gateway.LoadOptions{})
+	require.NoError(t, err)
+	g := startGateway(t, cfg, gateway.Options{Logger: discardLogger(), Transport: tr})
+	var injected, bad atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 25 {
+				r := g.do(t, (w+i)%2 == 1, nil)
+				switch {
+				case r.status != 200:
+					bad.Add(1)
+				case strings.Contains(r.body, "INJECTED") || strings.Contains(r.text, "INJECTED"):
+					injected.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return int(injected.Load()), int(bad.Load())
+}
+
+// TestUpstreamSmuggling: 200 victims on a gateway whose upstream writes an
+// extra answer 30 ms after each answer: none is served the extra answer,
+// and none fails (a connection too young to be reused is replaced). The
+// same probe on net/http's own reuse rule is logged for comparison.
+func TestUpstreamSmuggling(t *testing.T) {
+	served, failed := smuggled(t, nil)
+	require.Zero(t, served, "smuggled answers served")
+	require.Zero(t, failed, "failed requests")
+	if !testing.Short() {
+		plain := gateway.NewTransport(gateway.ProtocolAuto, gateway.TransportOptions{ReuseQuiet: -1})
+		log.SetOutput(io.Discard) // net/http's lines on each unsolicited answer
+		served, failed := smuggled(t, plain)
+		log.SetOutput(os.Stderr)
+		t.Logf("net/http's reuse rule alone: %d of 200 served a smuggled answer (%d failed)", served, failed)
+	}
+}

@@ -1,0 +1,121 @@
+package gateway
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync/atomic"
+	"time"
+)
+
+// HTTP/1.1 has no way to tell which answer belongs to which request: an
+// upstream that sends bytes after an answer's end (an extra "answer", by
+// malice or by a broken proxy) has them read as the answer to the next
+// request on that connection — another client's. net/http's Transport
+// reads an idle connection all the time and closes one that receives bytes
+// while no request is in flight on it; what it cannot see is bytes that
+// arrive after the connection was handed the next request.
+//
+// quietConn closes that window: an HTTP/1.1 upstream connection takes a
+// new request only once it has been quiet (no byte received) for
+// TransportOptions.ReuseQuiet since the last byte of its previous answer.
+// Bytes the upstream sends within that time reach the Transport while the
+// connection is idle, and it closes the connection. A younger connection
+// refuses the request before writing a byte of it: the Transport closes it
+// and sends the request on another connection (a retry net/http makes for
+// a reused connection that wrote nothing; the request body is replayable).
+// The price is reuse: a connection busy back to back is replaced by a new
+// one for each request (BenchmarkUpstreamReuse measures it). HTTP/2
+// connections, which number their streams, are not wrapped.
+
+// DefaultReuseQuiet is TransportOptions.ReuseQuiet's default.
+const DefaultReuseQuiet = 250 * time.Millisecond
+
+// errNotQuiet is a reused HTTP/1.1 connection refusing a request because
+// it received bytes less than ReuseQuiet ago.
+var errNotQuiet = errors.New("upstream connection not quiet since its last answer: retired")
+
+// quietConn is an HTTP/1.1 upstream connection that records when it last
+// received bytes (see above).
+type quietConn struct {
+	net.Conn
+	quiet    time.Duration
+	lastRead atomic.Int64 // Unix nanoseconds of the last read that returned bytes; 0: none yet
+	writing  atomic.Bool  // a request is being written (its first Write passed the check)
+}
+
+func (c *quietConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.lastRead.Store(time.Now().UnixNano())
+		c.writing.Store(false) // an answer is arriving: the next Write starts a new request
+	}
+	return n, err
+}
+
+func (c *quietConn) Write(p []byte) (int, error) {
+	if !c.writing.Load() {
+		if last := c.lastRead.Load(); last != 0 && time.Since(time.Unix(0, last)) < c.quiet {
+			_ = c.Conn.Close()
+			return 0, errNotQuiet
+		}
+		c.writing.Store(true)
+	}
+	return c.Conn.Write(p)
+}
+
+// plainHTTPKey marks the context of a request to an http:// upstream.
+type plainHTTPKey struct{}
+
+// quietDial wraps in quietConn the connections dial makes for requests to
+// http:// upstreams (their context is marked with plainHTTPKey). Others
+// are left alone: the Transport dials the same way to an HTTP proxy that
+// tunnels TLS, whose connection may carry HTTP/2.
+func quietDial(dial func(ctx context.Context, network, addr string) (net.Conn, error), quiet time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil || ctx.Value(plainHTTPKey{}) == nil {
+			return c, err
+		}
+		return &quietConn{Conn: c, quiet: quiet}, nil
+	}
+}
+
+// quietDialTLS dials TLS with ALPN protos itself (Transport.DialTLSContext):
+// a connection that negotiated HTTP/2 is returned as the *tls.Conn the
+// Transport needs to speak HTTP/2 on it; an HTTP/1.1 one is wrapped in
+// quietConn.
+func quietDialTLS(dial func(ctx context.Context, network, addr string) (net.Conn, error), cfg *tls.Config, protos []string, handshake, quiet time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		raw, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		c := cfg.Clone()
+		if c == nil {
+			c = &tls.Config{}
+		}
+		if c.ServerName == "" {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				host = addr
+			}
+			c.ServerName = host
+		}
+		if len(c.NextProtos) == 0 {
+			c.NextProtos = protos
+		}
+		tc := tls.Client(raw, c)
+		hctx, cancel := context.WithTimeout(ctx, handshake)
+		defer cancel()
+		if err := tc.HandshakeContext(hctx); err != nil {
+			_ = raw.Close()
+			return nil, err
+		}
+		if tc.ConnectionState().NegotiatedProtocol == "h2" {
+			return tc, nil
+		}
+		return &quietConn{Conn: tc, quiet: quiet}, nil
+	}
+}

@@ -1,0 +1,106 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brownout-dev/brownout/llm"
+)
+
+// BenchmarkUpstreamReuse is one small request and answer on loopback
+// HTTP/1.1 through the upstream transport, back to back: with the quiet
+// rule (a connection younger than ReuseQuiet since its last answer is
+// replaced: here every request dials) and with net/http's own reuse.
+// "quiet-idle" waits past a short ReuseQuiet between requests, so the
+// connection is reused and only the wrapper's bookkeeping is measured.
+func BenchmarkUpstreamReuse(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"c1","choices":[{"index":0,"message":{"role":"assistant","content":"ok"}}]}`)
+	}))
+	defer srv.Close()
+	run := func(b *testing.B, o TransportOptions, pause time.Duration) {
+		tr := NewTransport(ProtocolHTTP1, o)
+		tr.Proxy = nil
+		defer tr.CloseIdleConnections()
+		c := &http.Client{Transport: tr}
+		ctx := b.Context()
+		var dials atomic.Int64
+		dial := tr.DialContext
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return dial(ctx, network, addr)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if pause > 0 {
+				b.StopTimer()
+				time.Sleep(pause)
+				b.StartTimer()
+			}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(`{"model":"m","messages":[]}`))
+			req = req.WithContext(context.WithValue(ctx, plainHTTPKey{}, true))
+			resp, err := c.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+		}
+		b.ReportMetric(float64(dials.Load())/float64(b.N), "dials/op")
+	}
+	b.Run("quiet", func(b *testing.B) { run(b, TransportOptions{}, 0) })
+	b.Run("net-http", func(b *testing.B) { run(b, TransportOptions{ReuseQuiet: -1}, 0) })
+	b.Run("quiet-idle", func(b *testing.B) { run(b, TransportOptions{ReuseQuiet: time.Millisecond}, 2*time.Millisecond) })
+	b.Run("net-http-idle", func(b *testing.B) { run(b, TransportOptions{ReuseQuiet: -1}, 2*time.Millisecond) })
+}
+
+// TestQuietConnRetires: back-to-back upstream requests (with bodies larger
+// than the connection's write buffer) each go out on a new connection, the
+// young one retired without a failed request; after a quiet pause the
+// connection is reused.
+func TestQuietConnRetires(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+	}))
+	defer srv.Close()
+	run := func(quiet, pause time.Duration) int64 {
+		tr := NewTransport(ProtocolAuto, TransportOptions{ReuseQuiet: quiet})
+		tr.Proxy = nil
+		defer tr.CloseIdleConnections()
+		var dials atomic.Int64
+		dial := tr.DialContext
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return dial(ctx, network, addr)
+		}
+		u := newUpstream(&Provider{Name: "p", Kind: KindOpenAI, BaseURL: srv.URL + "/v1"}, tr)
+		for range 4 {
+			time.Sleep(pause)
+			req := &llm.Request{Model: "m", MaxTokens: 5, Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart(strings.Repeat("x", 4000))}}}}
+			hr, err := u.newRequest(t.Context(), req, "r")
+			require.NoError(t, err)
+			resp, err := u.do(hr)
+			require.NoError(t, err, "a retired connection fails no request")
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+		}
+		return dials.Load()
+	}
+	// Sleeping is not timing here: a pause always outlasts a 1 ms quiet,
+	// and back-to-back requests never a 10 s one.
+	require.Equal(t, int64(4), run(10*time.Second, 0), "each young connection retired")
+	require.Equal(t, int64(1), run(time.Millisecond, 20*time.Millisecond), "a quiet connection is reused")
+}

@@ -1,0 +1,174 @@
+package score
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"time"
+
+	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/yamlfile"
+)
+
+// TestScoreRelapses: a 100s fault on a:m (20s–120s). Health demotes it at
+// 22s and traffic moves to b:m; at 50s health lets users back onto the
+// still-sick primary, whose answers fail until it is demoted again at 60s.
+// TTM alone (to the last breach) reads like one slow mitigation; the first
+// mitigation, the breach time, one relapse and one return tell what
+// happened.
+func TestScoreRelapses(t *testing.T) {
+	b := &logb{}
+	b.fault("f", "a:m", 20*time.Second, 120*time.Second)
+	health := func(d time.Duration, from, to string) {
+		b.ev(d, events.Event{Kind: events.HealthChange, Target: "a:m", From: from, To: to, Reason: "failures"})
+	}
+	health(22*time.Second, "healthy", "unhealthy")
+	health(50*time.Second, "unhealthy", "healthy")
+	health(60*time.Second, "healthy", "unhealthy")
+	b.traffic(0, 140*time.Second, func(d time.Duration) (string, []att) {
+		switch {
+		case d >= 20*time.Second && d < 22*time.Second, d >= 50*time.Second && d < 60*time.Second:
+			return events.OutcomeFailed, []att{fail("a:m")}
+		case d >= 22*time.Second && d < 120*time.Second:
+			return events.OutcomeServed, []att{ok("b:m")}
+		}
+		return events.OutcomeServed, []att{ok("a:m")}
+	})
+	res := b.score(140 * time.Second)
+	f, _ := res.Fault("f", "a:m")
+	if !f.Impact || !f.Mitigated || !f.FirstMitigated {
+		t.Fatalf("impact=%v mitigated=%v first mitigated=%v", f.Impact, f.Mitigated, f.FirstMitigated)
+	}
+	// The 10s SLI window holds failures until 10s after the last one.
+	if f.FirstMitigation != 12*time.Second || f.TTM != 50*time.Second {
+		t.Errorf("first mitigation %v, ttm %v; want 12s and 50s", f.FirstMitigation, f.TTM)
+	}
+	if f.Breaches != 2 || f.Relapses != 1 {
+		t.Errorf("breaches %d relapses %d, want 2 and 1", f.Breaches, f.Relapses)
+	}
+	if f.BreachTime < 25*time.Second || f.BreachTime > 35*time.Second {
+		t.Errorf("breach time %v, want about 12s + 20s", f.BreachTime)
+	}
+	if f.Returns != 1 {
+		t.Errorf("returns %d, want 1 (health let traffic back at 50s)", f.Returns)
+	}
+	if res.Overall.BreachTime != f.BreachTime {
+		t.Errorf("run breach time %v, the fault's %v: no breach outside it", res.Overall.BreachTime, f.BreachTime)
+	}
+	zero, one := 0.0, 1.0
+	vs := (&Expect{Steps: map[string]StepExpect{"f": {StepBounds: StepBounds{
+		Relapses:        &NumberBound{Max: &zero},
+		FirstMitigation: &DurationBound{Max: durp(15 * time.Second)},
+	}}}, FalseAlarms: &NumberBound{Max: &one}}).Judge(res)
+	got := map[string]bool{}
+	for _, v := range vs {
+		got[v.Name] = v.Pass
+	}
+	if got["relapses"] || !got["first_mitigation"] || !got["false_alarms"] {
+		t.Errorf("verdicts %+v: want relapses failed, first_mitigation and false_alarms passed", vs)
+	}
+}
+
+// TestScoreFalseAlarms: a token_wall detector firing on a healthy primary
+// 100s before its fault, a demotion it causes, and a page in the baseline
+// are false alarms; the same during the fault, and within one SLO window
+// after it, are not.
+func TestScoreFalseAlarms(t *testing.T) {
+	b := &logb{}
+	b.fault("f", "a:m", 120*time.Second, 180*time.Second)
+	b.ev(20*time.Second, events.Event{Kind: events.DetectorSignal, Target: "a:m", Name: "token_wall"})
+	b.ev(20*time.Second, events.Event{Kind: events.HealthChange, Target: "a:m", From: "healthy", To: "unhealthy", Reason: "token_wall"})
+	b.ev(21*time.Second, events.Event{Kind: events.AlertFired, Name: "BrownoutTargetDown", Severity: "page"})
+	b.ev(125*time.Second, events.Event{Kind: events.DetectorSignal, Target: "a:m", Name: "token_wall"})
+	b.ev(126*time.Second, events.Event{Kind: events.AlertFired, Name: "BrownoutTargetDown", Severity: "page"})
+	b.ev(185*time.Second, events.Event{Kind: events.BreakerTransition, Target: "a:m", From: "closed", To: "open"})
+	b.ev(185*time.Second, events.Event{Kind: events.BreakerTransition, Target: "b:m", From: "closed", To: "open", Reason: "error_rate"})
+	b.traffic(0, 200*time.Second, func(time.Duration) (string, []att) { return events.OutcomeServed, []att{ok("a:m")} })
+	res := b.score(200 * time.Second)
+	var got []string
+	for _, a := range res.Overall.FalseAlarms {
+		got = append(got, a.Time.Sub(t0).String()+" "+a.Target+" "+a.Source)
+	}
+	want := []string{"20s a:m detector:token_wall", "20s a:m health", "21s  alert:BrownoutTargetDown", "3m5s b:m breaker"}
+	if len(got) != len(want) {
+		t.Fatalf("false alarms %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("false alarm %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+func durp(d time.Duration) *yamlfile.Duration { v := yamlfile.Duration(d); return &v }
+
+// TestScoreWrongAnswers: a bake-off contestant that drops response_format
+// on its fallback answers structured requests in prose. No mock corrupted
+// anything, but the client's checks failed: each is a wrong answer served
+// as success (bad served), and not a good request when correctness is part
+// of the SLO. A failed request's record is not a wrong answer.
+func TestScoreWrongAnswers(t *testing.T) {
+	b := &logb{}
+	b.fault("f", "a:m", 10*time.Second, 20*time.Second)
+	var evs []EvalRecord
+	b.traffic(0, 30*time.Second, func(d time.Duration) (string, []att) {
+		if d >= 10*time.Second && d < 20*time.Second {
+			return events.OutcomeServed, []att{fail("a:m"), ok("b:m")}
+		}
+		return events.OutcomeServed, []att{ok("a:m")}
+	})
+	b.req(29*time.Second, events.OutcomeFailed, fail("a:m"))
+	for _, e := range b.evs {
+		if e.Kind != events.RequestEnd {
+			continue
+		}
+		evs = append(evs, EvalRecord{Time: e.Time, RequestID: e.RequestID, Target: e.Target,
+			Pass: e.Target != "b:m" && e.Outcome != events.OutcomeFailed})
+	}
+	in := Input{Events: b.evs, Evals: evs, Start: t0, End: at(30 * time.Second),
+		SLO: SLO{SuccessRate: 0.99, Correctness: true, Window: 10 * time.Second}, PrimaryTarget: "a:m"}
+	res := Score(in)
+	if got := res.Overall.BadServed; got != 100 {
+		t.Errorf("bad served %d, want the fallback's 100 prose answers", got)
+	}
+	f, _ := res.Fault("f", "a:m")
+	if f.BadServed != 100 || f.Availability.GoodRate != 0 {
+		t.Errorf("during the fault: bad served %d, good %v; want 100 and 0", f.BadServed, f.Availability.GoodRate)
+	}
+	if want := 200.0 / 301; res.Overall.Availability.GoodRate > want+1e-9 {
+		t.Errorf("good rate %v, want at most %v", res.Overall.Availability.GoodRate, want)
+	}
+	if d := cmp.Diff(res, feedScore(in), cmpopts.IgnoreUnexported(Result{})); d != "" {
+		t.Errorf("fed scores differ:\n%s", d)
+	}
+}
+
+// TestScoreBlackBoxShiftBeforeFault: a black box's first-token limit
+// demoted a healthy primary in the baseline (traffic left a:m at 30s, 30s
+// before the fault); a traffic shift that predates the fault is not its
+// detection (it read "detected by traffic_shift after 100ms"): the step
+// is masked and not re-detected.
+func TestScoreBlackBoxShiftBeforeFault(t *testing.T) {
+	b := &logb{}
+	b.fault("f", "a:m", 60*time.Second, 90*time.Second)
+	for d := time.Duration(0); d < 100*time.Second; d += 100 * time.Millisecond {
+		id := fmt.Sprintf("r%d", d/time.Millisecond)
+		b.ev(d, events.Event{Kind: events.RequestStart, RequestID: id})
+		tgt := "a:m"
+		if d >= 30*time.Second && d < 90*time.Second {
+			tgt = "b:m"
+		}
+		b.journal = append(b.journal, JournalEntry{Time: at(d), RequestID: id, Target: tgt, Outcome: "ok"})
+		b.ev(d+50*time.Millisecond, events.Event{Kind: events.RequestEnd, RequestID: id, Outcome: events.OutcomeServed})
+	}
+	res := b.score(100 * time.Second)
+	if !res.BlackBox {
+		t.Fatal("want black-box scoring")
+	}
+	f, _ := res.Fault("f", "a:m")
+	if f.Detected || !f.Masked {
+		t.Errorf("detected=%v by %q after %v, masked=%v; want not detected, masked", f.Detected, f.DetectedBy, f.TTD, f.Masked)
+	}
+}
