@@ -13,6 +13,7 @@ import (
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/scenarios/score"
+	"github.com/brownout-dev/brownout/yamlfile"
 )
 
 // The simulator checks a continuation's planned output as the gateway
@@ -148,6 +149,19 @@ func TestSimContinuationProbe(t *testing.T) {
 	}
 	require.Greater(t, n, 3, "at start and with the active probes (every 30-60s)")
 	s.env.probes.Enabled = false
+
+	// A reload checks every prefill target again, as the gateway does.
+	s.Timeline = append(s.Timeline, Step{Name: "reload", At: yamlfile.Duration(4 * time.Minute), Reload: &Reload{Config: "env/gateway-prefill-probe.yaml"}})
+	res, err = Run(context.Background(), s, Options{Mode: ModeSim})
+	require.NoError(t, err)
+	var at []time.Duration
+	for _, e := range res.Log() {
+		if e.Kind == events.PrefillVerdict {
+			at = append(at, e.Time.Sub(Epoch))
+		}
+	}
+	require.Equal(t, []time.Duration{0, 4 * time.Minute}, at)
+	s.Timeline = s.Timeline[:len(s.Timeline)-1]
 
 	s.env.probes.Continuation = false
 	res, err = Run(context.Background(), s, Options{Mode: ModeSim})

@@ -74,6 +74,8 @@ func (m *sim) stepStart(i int) {
 		// gateway's do; the scenario's own alert rules stay.
 		m.configure(append(gatewayRules(gc), m.s.Gateway.AlertRules...), gc.Detectors, cfg.Routes)
 		m.scheduleTick()
+		// The gateway checks every prefill target again on a reload.
+		m.checkPrefill(m.s)
 	case StepSinkDown:
 		m.sinksDown[st.SinkDown] = true
 	case StepStoreDown, StepStoreSlow:

@@ -43,6 +43,8 @@ const (
 	// glued into a code line, or a JSON answer continued outside a string
 	// by something no JSON value starts with.
 	JoinSyntax
+	// JoinList: a list item ("- ", "1. ") where the text was cut mid-line.
+	JoinList
 )
 
 func (j Join) String() string {
@@ -65,6 +67,8 @@ func (j Join) String() string {
 		return "a new paragraph after a mid-sentence cut"
 	case JoinSyntax:
 		return "text that cannot follow the code sent"
+	case JoinList:
+		return "a list item that does not start a line"
 	}
 	return "Join(" + string(rune('0'+j)) + ")"
 }
@@ -95,8 +99,9 @@ const (
 // an answer opener (JoinOpener); a markdown heading or a code fence where
 // the text was not at a line break, or that does not fit the document
 // (JoinHeading, JoinFence); inside JSON or code, what its syntax cannot
-// follow (JoinSyntax); a capital glued onto a cut word or right after a
-// full stop (JoinGlued); a new capitalised paragraph after prose cut
+// follow (JoinSyntax); a list item mid-line (JoinList); a capital (after
+// any emphasis, "**Paris**") glued onto a cut word or right after a full
+// stop (JoinGlued); a new capitalised paragraph after prose cut
 // mid-sentence (JoinBreak); a capitalised word after a mid-sentence cut
 // that the text and names do not use as a name (JoinCapital). Scripts
 // without case (CJK, Arabic, Hebrew, Devanagari) get the first rules only:
@@ -157,6 +162,17 @@ func JudgeJoin(sent, next string, names ...string) Join {
 	if code && prose(body) {
 		return JoinSyntax
 	}
+	if !code && !newline && listItem(body) {
+		return JoinList
+	}
+	if b := strings.TrimLeft(body, "*_"); len(b) < len(body) && !code {
+		// Emphasis opens the output ("**Paris** is…"): the case rules
+		// read the word it emphasises.
+		if r, _ := utf8.DecodeRuneInString(b); unicode.IsUpper(r) {
+			first, body = r, b
+			size = utf8.RuneLen(r)
+		}
+	}
 	upper := unicode.IsUpper(first) && !code
 	switch {
 	case ws == "":
@@ -213,6 +229,20 @@ func prose(body string) bool {
 	}
 	next, _ := utf8.DecodeRuneInString(body[len(w)+1:])
 	return unicode.IsLower(next)
+}
+
+// listItem reports whether body opens with a list item: a bullet ("- ",
+// "* ", "+ ") or a number of one or two digits with "." or ")" and a
+// space (a year ending a sentence is no item).
+func listItem(body string) bool {
+	if len(body) >= 2 && strings.IndexByte("-*+", body[0]) >= 0 && body[1] == ' ' {
+		return true
+	}
+	n := 0
+	for n < len(body) && n < 3 && body[n] >= '0' && body[n] <= '9' {
+		n++
+	}
+	return n >= 1 && n <= 2 && len(body) > n+1 && (body[n] == '.' || body[n] == ')') && body[n+1] == ' '
 }
 
 // lineStart reports whether what precedes the cut on its line is only a

@@ -352,6 +352,13 @@ func TestJudgeJoin(t *testing.T) {
 		{"JSON after an object start", `{"a": {`, `[1]`, JoinSyntax},
 		{"a JSON string closed badly", `{"a": "Pa`, `[{"b": 1}]`, JoinSyntax},
 		{"a JSON answer after a word", "The cat sat on", `{"cat": "mat"}`, JoinSyntax},
+		{"a list item mid-line", "The cat sat on ", "1. Find a mat.", JoinList},
+		{"a bullet glued to a word", "The cat sat on the", "- Find a mat.", JoinList},
+		{"a list item on a new line", "Steps:\n", "1. Find a mat.", Joins},
+		{"a year ending a sentence", "It opened in ", "1889. It is tall.", Joins},
+		{"bold opener mid-sentence", "The cat sat on the ", "**Short answer:** cats sit anywhere.", JoinCapital},
+		{"bold word mid-sentence", "The cat sat on the ", "**warm** mat.", Joins},
+		{"bold after a sentence", "The cat sat. ", "**Note:** cats sit.", Joins},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -400,4 +407,23 @@ func BenchmarkContinuationJoin(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzJudgeJoin: any text, any output — valid UTF-8 or not — is judged
+// without a panic, and the verdict depends only on the output's first
+// joinLook characters.
+func FuzzJudgeJoin(f *testing.F) {
+	for _, c := range joinCorpus(f)[:200] {
+		f.Add(c.sent, c.next)
+	}
+	f.Add("{\"a\": \"\\", "\"x")
+	f.Add("```", "```")
+	f.Fuzz(func(t *testing.T, sent, next string) {
+		j := JudgeJoin(sent, next, sent)
+		body := strings.TrimLeft(next, spaces)
+		lead := next[:len(next)-len(body)]
+		if n := runesLen(body, joinLook); n < len(body) {
+			require.Equal(t, j, JudgeJoin(sent, lead+body[:n]+"#tail", sent), "only the first joinLook characters count")
+		}
+	})
 }
