@@ -18,7 +18,7 @@ func writeFleetScorecard(b *strings.Builder, f *score.FleetScore) {
 	b.WriteString(wrap([]string{
 		fmt.Sprintf("primary attempts per request during outages %.3f (%d of %d)", f.PrimaryAttemptsPerRequest, f.PrimaryAttempts, f.OutageRequests),
 		fmt.Sprintf("half-open trials %d, per recovery at most %d", f.HalfOpenTrials, f.TrialsPerRecovery),
-		fmt.Sprintf("store fallbacks %d, resyncs %d", f.Degraded, f.Resynced)}, 2))
+		fmt.Sprintf("store fallbacks %d (%d with the store up), resyncs %d", f.Degraded, f.SpuriousDegraded, f.Resynced)}, 2))
 	t := table{Cols: []column{{Long: "replica", Num: true}, {Long: "requests", Num: true}, {Long: "attempts", Num: true},
 		{Long: "outage requests", Short: "outage reqs", Num: true}, {Long: "primary attempts", Short: "primary", Num: true},
 		{Long: "per request", Short: "per req", Num: true}, {Long: "half-open trials", Short: "trials", Num: true},
@@ -39,6 +39,6 @@ func fleetRows(f *score.FleetScore) [][2]string {
 		{"fleet", fmt.Sprintf("%d replicas, state %s", f.Replicas, f.State)},
 		{"fleet primary attempts per request during outages", fmt.Sprintf("%.3f (%d of %d)", f.PrimaryAttemptsPerRequest, f.PrimaryAttempts, f.OutageRequests)},
 		{"fleet half-open trials (most per recovery)", fmt.Sprintf("%d (%d)", f.HalfOpenTrials, f.TrialsPerRecovery)},
-		{"fleet store fallbacks / resyncs", fmt.Sprintf("%d / %d", f.Degraded, f.Resynced)},
+		{"fleet store fallbacks (store up) / resyncs", fmt.Sprintf("%d (%d) / %d", f.Degraded, f.SpuriousDegraded, f.Resynced)},
 	}
 }

@@ -172,3 +172,25 @@ func TestScoreBlackBoxShiftBeforeFault(t *testing.T) {
 		t.Errorf("detected=%v by %q after %v, masked=%v; want not detected, masked", f.Detected, f.DetectedBy, f.TTD, f.Masked)
 	}
 }
+
+// TestFleetSpuriousDegradedAndUnmeasuredTrials: a replica falling back to
+// local state during a store step counts as the outage's; one with the
+// store up is spurious (load, a tight timeout). A bound on trials per
+// recovery fails as not measured when no outage ended in the run (it
+// passed with 0 trials measured).
+func TestFleetSpuriousDegradedAndUnmeasuredTrials(t *testing.T) {
+	b := &logb{}
+	b.ev(15*time.Second, events.Event{Kind: events.StateDegraded, Replica: 1, Reason: "store unavailable"})
+	b.ev(30*time.Second, events.Event{Kind: events.StateDegraded, Replica: 2, Reason: "store timeout"})
+	b.ev(31*time.Second, events.Event{Kind: events.StateDegraded, Replica: 2, OK: true})
+	in := Input{Events: b.evs, Start: t0, End: at(60 * time.Second)}
+	fs := Fleet(&in, 2, "redis", []Window{{Start: at(10 * time.Second), End: at(20 * time.Second)}})
+	if fs.Degraded != 2 || fs.SpuriousDegraded != 1 || fs.Resynced != 1 {
+		t.Errorf("degraded %d, spurious %d, resynced %d; want 2, 1, 1", fs.Degraded, fs.SpuriousDegraded, fs.Resynced)
+	}
+	two := 2.0
+	vs := (&Expect{Fleet: &FleetExpect{TrialsPerRecovery: &NumberBound{Max: &two}}}).Judge(&Result{Fleet: fs})
+	if len(vs) != 1 || vs[0].Pass || vs[0].Got != "not measured: no outage ended in the run" {
+		t.Errorf("verdicts %+v, want trials_per_recovery failed as not measured", vs)
+	}
+}

@@ -562,6 +562,9 @@ type FleetExpect struct {
 	// Resynced how often one followed the store again.
 	Degraded *NumberBound `yaml:"degraded,omitempty"`
 	Resynced *NumberBound `yaml:"resynced,omitempty"`
+	// SpuriousDegraded bounds the fallbacks that came with no store step
+	// active (FleetScore.SpuriousDegraded).
+	SpuriousDegraded *NumberBound `yaml:"spurious_degraded,omitempty"`
 }
 
 // judgeFleet judges the fleet bounds.
@@ -584,8 +587,16 @@ func (x *Expect) judgeFleet(res *Result) []Verdict {
 		{"fleet.trials_per_recovery", e.TrialsPerRecovery, float64(f.TrialsPerRecovery)},
 		{"fleet.degraded", e.Degraded, float64(f.Degraded)},
 		{"fleet.resynced", e.Resynced, float64(f.Resynced)},
+		{"fleet.spurious_degraded", e.SpuriousDegraded, float64(f.SpuriousDegraded)},
 	} {
 		if c.b == nil {
+			continue
+		}
+		if c.name == "fleet.trials_per_recovery" && len(f.Recoveries) == 0 {
+			// No outage ended in the run: a bound on its recovery is
+			// not met by measuring nothing.
+			want, _ := c.b.judge(0)
+			out = append(out, Verdict{Name: c.name, Want: want, Got: "not measured: no outage ended in the run", Pass: false})
 			continue
 		}
 		want, pass := c.b.judge(c.got)

@@ -3,6 +3,8 @@ package score
 import (
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway/policy"
+	"slices"
+	"time"
 )
 
 // FleetScore is what a fleet of gateway replicas did: the whole fleet and
@@ -35,6 +37,11 @@ type FleetScore struct {
 	// followed the store again.
 	Degraded int `json:"degraded"`
 	Resynced int `json:"resynced"`
+	// SpuriousDegraded counts the fallbacks to local state that came while
+	// no store step was active (the store up and answering in time, as far
+	// as the game day made it): load or a tight state.timeout, not an
+	// outage. Degraded includes them.
+	SpuriousDegraded int `json:"spurious_degraded"`
 	// PerReplica holds each replica's part, replica 1 first.
 	PerReplica []ReplicaScore `json:"per_replica"`
 }
@@ -62,9 +69,13 @@ type ReplicaScore struct {
 	Degraded                  int     `json:"degraded"`
 }
 
+// Window is a span of the run: a store step's, for the fleet's score.
+type Window struct{ Start, End time.Time }
+
 // Fleet scores the log of a fleet of replicas whose breakers live in
-// state (memory or redis).
-func Fleet(in *Input, replicas int, state string) *FleetScore {
+// state (memory or redis); storeFaults are the windows of the game day's
+// store steps (down or slow).
+func Fleet(in *Input, replicas int, state string, storeFaults []Window) *FleetScore {
 	n := max(replicas, 1)
 	fs := &FleetScore{Replicas: n, State: state, PerReplica: make([]ReplicaScore, n)}
 	for i := range fs.PerReplica {
@@ -133,8 +144,11 @@ func Fleet(in *Input, replicas int, state string) *FleetScore {
 		case events.StateDegraded:
 			if e.OK {
 				fs.Resynced++
-			} else {
-				rep.Degraded++
+				break
+			}
+			rep.Degraded++
+			if !slices.ContainsFunc(storeFaults, func(w Window) bool { return !e.Time.Before(w.Start) && !e.Time.After(w.End) }) {
+				fs.SpuriousDegraded++
 			}
 		}
 	}
