@@ -137,6 +137,12 @@ var diffCases = []diffCase{
 		timeline: faultStep("{kind: http_error, status: 503}")},
 	{name: "cancel_during_backoff", covers: []string{"cancel:backoff"}, traffic: "client_timeout: 500ms",
 		timeline: faultStep("{kind: http_error, status: 429, retry_after: 1s}")},
+	// Agents' first turns: every answer a tool call streamed as argument
+	// deltas, cut after 3. Deltas sent, no target can continue the call:
+	// the request ends with the in-band error, no failover (the simulator
+	// once committed every cut stream as text and failed it over).
+	{name: "tool_call_cut", covers: []string{"traffic:tools"}, traffic: "tools: 100%",
+		timeline: faultStep("{kind: cut, after: 3}")},
 	// Unstreamed requests: a 503 retried, then failed over.
 	{name: "non_streamed", covers: []string{"traffic:non_streamed"}, traffic: "stream: 0%",
 		timeline: faultStep("{kind: http_error, status: 503}")},

@@ -71,7 +71,6 @@ type liveRun struct {
 	reqCtx           context.Context // requests in flight; canceled after the drain
 	reqCancel        context.CancelFunc
 	oldJournals      []score.JournalEntry // journals of killed mock instances
-	structSchema     *llm.ResponseFormat
 	promptsByTraffic [][]string
 	traces           *traceKeeper // the gateway's spans (Options.Traces); nil when off
 
@@ -138,8 +137,6 @@ func runLiveWith(ctx context.Context, s *Scenario, seed uint64, opts Options, gw
 	if opts.Traces && !l.blackBox {
 		l.traces = newTraceKeeper()
 	}
-	l.structSchema = &llm.ResponseFormat{Type: llm.ResponseJSONSchema, Name: "answer", Strict: true,
-		Schema: []byte(`{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"}},"required":["answer","confidence"],"additionalProperties":false}`)}
 	tr := &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}
 	l.hc = &http.Client{Transport: tr}
 	defer tr.CloseIdleConnections()
@@ -378,23 +375,22 @@ func (l *liveRun) generate(ctx context.Context, i int, seed uint64) {
 		}
 		stream := rnd.Float64() < t.Stream.F()
 		structured := rnd.Float64() < t.Structured.F()
+		tools := t.Tools > 0 && rnd.Float64() < t.Tools.F() // no draw without: seeds keep their runs
 		prompt := l.promptsByTraffic[i][rnd.IntN(len(l.promptsByTraffic[i]))]
 		l.inflight.Add(1)
 		go func() {
 			defer l.inflight.Done()
-			l.send(l.reqCtx, t, stream, structured, prompt)
+			l.send(l.reqCtx, t, stream, structured, tools, prompt)
 		}()
 	}
 }
 
 // send makes one user request to the gateway and records what the user got.
-func (l *liveRun) send(ctx context.Context, t *Traffic, stream, structured bool, prompt string) {
+func (l *liveRun) send(ctx context.Context, t *Traffic, stream, structured, tools bool, prompt string) {
 	id := "req-" + strconv.FormatInt(l.nreq.Add(1), 10)
 	req := llm.Request{Model: t.Route, Stream: stream, MaxTokens: t.MaxTokens, Temperature: t.Temperature, IncludeUsage: stream,
 		Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart(prompt)}}}}
-	if structured {
-		req.ResponseFormat = l.structSchema
-	}
+	shapeRequest(&req, structured, tools)
 	format := llm.Format(t.Format)
 	start := time.Now()
 	if l.blackBox {

@@ -147,7 +147,11 @@ type Traffic struct {
 	Stream   yamlfile.Percent `yaml:"stream,omitempty"`
 	// Structured is the share of requests asking for JSON output.
 	Structured yamlfile.Percent `yaml:"structured,omitempty"`
-	Prompts    Prompts          `yaml:"prompts,omitempty"`
+	// Tools is the share of requests that offer a tool (get_weather) and
+	// require a call: the answer is a tool call, streamed as argument
+	// deltas, which no fallback can continue once some were sent.
+	Tools   yamlfile.Percent `yaml:"tools,omitempty"`
+	Prompts Prompts          `yaml:"prompts,omitempty"`
 	// PromptTokens is the size of generated prompts when no prompts are
 	// given. Default 200.
 	PromptTokens int `yaml:"prompt_tokens,omitempty"`

@@ -122,46 +122,45 @@ type simReq struct {
 }
 
 type sim struct {
-	s            *Scenario
-	ctx          context.Context
-	now          int64
-	nowT         time.Time // Epoch + now
-	q            timerHeap
-	cancels      []timerFIFO // per traffic class: client deadlines
-	arrivals     []timer     // per traffic class: the next arrival (kind 0: none)
-	free         []*simReq   // done requests no timer refers to
-	reqTab       []*simReq   // every request record, by slot (see timer.req)
-	ids          []string    // the next request IDs from idNext on; see requestID
-	doneBits     []uint64    // by request number: done
-	idNext       int
-	seq          uint64
-	rnd          *rand.Rand
-	eng          *policy.Engine      // replica 1's (the gateway's, alone)
-	pfProbes     int                 // continuation probes sent (their ids)
-	reps         []*simReplica       // the gateway's replicas
-	store        *simStore           // the replicas' shared store; nil with state: memory
-	provs        map[string]provider // provider name
-	killed       map[string]bool
-	faultIDs     map[int][]faultRef
-	log          events.Packed
-	score        *score.Feed // scores the log as it is recorded
-	alerts       *alerts.Evaluator
-	alertEvery   time.Duration
-	det          *evals.Detectors // nil when the config disables them
-	detAction    policy.Action    // "" for action none
-	refusals     []string
-	sinksDown    map[string]bool
-	served       [][]bool    // per traffic class and prompt: answered before (what a response cache would hold)
-	req          llm.Request // scratch request of the attempt being sent
-	nreq         int
-	attempts     int // sent (the log has an attempt.start each)
-	prompts      [][]string
-	msgs         [][][]llm.Message // per traffic and prompt, built on first use; see messages
-	aborted      string
-	err          error      // a step that could not be carried out; the run stops
-	stopWin      stopWindow // per-second user results for stop_when
-	slo          score.SLO  // the scenario's, with defaults: stop_when judges by it
-	structSchema *llm.ResponseFormat
+	s          *Scenario
+	ctx        context.Context
+	now        int64
+	nowT       time.Time // Epoch + now
+	q          timerHeap
+	cancels    []timerFIFO // per traffic class: client deadlines
+	arrivals   []timer     // per traffic class: the next arrival (kind 0: none)
+	free       []*simReq   // done requests no timer refers to
+	reqTab     []*simReq   // every request record, by slot (see timer.req)
+	ids        []string    // the next request IDs from idNext on; see requestID
+	doneBits   []uint64    // by request number: done
+	idNext     int
+	seq        uint64
+	rnd        *rand.Rand
+	eng        *policy.Engine      // replica 1's (the gateway's, alone)
+	pfProbes   int                 // continuation probes sent (their ids)
+	reps       []*simReplica       // the gateway's replicas
+	store      *simStore           // the replicas' shared store; nil with state: memory
+	provs      map[string]provider // provider name
+	killed     map[string]bool
+	faultIDs   map[int][]faultRef
+	log        events.Packed
+	score      *score.Feed // scores the log as it is recorded
+	alerts     *alerts.Evaluator
+	alertEvery time.Duration
+	det        *evals.Detectors // nil when the config disables them
+	detAction  policy.Action    // "" for action none
+	refusals   []string
+	sinksDown  map[string]bool
+	served     [][]bool    // per traffic class and prompt: answered before (what a response cache would hold)
+	req        llm.Request // scratch request of the attempt being sent
+	nreq       int
+	attempts   int // sent (the log has an attempt.start each)
+	prompts    [][]string
+	msgs       [][][]llm.Message // per traffic and prompt, built on first use; see messages
+	aborted    string
+	err        error      // a step that could not be carried out; the run stops
+	stopWin    stopWindow // per-second user results for stop_when
+	slo        score.SLO  // the scenario's, with defaults: stop_when judges by it
 	// routes are the routes of the gateway config in effect, by name;
 	// alertRules and detCfg its alert rules and detector settings.
 	routes     map[string]*policy.Route
@@ -346,8 +345,6 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 		}
 		m.served[i] = make([]bool, len(m.prompts[i]))
 	}
-	m.structSchema = &llm.ResponseFormat{Type: llm.ResponseJSONSchema, Name: "answer", Strict: true,
-		Schema: []byte(`{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"}},"required":["answer","confidence"],"additionalProperties":false}`)}
 	return m, nil
 }
 
@@ -583,9 +580,9 @@ func (m *sim) arrive(i int) {
 	stream := m.rnd.Float64() < t.Stream.F()
 	r.req = llm.Request{Model: t.Route, Stream: stream, MaxTokens: t.MaxTokens, Temperature: t.Temperature,
 		Messages: m.messages(i, r.prompt)}
-	if m.rnd.Float64() < t.Structured.F() {
-		r.req.ResponseFormat = m.structSchema
-	}
+	structuredAsked := m.rnd.Float64() < t.Structured.F()
+	tools := t.Tools > 0 && m.rnd.Float64() < t.Tools.F() // no draw without: seeds keep their runs
+	shapeRequest(&r.req, structuredAsked, tools)
 	structured := lifecycle.Structured(m.route(t.Route), r.req.ResponseFormat)
 	r.structured = structured
 	r.eng = m.eng
@@ -595,7 +592,7 @@ func (m *sim) arrive(i int) {
 		r.eng = r.rep.eng
 	}
 	r.lc.Begin(r.eng, m.nowT, policy.Request{ID: r.id, Route: t.Route, PromptTokens: t.PromptTokens,
-		Stream: stream, Structured: structured})
+		Stream: stream, Structured: structured, Tools: len(r.req.Tools) > 0})
 	m.scheduleCancel(r)
 	m.next(r)
 }
@@ -784,8 +781,10 @@ func (m *sim) observe(r *simReq) {
 	}
 	if r.req.Stream && o.OutputTokens > 0 && o.Class != policy.OK {
 		// Tokens reached the client: the stream is committed, and the
-		// answer so far is what a continuation must extend.
-		r.lc.Commit(false)
+		// answer so far is what a continuation must extend; tool-call
+		// deltas sent end the request there (no target continues them),
+		// as the gateway's Commit of an EventToolCallDelta says.
+		r.lc.Commit(r.plan != nil && len(r.plan.Response.ToolCalls) > 0)
 		switch {
 		case r.cont.on:
 			r.partial += r.cont.fwd
