@@ -26,7 +26,7 @@ type GamedayRunOptions struct {
 	// live run that many times, one after another.
 	Seeds  int
 	Repeat int
-	Out   string
+	Out    string
 	// Traces keeps the trace of one request of a live run (the one with the
 	// most upstream attempts) and prints it after the progress lines.
 	Traces bool
