@@ -201,8 +201,9 @@ func (c *diffCase) scenario() (*Scenario, error) {
 // transcript is what the differential test compares of a run's log: per
 // request, the sequence of its events; and the sequence of the others.
 // Events keep their kind, target, class, outcome, tier and attempt count
-// (and the fault kind, step name or reload verdict of step events), not
-// their times, statuses or token counts.
+// (and the fault kind, step name or reload verdict of step events; the
+// name, target and verdict of detector, probe, alert and prefill verdict
+// events), not their times, statuses or token counts.
 type transcript struct {
 	Requests map[string][]string
 	Steps    []string
@@ -232,6 +233,8 @@ func transcriptOf(log []events.Event) transcript {
 			tr.Steps = append(tr.Steps, fmt.Sprintf("%s target=%s", e.Kind, e.Target))
 		case events.StateDegraded:
 			tr.Steps = append(tr.Steps, fmt.Sprintf("%s ok=%v", e.Kind, e.OK))
+		case events.DetectorSignal, events.ProbeResult, events.AlertFired, events.AlertResolved, events.PrefillVerdict:
+			tr.Steps = append(tr.Steps, fmt.Sprintf("%s name=%s target=%s ok=%v", e.Kind, e.Name, e.Target, e.OK))
 		}
 	}
 	return tr
