@@ -16,13 +16,14 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Error is one problem in a YAML file, with its position.
+// Error is one problem in a YAML file, with its position. Its JSON form
+// (`gameday validate --output json`) has the same parts, lowercase.
 type Error struct {
-	File  string
-	Line  int // 1-based; 0 when unknown
-	Col   int // 1-based; 0 when unknown
-	Field string
-	Msg   string
+	File  string `json:"file"`
+	Line  int    `json:"line,omitempty"` // 1-based; 0 when unknown
+	Col   int    `json:"col,omitempty"`  // 1-based; 0 when unknown
+	Field string `json:"field,omitempty"`
+	Msg   string `json:"message"`
 }
 
 func (e *Error) Error() string {
@@ -53,6 +54,23 @@ func (es Errors) Error() string {
 		parts[i] = e.Error()
 	}
 	return strings.Join(parts, "\n")
+}
+
+// AsErrors returns the problems err holds, one Error each: its Errors, its
+// one Error, or else err's message as a problem of file. It returns nil
+// for a nil err.
+func AsErrors(file string, err error) Errors {
+	var es Errors
+	var one *Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &es):
+		return es
+	case errors.As(err, &one):
+		return Errors{one}
+	}
+	return Errors{{File: file, Msg: err.Error()}}
 }
 
 // Err returns es as an error, or nil when it is empty.
