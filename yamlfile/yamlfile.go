@@ -122,6 +122,9 @@ func Decode(file string, data []byte, v any) (*Doc, error) {
 	if len(data) > MaxSize {
 		return nil, Errors{{File: file, Msg: fmt.Sprintf("the file is %s; brownout reads YAML files of up to %s", size(len(data)), size(MaxSize))}}
 	}
+	if e := notUTF8(file, data); e != nil {
+		return nil, Errors{e}
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, Errors{syntaxError(file, data, err.Error())}
@@ -191,7 +194,11 @@ func (d *Doc) convert(msg string) *Error {
 		return e
 	}
 	if vm := reValue.FindStringSubmatch(e.Msg); vm != nil {
-		e.Col = findValueCol(root, e.Line, vm[1])
+		if v := findValue(root, e.Line, vm[1]); v != nil {
+			e.Col = v.Column
+			// yaml.v3 cuts long values short; quote the whole one.
+			e.Msg = strings.Replace(e.Msg, "`"+vm[1]+"`", "`"+v.Value+"`", 1)
+		}
 	} else if strings.HasPrefix(e.Msg, "cannot unmarshal !!") {
 		e.Col = findCollectionCol(root, e.Line)
 	}
@@ -213,30 +220,39 @@ func ValueError(n *yaml.Node, format string, args ...any) error {
 }
 
 func findValueCol(n *yaml.Node, line int, value string) int {
+	if v := findValue(n, line, value); v != nil {
+		return v.Column
+	}
+	return 0
+}
+
+// findValue is the scalar value node on line whose value a yaml.v3 message
+// quotes, or nil.
+func findValue(n *yaml.Node, line int, value string) *yaml.Node {
 	if n == nil {
-		return 0
+		return nil
 	}
-	if n.Kind == yaml.MappingNode {
-		for i := 1; i < len(n.Content); i += 2 {
-			v := n.Content[i]
-			if v.Line == line && v.Kind == yaml.ScalarNode && v.Value == value {
-				return v.Column
-			}
-		}
-	}
-	if n.Kind == yaml.SequenceNode {
-		for _, v := range n.Content {
-			if v.Line == line && v.Kind == yaml.ScalarNode && v.Value == value {
-				return v.Column
-			}
+	for i, v := range n.Content {
+		isValue := n.Kind == yaml.SequenceNode || n.Kind == yaml.MappingNode && i%2 == 1
+		if isValue && v.Line == line && v.Kind == yaml.ScalarNode && sameValue(v.Value, value) {
+			return v
 		}
 	}
 	for _, c := range n.Content {
-		if col := findValueCol(c, line, value); col > 0 {
-			return col
+		if v := findValue(c, line, value); v != nil {
+			return v
 		}
 	}
-	return 0
+	return nil
+}
+
+// sameValue reports whether a node's value is the one a yaml.v3 message
+// quotes, which it cuts to 7 characters and "..." past 10.
+func sameValue(node, quoted string) bool {
+	if len(quoted) == 10 && strings.HasSuffix(quoted, "...") && len(node) > 10 {
+		return strings.HasPrefix(node, quoted[:7])
+	}
+	return node == quoted
 }
 
 // findCollectionCol is the column of the first list or mapping value that
