@@ -88,6 +88,8 @@ type Doc struct {
 	Root *yaml.Node // the document's top node (a mapping for our files)
 
 	typ reflect.Type // the Go type decoded into (for field names), or nil
+	// edits are the base-port placeholders replaced, by line (ports.go).
+	edits map[int][]edit
 }
 
 // ReadFile reads and strictly decodes a file into v.
@@ -125,14 +127,22 @@ func Decode(file string, data []byte, v any) (*Doc, error) {
 	if e := notUTF8(file, data); e != nil {
 		return nil, Errors{e}
 	}
+	written := data
+	data, edits, perr := expandPorts(file, data)
+	if perr != nil {
+		return nil, Errors{perr}
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, Errors{syntaxError(file, data, err.Error())}
+		e := syntaxError(file, written, err.Error())
+		e.Col = writtenCol(edits, e.Line, e.Col)
+		return nil, Errors{e}
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, Errors{{File: file, Line: 1, Col: 1, Msg: "empty document"}}
 	}
-	doc := &Doc{File: file, Root: root.Content[0], typ: reflect.TypeOf(v)}
+	fixColumns(&root, edits)
+	doc := &Doc{File: file, Root: root.Content[0], typ: reflect.TypeOf(v), edits: edits}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	err := dec.Decode(v)
@@ -174,6 +184,7 @@ func (d *Doc) convert(msg string) *Error {
 	e.Msg = m[2]
 	if cm := reCol.FindStringSubmatch(e.Msg); cm != nil { // ValueError
 		e.Col, _ = strconv.Atoi(cm[1])
+		e.Col = writtenCol(d.edits, e.Line, e.Col)
 		e.Msg = cm[2]
 		if p := nodePath(d.Root, e.Line, e.Col); len(p) > 0 {
 			e.Field = strings.Join(p, ".")
