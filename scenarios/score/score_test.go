@@ -823,3 +823,22 @@ func TestScoreCutShort(t *testing.T) {
 		}
 	}
 }
+
+// TestDetection: the four outcomes of detection are told apart, from the
+// flags the scorer sets.
+func TestDetection(t *testing.T) {
+	for _, tc := range []struct {
+		f    FaultScore
+		want Detection
+	}{
+		{FaultScore{Detected: true, TTD: time.Second}, Detected},
+		{FaultScore{}, NotDetected},
+		{FaultScore{NotExercised: true}, NotExercised},
+		{FaultScore{Masked: true, MaskedBy: "earlier"}, NotReDetected},
+		{FaultScore{Masked: true, Detected: true}, Detected},
+	} {
+		if got := tc.f.Detection(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.f, got, tc.want)
+		}
+	}
+}
