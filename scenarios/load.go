@@ -2,8 +2,8 @@ package scenarios
 
 import (
 	"bufio"
-	"cmp"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"

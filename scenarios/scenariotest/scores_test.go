@@ -16,8 +16,8 @@ import (
 // recordTB records a failure instead of stopping the test.
 type recordTB struct{ failed string }
 
-func (*recordTB) Helper()                    {}
-func (*recordTB) Context() context.Context   { return context.Background() }
+func (*recordTB) Helper()                     {}
+func (*recordTB) Context() context.Context    { return context.Background() }
 func (r *recordTB) Fatalf(f string, a ...any) { r.failed = fmt.Sprintf(f, a...) }
 
 func TestTimeAndNumber(t *testing.T) {
