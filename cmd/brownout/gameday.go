@@ -229,6 +229,14 @@ func gamedayValidate(opts *GamedayValidateOptions) error {
 		}
 		v.Files = append(v.Files, fv)
 	}
+	if opts.Output.Quiet && !opts.Output.JSON() {
+		// Quiet drops the "ok" lines, never the problems.
+		for _, fv := range v.Files {
+			if !fv.Valid {
+				fmt.Fprintln(opts.IO.ErrOut, fv.Errors)
+			}
+		}
+	}
 	err := opts.Output.emit(opts.IO, v, func(w io.Writer) error {
 		for _, fv := range v.Files {
 			if !fv.Valid {

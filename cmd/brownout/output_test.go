@@ -105,6 +105,10 @@ func TestGamedayValidateOutputJSON(t *testing.T) {
 	code, out, _ = runCLI(t, "gameday", "validate", "../../scenarios/testdata/short.yaml", "--quiet")
 	assert.Equal(t, exitOK, code)
 	assert.Empty(t, out)
+	code, out, errOut = runCLI(t, "gameday", "validate", "../../scenarios/testdata/invalid.yaml", "--quiet")
+	assert.Equal(t, exitUsageErr, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "invalid.yaml:25:13: timeline.2.target", "quiet keeps the problems")
 }
 
 // TestEvalsRunOutputJSON: stdout is the report --out writes; the verdict
