@@ -230,13 +230,6 @@ func ValueError(n *yaml.Node, format string, args ...any) error {
 	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: column %d: %s", n.Line, n.Column, fmt.Sprintf(format, args...))}}
 }
 
-func findValueCol(n *yaml.Node, line int, value string) int {
-	if v := findValue(n, line, value); v != nil {
-		return v.Column
-	}
-	return 0
-}
-
 // findValue is the scalar value node on line whose value a yaml.v3 message
 // quotes, or nil.
 func findValue(n *yaml.Node, line int, value string) *yaml.Node {
