@@ -33,6 +33,9 @@ import (
 // ErrInvalid), each with file:line:col.
 func Load(path string) (*Scenario, error) {
 	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, invalid(yamlfile.Errors{{File: path, Msg: "no such file" + nearbyFiles(path, path)}})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -730,7 +733,15 @@ func (s *Scenario) missingFile(field, name string, addErr func(error)) bool {
 	if _, err := os.Stat(p); err == nil || !errors.Is(err, os.ErrNotExist) {
 		return false
 	}
-	msg := fmt.Sprintf("%s: no such file (looked for %s)", name, p)
+	addErr(s.doc.Errorf(field, "%s: no such file (looked for %s)%s", name, p, nearbyFiles(name, p)))
+	return true
+}
+
+// nearbyFiles is what to say after "no such file" about p (name as
+// written): the file of its directory it may have meant, the files with its
+// extension there, or that the directory does not exist.
+func nearbyFiles(name, p string) string {
+	msg := ""
 	dir, ext := filepath.Dir(p), filepath.Ext(p)
 	entries, err := os.ReadDir(dir)
 	var files, same []string // every file; those with name's extension
@@ -755,8 +766,7 @@ func (s *Scenario) missingFile(field, name string, addErr func(error)) bool {
 		}
 		msg += fmt.Sprintf("; %s holds %s", dir, strings.Join(same, ", "))
 	}
-	addErr(s.doc.Errorf(field, "%s", msg))
-	return true
+	return msg
 }
 
 // expandTarget turns "provider/model" or "provider" into provider:model
