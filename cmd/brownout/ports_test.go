@@ -70,7 +70,7 @@ func TestBasePortErrors(t *testing.T) {
 	assert.Contains(t, errOut, "--base-port: 0 is not a port number")
 
 	t.Setenv(yamlfile.BasePortEnv, "eighty")
-	code, _, errOut = runCLI(t, "gameday", "validate", "../../examples/gamedays/quick-429-burst.yaml")
+	code, out, _ := runCLI(t, "gameday", "validate", "../../examples/gamedays/quick-429-burst.yaml")
 	assert.Equal(t, exitUsageErr, code)
-	assert.True(t, strings.Contains(errOut, `BROWNOUT_BASE_PORT="eighty" is not a port number`), errOut)
+	assert.True(t, strings.Contains(out, `env/providers.yaml:9:23: BROWNOUT_BASE_PORT="eighty" is not a port number (1-65535)`), out)
 }

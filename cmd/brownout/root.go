@@ -99,9 +99,6 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 					return err
 				}
 			}
-			if _, err := yamlfile.BasePort(); err != nil {
-				return usageError(err)
-			}
 			return nil
 		},
 	}
