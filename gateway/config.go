@@ -66,6 +66,8 @@ type Config struct {
 	// Tracing configures OpenTelemetry traces (see TracingConfig). Default
 	// off, unless the OTEL_* environment names an OTLP endpoint.
 	Tracing TracingConfig `yaml:"tracing,omitempty"`
+	// Metrics configures /metrics beyond brownout's own series.
+	Metrics MetricsConfig `yaml:"metrics,omitempty"`
 	// Seed seeds the policy's random source (jitter, weighted choice).
 	// Default 0: seeded from the clock at start.
 	Seed uint64 `yaml:"seed,omitempty"`
@@ -73,6 +75,17 @@ type Config struct {
 	unqualified []Unqualified // fallbacks to warn about (qualification.require: warn)
 	file        string        // the file it was read from
 	doc         *yamlfile.Doc // its node tree, for positions in Preflight
+}
+
+// MetricsConfig configures /metrics.
+type MetricsConfig struct {
+	// GenAI adds the OpenTelemetry GenAI client metrics by their
+	// Prometheus names: gen_ai_client_token_usage (gen_ai.client.token.usage)
+	// and gen_ai_client_operation_duration_seconds
+	// (gen_ai.client.operation.duration), labelled gen_ai_operation_name,
+	// gen_ai_provider_name (the configured provider), gen_ai_request_model,
+	// gen_ai_token_type and error_type. Default false.
+	GenAI bool `yaml:"genai,omitempty"`
 }
 
 // AdminConfig protects the admin API.

@@ -447,7 +447,7 @@ func TestMalformedEventSkipped(t *testing.T) {
 				assert.Equal(t, "unparseable event after token 2 skipped", e.Reason)
 			}
 			if tt.skipped > 0 {
-				assert.Equal(t, float64(tt.skipped), metricValue(t, g, `brownout_stream_malformed_events_total{target="p:primary-model"}`))
+				assert.Equal(t, float64(tt.skipped), metricValue(t, g, `brownout_stream_malformed_events_total{model="primary-model",provider="p",target="p:primary-model"}`))
 			}
 			end := only(g.log.Events(), events.AttemptEnd)[0]
 			if tt.done {

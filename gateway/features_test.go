@@ -207,14 +207,14 @@ func TestMetrics(t *testing.T) {
 	text := string(b)
 	for _, want := range []string{
 		`brownout_requests_total{outcome="degraded",route="chat",tier="equivalent"} 1`,
-		`brownout_attempts_total{class="rate_limited",target="alpha:gpt-4o"} 1`,
-		`brownout_attempts_total{class="ok",target="beta:claude-sonnet"} 1`,
+		`brownout_attempts_total{class="rate_limited",model="gpt-4o",provider="alpha",target="alpha:gpt-4o"} 1`,
+		`brownout_attempts_total{class="ok",model="claude-sonnet",provider="beta",target="beta:claude-sonnet"} 1`,
 		`brownout_fallbacks_total{from="alpha:gpt-4o",route="chat",to="beta:claude-sonnet"} 1`,
-		`brownout_time_to_first_token_seconds_bucket{target="beta:claude-sonnet",le="+Inf"} 1`,
-		`brownout_attempt_duration_seconds_count{target="beta:claude-sonnet"} 1`,
-		`brownout_tokens_total{kind="output",target="beta:claude-sonnet"} 24`,
-		`brownout_cost_dollars_total{target="beta:claude-sonnet"}`,
-		`brownout_breaker_state{state="closed",target="alpha:gpt-4o"} 1`,
+		`brownout_time_to_first_token_seconds_bucket{model="claude-sonnet",provider="beta",target="beta:claude-sonnet",le="+Inf"} 1`,
+		`brownout_attempt_duration_seconds_count{model="claude-sonnet",provider="beta",target="beta:claude-sonnet"} 1`,
+		`brownout_tokens_total{kind="output",model="claude-sonnet",provider="beta",target="beta:claude-sonnet"} 24`,
+		`brownout_cost_dollars_total{model="claude-sonnet",provider="beta",target="beta:claude-sonnet"}`,
+		`brownout_breaker_state{model="gpt-4o",provider="alpha",state="closed",target="alpha:gpt-4o"} 1`,
 		`brownout_retry_budget_allowed_retries{route="chat"}`,
 		`brownout_requests_in_flight 0`,
 	} {
@@ -358,4 +358,36 @@ func TestExactCache(t *testing.T) {
 	other.Body.Close()
 	assert.Empty(t, other.Header.Get(gateway.HeaderCache))
 	assert.Len(t, m.alpha.Model().Journal(), 2)
+}
+
+// TestMetricsGenAI: target-labelled series also carry provider and model,
+// so dashboards can group by either; the OpenTelemetry GenAI client
+// metrics appear only when metrics.genai is on.
+func TestMetricsGenAI(t *testing.T) {
+	scrape := func(g *gw) string {
+		resp, err := http.Get(g.url + "/metrics")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	m := startMocks(t)
+	off := startGateway(t, m.config(t, ""), gateway.Options{})
+	off.do(t, false, nil)
+	text := scrape(off)
+	assert.Contains(t, text, `brownout_attempts_total{class="ok",model="gpt-4o",provider="alpha",target="alpha:gpt-4o"} 1`)
+	assert.NotContains(t, text, "gen_ai_", "GenAI metrics are off by default")
+
+	on := startGateway(t, m.config(t, "metrics: {genai: true}\n"), gateway.Options{})
+	addFault(t, m.alpha, `{kind: http_error, status: 429}`)
+	on.do(t, false, nil)
+	text = scrape(on)
+	for _, want := range []string{
+		`gen_ai_client_token_usage_count{gen_ai_operation_name="chat",gen_ai_provider_name="beta",gen_ai_request_model="claude-sonnet",gen_ai_token_type="input"} 1`,
+		`gen_ai_client_token_usage_sum{gen_ai_operation_name="chat",gen_ai_provider_name="beta",gen_ai_request_model="claude-sonnet",gen_ai_token_type="output"} 24`,
+		`gen_ai_client_operation_duration_seconds_count{error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="beta",gen_ai_request_model="claude-sonnet"} 1`,
+		`gen_ai_client_operation_duration_seconds_count{error_type="rate_limited",gen_ai_operation_name="chat",gen_ai_provider_name="alpha",gen_ai_request_model="gpt-4o"} 1`,
+	} {
+		assert.Contains(t, text, want)
+	}
 }

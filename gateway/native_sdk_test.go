@@ -276,7 +276,7 @@ func TestSkippedTarget(t *testing.T) {
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	assert.Contains(t, string(body), `brownout_attempts_total{class="skipped",target="alpha:gpt-4o"} 1`)
+	assert.Contains(t, string(body), `brownout_attempts_total{class="skipped",model="gpt-4o",provider="alpha",target="alpha:gpt-4o"} 1`)
 }
 
 // TestUnknownPathsSDK: every path answers in the shape of its API, and the

@@ -186,6 +186,6 @@ probes:
 		}
 	}
 	require.Positive(t, n, "streams were cut and continued")
-	require.Equal(t, 0.0, metricValue(t, g, `brownout_target_prefill_verified{target="gamma:claude-ignores"}`))
-	require.Equal(t, 1.0, metricValue(t, g, `brownout_target_prefill_verified{target="beta:claude-keeps"}`))
+	require.Equal(t, 0.0, metricValue(t, g, `brownout_target_prefill_verified{model="claude-ignores",provider="gamma",target="gamma:claude-ignores"}`))
+	require.Equal(t, 1.0, metricValue(t, g, `brownout_target_prefill_verified{model="claude-keeps",provider="beta",target="beta:claude-keeps"}`))
 }

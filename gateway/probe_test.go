@@ -215,9 +215,9 @@ func TestProbesRespectRetryAfter(t *testing.T) {
 		}
 		rec := httptest.NewRecorder()
 		r.srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-		assert.Contains(t, rec.Body.String(), fmt.Sprintf(`brownout_probes_total{result="rate_limited",target="beta:claude-cold"} %d`, len(ps)))
-		assert.Contains(t, rec.Body.String(), `brownout_probes_total{result="ok",target="alpha:gpt-4o"}`)
-		assert.NotContains(t, rec.Body.String(), `brownout_probes_total{result="failed"`)
+		assert.Contains(t, rec.Body.String(), fmt.Sprintf(`brownout_probes_total{model="claude-cold",provider="beta",result="rate_limited",target="beta:claude-cold"} %d`, len(ps)))
+		assert.Contains(t, rec.Body.String(), `brownout_probes_total{model="gpt-4o",provider="alpha",result="ok",target="alpha:gpt-4o"}`)
+		assert.NotRegexp(t, `brownout_probes_total\{[^}]*result="failed"`, rec.Body.String())
 		assert.Empty(t, r.transitions(cold), "rate limits do not open the breaker")
 		assert.Zero(t, breakerState(r.srv, cold).ProbeFailures)
 		var st probe.TargetState

@@ -146,6 +146,10 @@ func New(cfg *Config, opts Options) (*Server, error) {
 		}
 		return nil
 	}
+	s.m.genai = func() bool {
+		rt := s.rt.Load()
+		return rt != nil && rt.cfg.Metrics.GenAI
+	}
 	s.al = newAlertLoop(s)
 	if err := s.startTracing(cfg); err != nil {
 		return nil, err

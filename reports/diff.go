@@ -127,7 +127,7 @@ func Diff(old, new *score.Result, tol Tolerances) *RunDiff {
 		tag := " [" + nf.Step + "] " + nf.Target
 		timed("ttd"+tag, of.TTD, of.Detected, nf.TTD, nf.Detected, "not detected")
 		timed("ttm"+tag, of.TTM, of.Mitigated || !of.Impact, nf.TTM, nf.Mitigated || !nf.Impact, "not mitigated")
-		timed("ttr"+tag, of.TTR, of.Recovered || of.Superseded, nf.TTR, nf.Recovered || nf.Superseded, "not recovered")
+		timed("ttr"+tag, of.TTR, of.Recovered || !of.RecoveryMeasured(), nf.TTR, nf.Recovered || !nf.RecoveryMeasured(), "not recovered")
 		timed("first mitigation"+tag, of.FirstMitigation, of.FirstMitigated || !of.Impact, nf.FirstMitigation, nf.FirstMitigated || !nf.Impact, "never")
 		timed("SLO breach"+tag, of.BreachTime, true, nf.BreachTime, true, "")
 		count("relapses"+tag, of.Relapses, nf.Relapses)

@@ -92,9 +92,9 @@ func CompareFidelity(sim, live *score.Result, tol FidelityTolerances) (*Fidelity
 		st.TTD = durCell(ttdCell(s), ttdCell(l), s.Detected, l.Detected, s.TTD, l.TTD, tol.Duration)
 		st.TTM = durCell(ttmCell(s), ttmCell(l), !s.Impact || s.Mitigated, !l.Impact || l.Mitigated, s.TTM, l.TTM,
 			windowed(s.TTM, l.TTM, tol))
-		st.TTR = durCell(ttrCell(s), ttrCell(l), s.Recovered || s.Superseded, l.Recovered || l.Superseded, s.TTR, l.TTR,
+		st.TTR = durCell(ttrCell(s), ttrCell(l), s.Recovered || !s.RecoveryMeasured(), l.Recovered || !l.RecoveryMeasured(), s.TTR, l.TTR,
 			windowed(s.TTR, l.TTR, tol))
-		if s.Superseded != l.Superseded {
+		if s.Superseded != l.Superseded || s.CutShort != l.CutShort {
 			st.TTR.Within = false
 		}
 		f.Steps = append(f.Steps, st)
@@ -160,8 +160,8 @@ func ttmCell(f *score.FaultScore) string {
 
 func ttrCell(f *score.FaultScore) string {
 	switch {
-	case f.Superseded:
-		return "superseded"
+	case !f.RecoveryMeasured():
+		return recoverStr(*f)
 	case !f.Recovered:
 		return "not recovered"
 	}
@@ -263,10 +263,10 @@ func CompareFidelitySweep(sw *scenarios.Sweep, live *score.Result, tol FidelityT
 		}
 		ttr := score("ttr", l.Step, l.Target)
 		switch {
-		case l.Superseded:
-			st.TTR = FidelityCell{seedRange(ttr, n, durText), "superseded", ttr == nil || ttr.N < n}
+		case !l.RecoveryMeasured():
+			st.TTR = FidelityCell{seedRange(ttr, n, durText), recoverStr(*l), ttr == nil || ttr.N < n}
 			if ttr == nil {
-				st.TTR.Sim = fmt.Sprintf("superseded in %d/%d", n, n)
+				st.TTR.Sim = fmt.Sprintf("%s in %d/%d", recoverStr(*l), n, n)
 			}
 		default:
 			st.TTR = rangeCell(ttr, float64(l.TTR), l.Recovered, float64(windowedRange(ttr, tol)), durText)

@@ -75,11 +75,22 @@ func recoverStr(f score.FaultScore) string {
 	switch {
 	case f.Superseded:
 		return "superseded"
+	case f.CutShort:
+		return "cut short"
 	case !f.Recovered:
 		return "not recovered"
 	default:
 		return fmtDur(f.TTR)
 	}
+}
+
+// runRecoverStr is recoverStr in the context of its run: a step cut short by
+// an aborted run did not recover, and the row says why.
+func runRecoverStr(r *score.Result, f score.FaultScore) string {
+	if f.CutShort && r.Aborted {
+		return "not recovered: run aborted"
+	}
+	return recoverStr(f)
 }
 
 func verdictWord(pass bool) string {

@@ -26,7 +26,11 @@ func WriteMarkdown(w io.Writer, r *score.Result) error {
 		b.WriteString("- Black-box run: detection measured as traffic shift at the mocks\n")
 	}
 
-	b.WriteString("\n## Expectations\n\n| | expectation | want | got |\n|---|---|---|---|\n")
+	b.WriteString("\n## Expectations\n\n")
+	if r.Aborted {
+		fmt.Fprintf(&b, "Judged on the %s that ran; the run was aborted, so it fails whatever they say.\n\n", fmtDur(r.Elapsed))
+	}
+	b.WriteString("| | expectation | want | got |\n|---|---|---|---|\n")
 	for _, v := range r.Expectations {
 		name := v.Name
 		if v.Step != "" {

@@ -374,3 +374,26 @@ func TestDiffSweeps(t *testing.T) {
 	require.ErrorContains(t, Comparable("s", score.ModeSim, "t", score.ModeSim), "different scenarios")
 	require.ErrorContains(t, Comparable("s", score.ModeSim, "s", score.ModeLive), "different modes")
 }
+
+// TestScorecardAbortedRun: an aborted run (Ctrl-C, a stop condition) says
+// so beside its expectations, which were judged on part of a run, and its
+// step cut short reads "not recovered: run aborted", never "superseded".
+func TestScorecardAbortedRun(t *testing.T) {
+	r := fixture()
+	r.Aborted, r.AbortReason, r.Pass = true, "canceled", false
+	last := &r.Faults[len(r.Faults)-1]
+	last.Superseded, last.CutShort, last.Recovered = false, true, false
+	var buf bytes.Buffer
+	require.NoError(t, WriteScorecard(&buf, r, false))
+	out := buf.String()
+	require.Contains(t, out, "ABORTED")
+	require.Contains(t, out, "not recovered: run aborted")
+	require.Contains(t, out, "the run was aborted, so it fails)")
+	require.NotContains(t, out, " hold)\n")
+
+	r.Aborted = false
+	buf.Reset()
+	require.NoError(t, WriteScorecard(&buf, r, false))
+	require.Contains(t, buf.String(), "cut short")
+	require.NotContains(t, buf.String(), "run aborted")
+}

@@ -102,7 +102,7 @@ func WriteScorecard(w io.Writer, r *score.Result, color bool) error {
 		}
 	}
 	if len(r.Expectations) > 0 {
-		writeExpectations(&b, r.Expectations, p)
+		writeExpectations(&b, r, p)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -205,14 +205,22 @@ func writeTable(b *strings.Builder, t table) {
 // expectation and its scope in an aligned column, then what was wanted and
 // what was measured — or, when that line would be too wide, the last two on
 // the lines below.
-func writeExpectations(b *strings.Builder, vs []score.Verdict, p painter) {
+//
+// An aborted run fails whatever its expectations say (they were judged on
+// part of a run), and the heading says so.
+func writeExpectations(b *strings.Builder, r *score.Result, p painter) {
+	vs := r.Expectations
 	pass := 0
 	for _, v := range vs {
 		if v.Pass {
 			pass++
 		}
 	}
-	fmt.Fprintf(b, "\nExpectations (%d of %d hold)\n", pass, len(vs))
+	if r.Aborted {
+		fmt.Fprintf(b, "\nExpectations (%d of %d hold on the %s that ran; the run was aborted, so it fails)\n", pass, len(vs), fmtDur(r.Elapsed))
+	} else {
+		fmt.Fprintf(b, "\nExpectations (%d of %d hold)\n", pass, len(vs))
+	}
 	name := func(v score.Verdict) string {
 		return strings.Join(strings.Fields(v.Name+" "+v.Step+" "+v.Target), " ")
 	}

@@ -41,7 +41,7 @@ func faultTable(r *score.Result) table {
 		{Long: "first mitigation", Aside: true}, {Long: "SLO breach", Aside: true}, {Long: "relapses", Num: true, Aside: true},
 		{Long: "returns to target", Num: true, Aside: true}}}
 	for _, f := range r.Faults {
-		t.Rows = append(t.Rows, []string{f.Step, f.Target, f.Kind, window(r, f), detect(f), mitigate(f), recoverStr(f),
+		t.Rows = append(t.Rows, []string{f.Step, f.Target, f.Kind, window(r, f), detect(f), mitigate(f), runRecoverStr(r, f),
 			fmtPct(f.Availability.Success), fmt.Sprintf("%.2f", f.Retry.Amplification), fmtRatio(f.LoadRatio),
 			fmtRatio(f.CostMultiplier), fmt.Sprint(f.ReDetections), fmt.Sprint(f.Flaps), fmt.Sprint(f.BadServed),
 			firstMitigation(f), breach(f), fmt.Sprint(f.Relapses), fmt.Sprint(f.Returns)})

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,9 @@ import (
 // ErrInvalid), each with file:line:col.
 func Load(path string) (*Scenario, error) {
 	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, invalid(yamlfile.Errors{{File: path, Msg: "no such file" + nearbyFiles(path, path)}})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -53,6 +57,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		}
 	}
 	s.doc = doc
+	withExamples(doc, decodeErrs)
 	es := doc.Settle(decodeErrs, s.validate())
 	if len(es) == 0 {
 		s.Timeline = s.expandRepeats()
@@ -61,6 +66,53 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		return nil, invalid(es)
 	}
 	return s, nil
+}
+
+// shapeExamples show the shape a field wants, for a value of the wrong shape
+// ("want a mapping, got \"3s\""); got is the value written.
+var shapeExamples = map[string]func(got string) string{
+	"slo.ttft": func(got string) string {
+		return fmt.Sprintf("slo: {ttft: {max: %s}} (every streamed request) or {ttft: {p95: %s}} (the window's 95th percentile)", orExample(got, "3s"), orExample(got, "3s"))
+	},
+	"slo.latency": func(got string) string {
+		return fmt.Sprintf("slo: {latency: {max: %s}} (every non-streamed request) or {latency: {p95: %s}} (the window's 95th percentile)", orExample(got, "10s"), orExample(got, "10s"))
+	},
+	"slo":       func(string) string { return "slo: {success_rate: 99%, ttft: {max: 3s}}" },
+	"providers": func(got string) string { return fmt.Sprintf("providers: {file: %s}", orFile(got, "providers.yaml")) },
+	"gateway":   func(got string) string { return fmt.Sprintf("gateway: {config: %s}", orFile(got, "gateway.yaml")) },
+	"traffic":   func(string) string { return "traffic: [{route: chat, rate: 20/s}]" },
+}
+
+// orExample is got when it reads as a duration, else def.
+func orExample(got, def string) string {
+	if _, err := time.ParseDuration(got); err == nil {
+		return got
+	}
+	return def
+}
+
+// orFile is got when it reads as a YAML file name, else def.
+func orFile(got, def string) string {
+	if strings.HasSuffix(got, ".yaml") || strings.HasSuffix(got, ".yml") {
+		return got
+	}
+	return def
+}
+
+// withExamples adds an example of the right shape to each decode error of
+// a field in shapeExamples whose value has the wrong shape.
+func withExamples(doc *yamlfile.Doc, es yamlfile.Errors) {
+	for _, e := range es {
+		ex, ok := shapeExamples[e.Field]
+		if !ok || !strings.HasPrefix(e.Msg, "want a mapping, got") {
+			continue
+		}
+		got := ""
+		if n := doc.Node(e.Field); n != nil {
+			got = n.Value
+		}
+		e.Msg += "; write " + ex(got)
+	}
 }
 
 // invalidError wraps input errors so errors.Is(err, ErrInvalid) holds while
@@ -108,6 +160,10 @@ type environment struct {
 	continuation gateway.ContinuationConfig
 	// storeTimeout is the gateway config's state.timeout (fleet runs).
 	storeTimeout time.Duration
+	// providersKnown is false when the providers are missing or failed to
+	// load: every target then reads as unknown, and saying so for each one
+	// would report one mistake many times.
+	providersKnown bool
 }
 
 func (s *Scenario) validate() yamlfile.Errors {
@@ -158,11 +214,13 @@ func (s *Scenario) validate() yamlfile.Errors {
 		add("providers", "set file or inline, not both")
 	case s.Providers.File == "" && !hasInline:
 		add("providers", "required: {file: providers.yaml} or {inline: [...]}")
+	case s.Providers.File != "" && s.missingFile("providers.file", s.Providers.File, addErr):
 	default:
 		ps, err := s.loadProviders()
 		if err != nil {
 			addErr(err)
 		}
+		env.providersKnown = err == nil
 		env.providers = ps
 		for _, p := range ps {
 			for _, m := range p.models {
@@ -196,6 +254,9 @@ func (s *Scenario) validate() yamlfile.Errors {
 		add("gateway", "set one of config, routes or url")
 	case g.Config != "":
 		env.gatewayFile = s.rel(g.Config)
+		if s.missingFile("gateway.config", g.Config, addErr) {
+			break
+		}
 		gc, err := loadGatewayConfig(env.gatewayFile)
 		if err != nil {
 			addErr(err)
@@ -360,7 +421,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 		if t.Prompts.File != "" && len(t.Prompts.Inline) > 0 {
 			add(p+".prompts", "set file or inline, not both")
 		}
-		if t.Prompts.File != "" {
+		if t.Prompts.File != "" && !s.missingFile(p+".prompts.file", t.Prompts.File, addErr) {
 			ps, err := readPrompts(s.rel(t.Prompts.File))
 			if err != nil {
 				add(p+".prompts.file", "%v", err)
@@ -432,7 +493,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 		case StepFault:
 			if st.Target == "" {
 				add(p+".target", "required: \"provider/model\" or \"provider\"")
-			} else if ts, ok := s.expandTarget(st.Target); !ok {
+			} else if ts, ok := s.expandTarget(st.Target); !ok && env.providersKnown {
 				add(p+".target", "unknown target %q (known: %s)", st.Target, strings.Join(s.knownTargets(), ", "))
 			} else {
 				targets = ts
@@ -453,7 +514,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 				add(p+".target", "kill names its provider; remove target")
 			}
 			ts, ok := s.expandTarget(st.Kill)
-			if !ok || strings.ContainsAny(st.Kill, "/:") {
+			if strings.ContainsAny(st.Kill, "/:") || !ok && env.providersKnown {
 				add(p+".kill", "unknown provider %q (known: %s)", st.Kill, strings.Join(sortedKeys(env.models), ", "))
 			}
 			targets = ts
@@ -462,6 +523,8 @@ func (s *Scenario) validate() yamlfile.Errors {
 				add(p+".reload", "cannot reload a black-box gateway")
 			} else if st.Reload.Config == "" {
 				add(p+".reload.config", "required")
+			} else if s.missingFile(p+".reload.config", st.Reload.Config, addErr) {
+				break
 			} else if _, _, err := loadGateway(s.rel(st.Reload.Config)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				// A reload to an invalid file is a legitimate game day
 				// (the gateway must reject it), so only a missing file is an error.
@@ -520,7 +583,7 @@ func (s *Scenario) validate() yamlfile.Errors {
 			continue
 		}
 		if se.DetectedBy != "" && !validDetectedBy(se.DetectedBy) {
-			add(p+".detected_by", "%q is not a detection source (detector:<name>, detector, breaker, health, probe, traffic_shift, or alternatives such as \"detector | health\")", se.DetectedBy)
+			add(p+".detected_by", "%s", badDetectedBy(se.DetectedBy))
 		}
 		faulted := s.stepTargets(name)
 		for _, k := range sortedKeys(se.Targets) {
@@ -528,12 +591,12 @@ func (s *Scenario) validate() yamlfile.Errors {
 				add(p+".targets."+k, "step %q does not fault %q (it faults: %s)", name, k, strings.Join(faulted, ", "))
 			}
 			if tb := se.Targets[k]; tb.DetectedBy != "" && !validDetectedBy(tb.DetectedBy) {
-				add(p+".targets."+k+".detected_by", "%q is not a detection source (detector:<name>, detector, breaker, health, probe, traffic_shift, or alternatives such as \"detector | health\")", tb.DetectedBy)
+				add(p+".targets."+k+".detected_by", "%s", badDetectedBy(tb.DetectedBy))
 			}
 		}
 	}
 	for name := range e.Targets {
-		if !env.targets[score.NormTarget(name)] {
+		if !env.targets[score.NormTarget(name)] && env.providersKnown {
 			add("expect.targets."+name, "unknown target %q (known: %s)", name, strings.Join(s.knownTargets(), ", "))
 		}
 	}
@@ -617,6 +680,93 @@ func validDetectedBy(s string) bool {
 	}
 	name, ok := strings.CutPrefix(s, "detector:")
 	return ok && slices.Contains(evals.DetectorNames, name)
+}
+
+// detectionSources are the sources detected_by names besides
+// "detector:<name>".
+var detectionSources = []string{"detector", "breaker", "health", "probe", "traffic_shift"}
+
+// badDetectedBy says why s is not a detection source, with what was likely
+// meant: a detector's bare name ("json_invalid") for "detector:json_invalid",
+// a misspelt source or detector for the one it is close to.
+func badDetectedBy(s string) string {
+	const sources = "detector:<name>, detector, breaker, health, probe, traffic_shift, or alternatives such as \"detector | health\""
+	alts := score.DetectionSources(s)
+	fixed := make([]string, 0, len(alts))
+	for _, a := range alts {
+		if validDetectedBy(a) {
+			fixed = append(fixed, a)
+			continue
+		}
+		name, isDetector := strings.CutPrefix(a, "detector:")
+		var guess string
+		switch {
+		case slices.Contains(evals.DetectorNames, a):
+			guess = "detector:" + a
+		case isDetector:
+			if g := yamlfile.Suggest(name, evals.DetectorNames); g != "" {
+				guess = "detector:" + g
+			} else {
+				return fmt.Sprintf("%q is not a detection source: %q is not a detector (detectors: %s)", s, name, strings.Join(evals.DetectorNames, ", "))
+			}
+		default:
+			if g := yamlfile.Suggest(a, detectionSources); g != "" {
+				guess = g
+			} else if g := yamlfile.Suggest(a, evals.DetectorNames); g != "" {
+				guess = "detector:" + g
+			}
+		}
+		if guess == "" {
+			return fmt.Sprintf("%q is not a detection source (%s)", s, sources)
+		}
+		fixed = append(fixed, guess)
+	}
+	return fmt.Sprintf("%q is not a detection source (did you mean %q?)", s, strings.Join(fixed, " | "))
+}
+
+// missingFile reports, at field, a file the scenario names (name, relative
+// to the scenario's directory) that does not exist: the path it resolved to
+// and the file in that directory it may have meant. It returns whether the
+// file is missing.
+func (s *Scenario) missingFile(field, name string, addErr func(error)) bool {
+	p := s.rel(name)
+	if _, err := os.Stat(p); err == nil || !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	addErr(s.doc.Errorf(field, "%s: no such file (looked for %s)%s", name, p, nearbyFiles(name, p)))
+	return true
+}
+
+// nearbyFiles is what to say after "no such file" about p (name as
+// written): the file of its directory it may have meant, the files with its
+// extension there, or that the directory does not exist.
+func nearbyFiles(name, p string) string {
+	msg := ""
+	dir, ext := filepath.Dir(p), filepath.Ext(p)
+	entries, err := os.ReadDir(dir)
+	var files, same []string // every file; those with name's extension
+	for _, e := range entries {
+		if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			files = append(files, e.Name())
+			if filepath.Ext(e.Name()) == ext {
+				same = append(same, e.Name())
+			}
+		}
+	}
+	switch {
+	case err != nil:
+		msg += fmt.Sprintf("; the directory %s does not exist", dir)
+	case yamlfile.Suggest(filepath.Base(p), files) != "":
+		msg += fmt.Sprintf("; did you mean %s?", filepath.Join(filepath.Dir(name), yamlfile.Suggest(filepath.Base(p), files)))
+	case len(same) == 0:
+		msg += fmt.Sprintf("; %s holds no %s file", dir, cmp.Or(ext, "such"))
+	default:
+		if len(same) > 6 {
+			same = append(same[:6], "...")
+		}
+		msg += fmt.Sprintf("; %s holds %s", dir, strings.Join(same, ", "))
+	}
+	return msg
 }
 
 // expandTarget turns "provider/model" or "provider" into provider:model

@@ -206,7 +206,7 @@ func (s *Scenario) summarize(seeds []uint64, results []*score.Result) *Sweep {
 				}
 			}
 			add("ttm", f.Step, f.Target, "duration", true, dur(f.TTM), f.Impact && !f.Mitigated)
-			if !f.Superseded {
+			if f.RecoveryMeasured() {
 				add("ttr", f.Step, f.Target, "duration", true, dur(f.TTR), !f.Recovered)
 			}
 			add("availability", f.Step, f.Target, "rate", false, f.Availability.Success, false)

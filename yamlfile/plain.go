@@ -1,12 +1,14 @@
 package yamlfile
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -35,6 +37,57 @@ func syntaxError(file string, data []byte, msg string) *Error {
 		return &Error{File: file, Line: line, Col: col, Msg: what}
 	}
 	return e
+}
+
+// notUTF8 places the first byte of data that is not UTF-8 (yaml.v3 says
+// only "invalid trailing UTF-8 octet"), naming the field it sits in, or
+// returns nil. A file that starts with a UTF-16 byte order mark is left to
+// yaml.v3, which reads UTF-16.
+func notUTF8(file string, data []byte) *Error {
+	if utf8.Valid(data) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) || bytes.HasPrefix(data, []byte{0xff, 0xfe}) {
+		return nil
+	}
+	i := 0
+	for i < len(data) {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		i += n
+	}
+	start := bytes.LastIndexByte(data[:i], '\n') + 1
+	line := bytes.Count(data[:i], []byte{'\n'}) + 1
+	col := utf8.RuneCount(data[start:i]) + 1
+	e := &Error{File: file, Line: line, Col: col,
+		Msg: fmt.Sprintf("byte 0x%02x is not UTF-8; save the file as UTF-8 (an editor's \"Latin-1\" or \"Windows-1252\" encoding writes such bytes)", data[i])}
+	// Name the field: the same text with the bad byte replaced parses to
+	// the same positions up to it.
+	fixed := slices.Clone(data)
+	fixed[i] = '?'
+	var root yaml.Node
+	if yaml.Unmarshal(bytes.ToValidUTF8(fixed, []byte("?")), &root) == nil && len(root.Content) > 0 {
+		if n := lastNodeBefore(root.Content[0], line, col); n != nil {
+			e.Field = strings.Join(nodePath(root.Content[0], n.Line, n.Column), ".")
+		}
+	}
+	return e
+}
+
+// lastNodeBefore is the scalar node on line that starts last at or before
+// col, or nil.
+func lastNodeBefore(n *yaml.Node, line, col int) *yaml.Node {
+	var best *yaml.Node
+	var walk func(*yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode && n.Line == line && n.Column <= col && (best == nil || n.Column > best.Column) {
+			best = n
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(n)
+	return best
 }
 
 // badIndent finds the first line of block YAML indented deeper than the line

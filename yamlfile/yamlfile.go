@@ -16,13 +16,14 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Error is one problem in a YAML file, with its position.
+// Error is one problem in a YAML file, with its position. Its JSON form
+// (`gameday validate --output json`) has the same parts, lowercase.
 type Error struct {
-	File  string
-	Line  int // 1-based; 0 when unknown
-	Col   int // 1-based; 0 when unknown
-	Field string
-	Msg   string
+	File  string `json:"file"`
+	Line  int    `json:"line,omitempty"` // 1-based; 0 when unknown
+	Col   int    `json:"col,omitempty"`  // 1-based; 0 when unknown
+	Field string `json:"field,omitempty"`
+	Msg   string `json:"message"`
 }
 
 func (e *Error) Error() string {
@@ -55,6 +56,23 @@ func (es Errors) Error() string {
 	return strings.Join(parts, "\n")
 }
 
+// AsErrors returns the problems err holds, one Error each: its Errors, its
+// one Error, or else err's message as a problem of file. It returns nil
+// for a nil err.
+func AsErrors(file string, err error) Errors {
+	var es Errors
+	var one *Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &es):
+		return es
+	case errors.As(err, &one):
+		return Errors{one}
+	}
+	return Errors{{File: file, Msg: err.Error()}}
+}
+
 // Err returns es as an error, or nil when it is empty.
 func (es Errors) Err() error {
 	if len(es) == 0 {
@@ -70,6 +88,8 @@ type Doc struct {
 	Root *yaml.Node // the document's top node (a mapping for our files)
 
 	typ reflect.Type // the Go type decoded into (for field names), or nil
+	// edits are the base-port placeholders replaced, by line (ports.go).
+	edits map[int][]edit
 }
 
 // ReadFile reads and strictly decodes a file into v.
@@ -104,14 +124,25 @@ func Decode(file string, data []byte, v any) (*Doc, error) {
 	if len(data) > MaxSize {
 		return nil, Errors{{File: file, Msg: fmt.Sprintf("the file is %s; brownout reads YAML files of up to %s", size(len(data)), size(MaxSize))}}
 	}
+	if e := notUTF8(file, data); e != nil {
+		return nil, Errors{e}
+	}
+	written := data
+	data, edits, perr := expandPorts(file, data)
+	if perr != nil {
+		return nil, Errors{perr}
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, Errors{syntaxError(file, data, err.Error())}
+		e := syntaxError(file, written, err.Error())
+		e.Col = writtenCol(edits, e.Line, e.Col)
+		return nil, Errors{e}
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, Errors{{File: file, Line: 1, Col: 1, Msg: "empty document"}}
 	}
-	doc := &Doc{File: file, Root: root.Content[0], typ: reflect.TypeOf(v)}
+	fixColumns(&root, edits)
+	doc := &Doc{File: file, Root: root.Content[0], typ: reflect.TypeOf(v), edits: edits}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	err := dec.Decode(v)
@@ -153,6 +184,7 @@ func (d *Doc) convert(msg string) *Error {
 	e.Msg = m[2]
 	if cm := reCol.FindStringSubmatch(e.Msg); cm != nil { // ValueError
 		e.Col, _ = strconv.Atoi(cm[1])
+		e.Col = writtenCol(d.edits, e.Line, e.Col)
 		e.Msg = cm[2]
 		if p := nodePath(d.Root, e.Line, e.Col); len(p) > 0 {
 			e.Field = strings.Join(p, ".")
@@ -173,7 +205,11 @@ func (d *Doc) convert(msg string) *Error {
 		return e
 	}
 	if vm := reValue.FindStringSubmatch(e.Msg); vm != nil {
-		e.Col = findValueCol(root, e.Line, vm[1])
+		if v := findValue(root, e.Line, vm[1]); v != nil {
+			e.Col = v.Column
+			// yaml.v3 cuts long values short; quote the whole one.
+			e.Msg = strings.Replace(e.Msg, "`"+vm[1]+"`", "`"+v.Value+"`", 1)
+		}
 	} else if strings.HasPrefix(e.Msg, "cannot unmarshal !!") {
 		e.Col = findCollectionCol(root, e.Line)
 	}
@@ -194,31 +230,33 @@ func ValueError(n *yaml.Node, format string, args ...any) error {
 	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: column %d: %s", n.Line, n.Column, fmt.Sprintf(format, args...))}}
 }
 
-func findValueCol(n *yaml.Node, line int, value string) int {
+// findValue is the scalar value node on line whose value a yaml.v3 message
+// quotes, or nil.
+func findValue(n *yaml.Node, line int, value string) *yaml.Node {
 	if n == nil {
-		return 0
+		return nil
 	}
-	if n.Kind == yaml.MappingNode {
-		for i := 1; i < len(n.Content); i += 2 {
-			v := n.Content[i]
-			if v.Line == line && v.Kind == yaml.ScalarNode && v.Value == value {
-				return v.Column
-			}
-		}
-	}
-	if n.Kind == yaml.SequenceNode {
-		for _, v := range n.Content {
-			if v.Line == line && v.Kind == yaml.ScalarNode && v.Value == value {
-				return v.Column
-			}
+	for i, v := range n.Content {
+		isValue := n.Kind == yaml.SequenceNode || n.Kind == yaml.MappingNode && i%2 == 1
+		if isValue && v.Line == line && v.Kind == yaml.ScalarNode && sameValue(v.Value, value) {
+			return v
 		}
 	}
 	for _, c := range n.Content {
-		if col := findValueCol(c, line, value); col > 0 {
-			return col
+		if v := findValue(c, line, value); v != nil {
+			return v
 		}
 	}
-	return 0
+	return nil
+}
+
+// sameValue reports whether a node's value is the one a yaml.v3 message
+// quotes, which it cuts to 7 characters and "..." past 10.
+func sameValue(node, quoted string) bool {
+	if len(quoted) == 10 && strings.HasSuffix(quoted, "...") && len(node) > 10 {
+		return strings.HasPrefix(node, quoted[:7])
+	}
+	return node == quoted
 }
 
 // findCollectionCol is the column of the first list or mapping value that

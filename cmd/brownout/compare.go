@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -26,6 +27,7 @@ type GamedayCompareOptions struct {
 	SeedSet      bool
 	Out          string
 	Context      context.Context
+	Output       OutputOptions
 }
 
 // NewCmdGamedayCompare plays one scenario against several gateways.
@@ -48,6 +50,9 @@ written out). With --out DIR it writes DIR/compare.html (charts
 overlaid), DIR/compare.md, DIR/compare.json and each gateway's results
 and reports in DIR/NAME.
 
+With --output json stdout holds the comparison as JSON and nothing else
+(the shape of compare.json); --quiet drops progress and the table.
+
 Exit status: 0 when every gateway met every expectation, 1 when any
 failed, 2 for input errors.`,
 		Example: `  # brownout's gateway (by config) against a naive retrying proxy
@@ -60,6 +65,9 @@ failed, 2 for input errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			opts.SeedSet = cmd.Flags().Changed("seed")
+			if err := opts.Output.check(); err != nil {
+				return err
+			}
 			if len(opts.Gateways) == 0 {
 				return usageError(errors.New("--gateway: name at least one gateway (NAME=URL or NAME=CONFIG)"))
 			}
@@ -78,6 +86,7 @@ failed, 2 for input errors.`,
 	cmd.Flags().StringArrayVar(&opts.HeadersFiles, "headers-file", nil, "NAME=FILE: request headers (YAML map, ${ENV} values) for one gateway; repeat")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "directory for compare.html, compare.md, compare.json and each gateway's results")
+	opts.Output.addFlags(cmd)
 	return cmd
 }
 
@@ -116,16 +125,18 @@ func gamedayCompare(opts *GamedayCompareOptions) error {
 			return usageError(err)
 		}
 	}
-	c, err := scenarios.Compare(opts.Context, s, cs, runOptions(opts.IO, score.ModeLive, opts.Seed, opts.SeedSet))
+	c, err := scenarios.Compare(opts.Context, s, cs, runOptions(opts.IO, opts.Output, score.ModeLive, opts.Seed, opts.SeedSet))
 	if err != nil {
 		return runError(err)
 	}
-	if err := reports.WriteCompare(opts.IO.Out, c, reports.ColorEnabled(opts.IO.Out)); err != nil {
+	if err := opts.Output.emit(opts.IO, c, func(w io.Writer) error {
+		return reports.WriteCompare(w, c, reports.ColorEnabled(w))
+	}); err != nil {
 		return err
 	}
 	if opts.Out != "" {
 		what := fmt.Sprintf("%s, %s, compare.json and each gateway's results in %s/NAME", reports.CompareHTMLFile, reports.CompareMarkdownFile, opts.Out)
-		if err := writeOut(opts.IO.Out, opts.Out, what, c.WriteDir, func(dir string) error { return reports.WriteCompareFiles(dir, c) }); err != nil {
+		if err := writeOut(opts.Output.text(opts.IO), opts.Out, what, c.WriteDir, func(dir string) error { return reports.WriteCompareFiles(dir, c) }); err != nil {
 			return err
 		}
 	}

@@ -40,6 +40,7 @@ type EvalsRunOptions struct {
 	Concurrency int
 	MinPassRate string
 	Endpoint    EvalsEndpointOptions
+	Output      OutputOptions
 }
 
 // EvalsQualifyOptions are the inputs of `brownout evals qualify`.
@@ -85,6 +86,8 @@ func NewCmdEvalsRun(f *Factory, runF func(*EvalsRunOptions) error) *cobra.Comman
 		Short: "Send a suite's prompts to a target and print pass rates per check",
 		Long: `Send every case of a suite to one target, check the answers and print the
 pass rates per route and per check. With --out FILE it also writes the JSON report.
+With --output json stdout holds that JSON report and nothing else; the
+verdict line goes to stderr. --quiet drops the text.
 
 Exit status: 0 when every case passes (or, with --min-pass-rate, when the
 pass rate reaches it), 1 when a case fails (or no case got an answer), 2 for
@@ -94,6 +97,9 @@ usage or input errors (flags, an invalid suite file).`,
 			opts.Suite = args[0]
 			if opts.Target == "" {
 				return usageError(errors.New("--target is required"))
+			}
+			if err := opts.Output.check(); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
@@ -106,6 +112,7 @@ usage or input errors (flags, an invalid suite file).`,
 	cmd.Flags().StringArrayVar(&opts.Routes, "route", nil, "only run cases of this route (repeatable)")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 4, "cases in flight at once")
 	cmd.Flags().StringVar(&opts.MinPassRate, "min-pass-rate", "", "tolerate failing cases while the pass rate is at least this (e.g. 95%); default: every case must pass")
+	opts.Output.addFlags(cmd)
 	addEndpointFlags(cmd, &opts.Endpoint)
 	return cmd
 }
@@ -214,7 +221,7 @@ func evalsRun(ctx context.Context, opts *EvalsRunOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := rep.WriteText(opts.IO.Out); err != nil {
+	if err := opts.Output.emit(opts.IO, rep, rep.WriteText); err != nil {
 		return err
 	}
 	if opts.Out != "" {
@@ -222,16 +229,17 @@ func evalsRun(ctx context.Context, opts *EvalsRunOptions) error {
 			return err
 		}
 	}
+	verdict := opts.Output.text(opts.IO)
 	if rep.Total > 0 && rep.Errors == rep.Total {
-		fmt.Fprintf(opts.IO.Out, "no case got an answer from %s\n", rep.Target)
+		fmt.Fprintf(verdict, "no case got an answer from %s\n", rep.Target)
 		return failedError()
 	}
 	if minRate < 0 && rep.Passed < rep.Total {
-		fmt.Fprintf(opts.IO.Out, "%d of %d cases failed\n", rep.Total-rep.Passed, rep.Total)
+		fmt.Fprintf(verdict, "%d of %d cases failed\n", rep.Total-rep.Passed, rep.Total)
 		return failedError()
 	}
 	if minRate >= 0 && rep.PassRate+1e-9 < minRate {
-		fmt.Fprintf(opts.IO.Out, "pass rate %.1f%% is below %.1f%%\n", 100*rep.PassRate, 100*minRate)
+		fmt.Fprintf(verdict, "pass rate %.1f%% is below %.1f%%\n", 100*rep.PassRate, 100*minRate)
 		return failedError()
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/brownout-dev/brownout/reports"
 	"github.com/brownout-dev/brownout/scenarios"
 	"github.com/brownout-dev/brownout/scenarios/score"
+	"github.com/brownout-dev/brownout/yamlfile"
 )
 
 // GamedayRunOptions are the inputs of `brownout gameday run`.
@@ -32,12 +33,14 @@ type GamedayRunOptions struct {
 	Traces bool
 	// Context is the run's context; nil means one canceled by SIGINT/SIGTERM.
 	Context context.Context
+	Output  OutputOptions
 }
 
 // GamedayValidateOptions are the inputs of `brownout gameday validate`.
 type GamedayValidateOptions struct {
-	IO    IOStreams
-	Files []string
+	IO     IOStreams
+	Files  []string
+	Output OutputOptions
 }
 
 // NewCmdGameday groups the game-day subcommands.
@@ -69,12 +72,19 @@ times, one after another, and reports the runs the same way: a verdict
 holds when each expectation held in its expect.pass_rate share of the runs
 (default: every run).
 
+With --output json stdout holds the result as JSON and nothing else (the
+shape of result.json, or of sweep.json for a sweep); progress and the
+"wrote" line go to stderr. --quiet drops progress and the scorecard.
+
 Exit status: 0 when every expectation holds, 1 when any fails (or the run was
 aborted by a stop condition), 2 for input errors.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			opts.SeedSet = cmd.Flags().Changed("seed")
+			if err := opts.Output.check(); err != nil {
+				return err
+			}
 			if opts.Mode != string(score.ModeSim) && opts.Mode != string(score.ModeLive) {
 				return usageError(fmt.Errorf("--mode: %q is not sim or live", opts.Mode))
 			}
@@ -104,6 +114,7 @@ aborted by a stop condition), 2 for input errors.`,
 	cmd.Flags().IntVar(&opts.Seeds, "seeds", 0, "play a seed sweep of N seeds (sim) and report each score's distribution")
 	cmd.Flags().IntVar(&opts.Repeat, "repeat", 0, "play the live game day N times and report each score's distribution")
 	cmd.Flags().BoolVar(&opts.Traces, "traces", false, "live: collect the gateway's traces and show one request's attempts (result.json trace_sample)")
+	opts.Output.addFlags(cmd)
 	return cmd
 }
 
@@ -120,19 +131,21 @@ func gamedayRun(opts *GamedayRunOptions) error {
 	if opts.Seeds > 0 || opts.Repeat > 0 {
 		return gamedaySweep(opts, s)
 	}
-	ro := runOptions(opts.IO, score.Mode(opts.Mode), opts.Seed, opts.SeedSet)
+	ro := runOptions(opts.IO, opts.Output, score.Mode(opts.Mode), opts.Seed, opts.SeedSet)
 	ro.Traces = opts.Traces
 	res, err := scenarios.Run(opts.Context, s, ro)
 	if err != nil {
 		return runError(err)
 	}
-	if err := reports.WriteScorecard(opts.IO.Out, res, reports.ColorEnabled(opts.IO.Out)); err != nil {
+	if err := opts.Output.emit(opts.IO, res, func(w io.Writer) error {
+		return reports.WriteScorecard(w, res, reports.ColorEnabled(w))
+	}); err != nil {
 		return err
 	}
 	if opts.Out != "" {
 		// Written even for an aborted run: a partial result is still a result.
 		what := fmt.Sprintf("result.json, events.jsonl, %s, %s, %s, %s", score.JournalFile, reports.HTMLFile, reports.MarkdownFile, reports.JUnitFile)
-		if err := writeOut(opts.IO.Out, opts.Out, what, res.WriteDir, func(dir string) error { return reports.WriteFiles(dir, res) }); err != nil {
+		if err := writeOut(opts.Output.text(opts.IO), opts.Out, what, res.WriteDir, func(dir string) error { return reports.WriteFiles(dir, res) }); err != nil {
 			return err
 		}
 	}
@@ -161,14 +174,15 @@ func gamedaySweep(opts *GamedayRunOptions, s *scenarios.Scenario) error {
 		}
 		return err
 	}
-	if err := reports.WriteSweep(opts.IO.Out, sw, reports.ColorEnabled(opts.IO.Out)); err != nil {
+	if err := opts.Output.emit(opts.IO, sw, func(w io.Writer) error {
+		return reports.WriteSweep(w, sw, reports.ColorEnabled(w))
+	}); err != nil {
 		return err
 	}
 	if opts.Out != "" {
-		if err := sw.WriteDir(opts.Out); err != nil {
+		if err := writeOut(opts.Output.text(opts.IO), opts.Out, "sweep.json", sw.WriteDir); err != nil {
 			return err
 		}
-		fmt.Fprintf(opts.IO.Out, "\nwrote %s: sweep.json\n", opts.Out)
 	}
 	if !sw.Pass {
 		return failedError()
@@ -179,33 +193,82 @@ func gamedaySweep(opts *GamedayRunOptions, s *scenarios.Scenario) error {
 // NewCmdGamedayValidate checks scenario files and reports every problem.
 func NewCmdGamedayValidate(f *Factory, runF func(*GamedayValidateOptions) error) *cobra.Command {
 	opts := &GamedayValidateOptions{IO: f.IO}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check game-day files; report every problem with file:line:col",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `Check game-day files and the files they name (providers, gateway config,
+prompts), and report every problem at once, each with file:line:col and
+the field.
+
+With --output json stdout holds one JSON document: {"files": [{"file",
+"valid", "errors": [{"file", "line", "col", "field", "message"}],
+"warnings": [...]}]}.
+
+Exit status: 0 when every file is valid, 2 when any is not.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
+			if err := opts.Output.check(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
 			return gamedayValidate(opts)
 		},
 	}
+	opts.Output.addFlags(cmd)
+	return cmd
+}
+
+// validation is the JSON form of `gameday validate`.
+type validation struct {
+	Files []fileValidation `json:"files"`
+}
+
+type fileValidation struct {
+	File     string          `json:"file"`
+	Valid    bool            `json:"valid"`
+	Errors   yamlfile.Errors `json:"errors,omitempty"`
+	Warnings yamlfile.Errors `json:"warnings,omitempty"`
 }
 
 func gamedayValidate(opts *GamedayValidateOptions) error {
 	bad := 0
+	var v validation
 	for _, f := range opts.Files {
 		s, err := scenarios.Load(f)
+		fv := fileValidation{File: f, Valid: err == nil, Errors: yamlfile.AsErrors(f, err)}
 		if err != nil {
 			bad++
-			fmt.Fprintln(opts.IO.Out, err)
-			continue
+		} else {
+			fv.Warnings = s.Warnings()
 		}
-		fmt.Fprintf(opts.IO.Out, "%s: ok\n", f)
-		for _, w := range s.Warnings() {
-			fmt.Fprintf(opts.IO.Out, "warning: %s\n", w)
+		v.Files = append(v.Files, fv)
+	}
+	if opts.Output.Quiet && !opts.Output.JSON() {
+		// Quiet drops the "ok" lines, never the problems.
+		for _, fv := range v.Files {
+			if !fv.Valid {
+				fmt.Fprintln(opts.IO.ErrOut, fv.Errors)
+			}
 		}
+	}
+	err := opts.Output.emit(opts.IO, v, func(w io.Writer) error {
+		for _, fv := range v.Files {
+			if !fv.Valid {
+				fmt.Fprintln(w, fv.Errors)
+				continue
+			}
+			fmt.Fprintf(w, "%s: ok\n", fv.File)
+			for _, w8 := range fv.Warnings {
+				fmt.Fprintf(w, "warning: %s\n", w8)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if bad > 0 {
 		return usageError(fmt.Errorf("%d of %d files invalid", bad, len(opts.Files)))
@@ -215,8 +278,8 @@ func gamedayValidate(opts *GamedayValidateOptions) error {
 
 // runOptions are a run's options: its mode, progress on stderr, and the
 // seed when the flag set one.
-func runOptions(io IOStreams, mode score.Mode, seed uint64, seedSet bool) scenarios.Options {
-	ro := scenarios.Options{Mode: mode, Progress: io.ErrOut}
+func runOptions(io IOStreams, out OutputOptions, mode score.Mode, seed uint64, seedSet bool) scenarios.Options {
+	ro := scenarios.Options{Mode: mode, Progress: out.progress(io)}
 	if seedSet {
 		ro.Seed = &seed
 	}

@@ -79,3 +79,12 @@ func TestGamedayExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestGamedayMissingFile: a misspelt game-day file is an input error that
+// names the file meant.
+func TestGamedayMissingFile(t *testing.T) {
+	code, out, errOut := runCLI(t, "gameday", "run", "../../examples/gamedays/quick-429-brust.yaml")
+	require.Equal(t, exitUsageErr, code)
+	require.Empty(t, out)
+	require.Equal(t, "error: ../../examples/gamedays/quick-429-brust.yaml: no such file; did you mean ../../examples/gamedays/quick-429-burst.yaml?\n", errOut)
+}

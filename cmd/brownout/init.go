@@ -25,7 +25,12 @@ func NewCmdInit(f *Factory, runF func(*InitOptions) error) *cobra.Command {
 		Long: `Write providers.yaml (three mock providers), gateway.yaml (a failover
 gateway in front of them) and gameday.yaml (a 40-second 429 burst on the
 primary, with expectations it meets) into DIR (default: the current
-directory). Existing files are never overwritten.`,
+directory). Existing files are never overwritten.
+
+Every port in them is written as ${BROWNOUT_BASE_PORT+N}: a live run of the
+starter listens on base+10080 (the gateway) and base+11101-11103 (the
+mocks), 18080 and 19101-19103 with the default base (8000). Set
+BROWNOUT_BASE_PORT, or pass --base-port, to move them all at once.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = "."

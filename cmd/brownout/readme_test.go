@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/brownout-dev/brownout/yamlfile"
 )
 
 // readmeBlock is one fenced block of the README.
@@ -86,8 +90,9 @@ func TestReadmeScript(t *testing.T) {
 // README's own install block,
 // processes the README starts with `&` run in the background until the end,
 // when the whole process group is stopped. Ports are the README's own
-// (loopback only); a lock file serializes runs from several checkouts on one
-// machine. -short skips it.
+// (loopback only) moved to a free base (BROWNOUT_BASE_PORT), so a machine
+// where 8080 or 9101 is taken passes too; a lock file serializes runs from
+// several checkouts on one machine. -short skips it.
 func TestREADME(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the README test builds the binary and plays a live game day")
@@ -122,7 +127,10 @@ func TestREADME(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", scriptPath)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOBIN=", "GOPATH="+filepath.Join(tmp, "gopath"), "GOMODCACHE="+strings.TrimSpace(string(modcache)))
+	base := freeBase(t)
+	t.Logf("BROWNOUT_BASE_PORT=%d", base)
+	cmd.Env = append(os.Environ(), "GOBIN=", "GOPATH="+filepath.Join(tmp, "gopath"), "GOMODCACHE="+strings.TrimSpace(string(modcache)),
+		fmt.Sprintf("%s=%d", yamlfile.BasePortEnv, base))
 	// Files, not pipes: background processes keep their output open, and
 	// Wait must not wait for them.
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -136,6 +144,34 @@ func TestREADME(t *testing.T) {
 	if runErr != nil {
 		t.Fatalf("the README failed at %s: %v\n%s", lastMarker(out), runErr, tail(out, 80))
 	}
+}
+
+// readmeOffsets are the offsets from the base port that the README's
+// commands and the files they read listen on (README.md, "Ports").
+var readmeOffsets = []int{80, 1101, 1102, 1103, 1111, 1200, 10080, 10081, 10090, 11101, 11102, 11103, 11199, 11201, 11202, 11203, 11301}
+
+// freeBase is a base port, away from the default, at which every
+// readmeOffsets port is free now.
+func freeBase(t *testing.T) int {
+	t.Helper()
+	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))
+	for range 100 {
+		base := 20000 + 10*r.IntN(3000) // up to 49990: +11301 stays under 65535
+		free := true
+		for _, off := range readmeOffsets {
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+off))
+			if err != nil {
+				free = false
+				break
+			}
+			ln.Close()
+		}
+		if free {
+			return base
+		}
+	}
+	t.Fatal("no base port with every README port free")
+	return 0
 }
 
 // stopGroup stops what the README left running in the background: SIGTERM

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/brownout-dev/brownout/yamlfile"
 )
 
 // Exit codes (DESIGN.md): 0 success, 1 the game day failed its expectations,
@@ -66,6 +70,10 @@ func failedError() error { return &exitError{code: exitFailed} }
 type rootOptions struct {
 	LogLevel  string
 	LogFormat string
+	// BasePort, when set, is the base of every ${BROWNOUT_BASE_PORT+N}
+	// port in the files a command reads (and in the processes it starts):
+	// it overrides $BROWNOUT_BASE_PORT.
+	BasePort int
 }
 
 // NewCmdRoot builds the command tree.
@@ -83,6 +91,14 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 				return usageError(err)
 			}
 			f.logger = l
+			if cmd.Flags().Changed("base-port") {
+				if opts.BasePort < 1 || opts.BasePort > 65535 {
+					return usageError(fmt.Errorf("--base-port: %d is not a port number (1-65535)", opts.BasePort))
+				}
+				if err := os.Setenv(yamlfile.BasePortEnv, strconv.Itoa(opts.BasePort)); err != nil {
+					return err
+				}
+			}
 			return nil
 		},
 	}
@@ -93,6 +109,8 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	cmd.SetErr(f.IO.ErrOut)
 	cmd.PersistentFlags().StringVar(&opts.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	cmd.PersistentFlags().StringVar(&opts.LogFormat, "log-format", "text", "log format: text or json")
+	cmd.PersistentFlags().IntVar(&opts.BasePort, "base-port", 0,
+		"base of every ${BROWNOUT_BASE_PORT+N} port in the files read (default $BROWNOUT_BASE_PORT, else 8000)")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(err) })
 
 	cmd.AddCommand(NewCmdVersion(f, nil))

@@ -148,7 +148,7 @@ func (e *Expect) Judge(res *Result) []Verdict {
 			v("breach_time", f.Step, f.Target, want, b.show(f.BreachTime), pass)
 		}
 		checkN("relapses", se.Relapses, float64(f.Relapses), f.Step, f.Target)
-		if ttr != nil && !f.Superseded {
+		if ttr != nil && f.RecoveryMeasured() {
 			got := "not recovered"
 			if f.Recovered {
 				got = ttr.show(f.TTR)

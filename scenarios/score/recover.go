@@ -125,7 +125,7 @@ func (s *scorer) outsideFaults(mine, all prefix) (m, n float64, bins int) {
 // target's share of successful attempts stays at or above 90% of its
 // baseline share until the run (or the next fault on the target) ends. A
 // fault whose end the next fault on its target meets within Adjacency is
-// superseded.
+// superseded; one that lasts until the run ends is cut short.
 func (s *scorer) recover(fs *FaultScore, f faultWin) {
 	mine, all := s.shareSeries(f.target, true)
 	base := s.baselineShare(f, mine, all)
@@ -146,8 +146,10 @@ func (s *scorer) recover(fs *FaultScore, f faultWin) {
 		}
 	}
 	if !horizon.After(f.end) {
-		// The fault lasts until the run ends: no time to recover in.
-		fs.Superseded = true
+		// The fault lasts until the run ends (as scheduled, or because the
+		// run was aborted): no time to recover in, and no later step to
+		// measure recovery on.
+		fs.CutShort = true
 		return
 	}
 	if base == 0 {

@@ -281,11 +281,14 @@ type FaultScore struct {
 	// baseline before the run (or the next fault on it) ended. BaselineShare
 	// is its pre-fault share of successful attempts. Superseded means another
 	// fault on the same target started when this one ended, so recovery is
-	// measured on that one.
+	// measured on that one. CutShort means the run ended when the fault
+	// did (a step that lasts until the end, or an aborted run): there was
+	// no time to recover in.
 	Recovered     bool          `json:"recovered"`
 	TTR           time.Duration `json:"ttr_ns"`
 	BaselineShare float64       `json:"baseline_share"`
 	Superseded    bool          `json:"superseded,omitempty"`
+	CutShort      bool          `json:"cut_short,omitempty"`
 
 	Availability Availability `json:"availability"` // requests that started during the fault
 	Latency      Latency      `json:"latency"`      // baseline vs this fault
@@ -308,6 +311,11 @@ type FaultScore struct {
 	Oscillations int `json:"oscillations"`
 	Flaps        int `json:"flaps"`
 }
+
+// RecoveryMeasured reports whether the step has a time to recover of its
+// own: false when it is superseded (measured on the next step) or cut
+// short (the run ended with it).
+func (f *FaultScore) RecoveryMeasured() bool { return !f.Superseded && !f.CutShort }
 
 // TargetScore are per-target totals over the run.
 type TargetScore struct {

@@ -794,3 +794,51 @@ func TestFeedReusedRequestID(t *testing.T) {
 		t.Errorf("faults %+v, want one open until the end", want.Faults)
 	}
 }
+
+// TestScoreCutShort: a fault the run ends with (a step lasting until the
+// end, or a run aborted mid-step: no fault.end) has no time to recover in.
+// It reads cut short, not superseded — there is no later step — and a ttr
+// expectation is not judged on it.
+func TestScoreCutShort(t *testing.T) {
+	b := &logb{}
+	b.fault("storm", "a:m", 20*time.Second, 0) // the run is cut at 40s
+	b.traffic(0, 40*time.Second, func(d time.Duration) (string, []att) {
+		if d >= 20*time.Second {
+			return events.OutcomeServed, []att{fail("a:m"), ok("b:m")}
+		}
+		return events.OutcomeServed, []att{ok("a:m")}
+	})
+	res := b.score(40 * time.Second)
+	f, ok := res.Fault("storm", "a:m")
+	if !ok {
+		t.Fatal("no score for storm")
+	}
+	if !f.CutShort || f.Superseded || f.Recovered || f.RecoveryMeasured() {
+		t.Errorf("cut_short=%v superseded=%v recovered=%v measured=%v, want cut short only", f.CutShort, f.Superseded, f.Recovered, f.RecoveryMeasured())
+	}
+	limit := yamlfile.Duration(30 * time.Second)
+	for _, v := range (&Expect{TTR: &DurationBound{Max: &limit}}).Judge(res) {
+		if v.Name == "ttr" {
+			t.Errorf("ttr judged on a step cut short: %+v", v)
+		}
+	}
+}
+
+// TestDetection: the four outcomes of detection are told apart, from the
+// flags the scorer sets.
+func TestDetection(t *testing.T) {
+	for _, tc := range []struct {
+		f    FaultScore
+		want Detection
+	}{
+		{FaultScore{Detected: true, TTD: time.Second}, Detected},
+		{FaultScore{}, NotDetected},
+		{FaultScore{NotExercised: true}, NotExercised},
+		{FaultScore{Masked: true, MaskedBy: "earlier"}, NotReDetected},
+		{FaultScore{Masked: true, Detected: true}, Detected},
+	} {
+		if got := tc.f.Detection(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.f, got, tc.want)
+		}
+	}
+}
