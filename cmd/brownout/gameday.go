@@ -162,7 +162,7 @@ func gamedaySweep(opts *GamedayRunOptions, s *scenarios.Scenario) error {
 	var sw *scenarios.Sweep
 	var err error
 	if opts.Repeat > 0 {
-		ro := runOptions(opts.IO, score.ModeLive, opts.Seed, opts.SeedSet)
+		ro := runOptions(opts.IO, opts.Output, score.ModeLive, opts.Seed, opts.SeedSet)
 		ro.Traces = opts.Traces
 		sw, err = scenarios.RunRepeat(opts.Context, s, opts.Repeat, ro)
 	} else {
