@@ -191,6 +191,8 @@ func (s *Scenario) summarize(seeds []uint64, results []*score.Result) *Sweep {
 		add("peak_retry_amplification", "", "", "ratio", true, o.Retry.PeakAmplification, false)
 		add("cost_multiplier", "", "", "ratio", true, o.Cost.Multiplier, false)
 		add("ttft_p95", "", "", "duration", true, dur(o.Latency.FaultTTFT.P95), false)
+		add("breach_time", "", "", "duration", true, dur(o.BreachTime), false)
+		add("false_alarms", "", "", "count", true, float64(len(o.FalseAlarms)), false)
 		if f := r.Fleet; f != nil {
 			add("fleet.primary_attempts_per_request", "", "", "ratio", true, f.PrimaryAttemptsPerRequest, false)
 			add("fleet.trials_per_recovery", "", "", "count", true, float64(f.TrialsPerRecovery), false)
@@ -206,6 +208,9 @@ func (s *Scenario) summarize(seeds []uint64, results []*score.Result) *Sweep {
 				}
 			}
 			add("ttm", f.Step, f.Target, "duration", true, dur(f.TTM), f.Impact && !f.Mitigated)
+			add("first_mitigation", f.Step, f.Target, "duration", true, dur(f.FirstMitigation), f.Impact && !f.FirstMitigated)
+			add("breach_time", f.Step, f.Target, "duration", true, dur(f.BreachTime), false)
+			add("relapses", f.Step, f.Target, "count", true, float64(f.Relapses), false)
 			if f.RecoveryMeasured() {
 				add("ttr", f.Step, f.Target, "duration", true, dur(f.TTR), !f.Recovered)
 			}
