@@ -90,7 +90,10 @@ func TestFleetStoreDown(t *testing.T) {
 	}
 	require.Equal(t, []time.Duration{4 * time.Second, 4 * time.Second, 4 * time.Second}, degraded)
 	require.Equal(t, []time.Duration{7 * time.Second, 7 * time.Second, 7 * time.Second}, resynced, "a retry every second from 4s: the first after the store is back at 7s")
-	require.Equal(t, 3, res.Fleet.Degraded)
+	// One fallback per replica for the store outage; a fallback with the
+	// store up (a store call over state.timeout on a loaded machine) is
+	// counted apart, as spurious.
+	require.Equal(t, 3, res.Fleet.Degraded-res.Fleet.SpuriousDegraded, "fallbacks %d, of which spurious %d", res.Fleet.Degraded, res.Fleet.SpuriousDegraded)
 	require.Equal(t, 3, res.Fleet.Resynced)
 	require.Zero(t, res.Overall.Availability.Failed)
 }
@@ -196,7 +199,10 @@ func TestLiveFleetRedis(t *testing.T) {
 	}
 	require.Equal(t, map[int]bool{1: true, 2: true, 3: true}, replicas)
 	require.Positive(t, fleetOpened, "a breaker opened by one replica is obeyed by the others")
-	require.Equal(t, 3, res.Fleet.Degraded)
+	// One fallback per replica for the store outage; a fallback with the
+	// store up (a store call over state.timeout on a loaded machine) is
+	// counted apart, as spurious.
+	require.Equal(t, 3, res.Fleet.Degraded-res.Fleet.SpuriousDegraded, "fallbacks %d, of which spurious %d", res.Fleet.Degraded, res.Fleet.SpuriousDegraded)
 	require.GreaterOrEqual(t, res.Fleet.Resynced, 3)
 }
 
