@@ -68,8 +68,14 @@ cache: {max_entries: -1}
 // extra answer 30 ms after each answer: none is served the extra answer,
 // and none fails (a connection too young to be reused is replaced). The
 // same probe on net/http's own reuse rule is logged for comparison.
+//
+// The guarantee is for bytes that arrive within ReuseQuiet of the answer's
+// end. On a loaded machine (-race, two shared cores) the upstream's 30 ms
+// sleep can overrun the 250 ms default, so the test holds the mechanism
+// with a 1 s window; the default's figure is the README's.
 func TestUpstreamSmuggling(t *testing.T) {
-	served, failed := smuggled(t, nil)
+	quiet := gateway.NewTransport(gateway.ProtocolAuto, gateway.TransportOptions{ReuseQuiet: time.Second})
+	served, failed := smuggled(t, quiet)
 	require.Zero(t, served, "smuggled answers served")
 	require.Zero(t, failed, "failed requests")
 	if !testing.Short() {
