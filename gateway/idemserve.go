@@ -61,6 +61,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in llm.
 	rec := &recorder{ResponseWriter: w, limit: maxReplayBody}
 	x := s.newExchange(rec, in, req, id)
 	x.admitted(admissionOf(r.Context()))
+	defer x.releaseMemory()
 	defer func() {
 		status := rec.status
 		if status == 0 {
