@@ -85,8 +85,8 @@ type exchange struct {
 	adm        *admission // the client's admission, nil when open
 	// held is what the request's upstream answers hold of the byte budget
 	// (limits.max_inflight_bytes), given back when it ends.
-	held int64
-	reserved   int        // attempts the reservation covers
+	held     int64
+	reserved int // attempts the reservation covers
 
 	tr      *tracing.Request // the request's spans; nil when tracing is off
 	upModel string           // the model the streamed attempt's upstream named (traces)
