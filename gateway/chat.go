@@ -84,7 +84,10 @@ type exchange struct {
 	lastTarget string
 	client     string     // the client's ID (clients:), "" when open
 	adm        *admission // the client's admission, nil when open
-	reserved   int        // attempts the reservation covers
+	// held is what the request's upstream answers hold of the byte budget
+	// (limits.max_inflight_bytes), given back when it ends.
+	held     int64
+	reserved int // attempts the reservation covers
 
 	// bestEffort: the client lets fields a target cannot honour be dropped;
 	// dropped names them, by target key (see unhonoured.go).
@@ -159,6 +162,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, in llm.Codec)
 	x.admitted(adm)
 	x.bestEffort = bestEffort(r.Header)
 	x.keepAnswer = keeps && !st.NoStore
+	defer x.releaseMemory()
 	x.run(r.Context(), r.Header.Get(HeaderHint))
 }
 
@@ -328,6 +332,24 @@ func (x *exchange) begin(hint string) {
 		Stream: x.req.Stream, Structured: x.structured, Tools: len(x.req.Tools) > 0, Hint: hint,
 		Client: x.client,
 	})
+}
+
+// hold counts n bytes of upstream answer the request holds against the
+// gateway's byte budget: they are not refused (the request was admitted),
+// but new requests are while answers fill the budget.
+func (x *exchange) hold(n int) {
+	if n > 0 {
+		x.held += int64(n)
+		x.s.mem.used.Add(int64(n))
+	}
+}
+
+// releaseMemory gives back what hold counted.
+func (x *exchange) releaseMemory() {
+	if x.held > 0 {
+		x.s.mem.give(x.held)
+		x.held = 0
+	}
 }
 
 // admitted records the client that made the request and its reservation.

@@ -62,6 +62,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in llm.
 	x := s.newExchange(rec, in, req, id)
 	x.admitted(admissionOf(r.Context()))
 	x.bestEffort = bestEffort(r.Header)
+	defer x.releaseMemory()
 	defer func() {
 		status := rec.status
 		if status == 0 {

@@ -16,7 +16,11 @@ import (
 // inbound_scan.go, which bounds it from above) and, for a stream, the
 // buffers held while it is relayed — before the body is read, and gives it
 // back when it ends. Beyond the budget a request is refused with 503 and
-// Retry-After in its API's shape, before a byte of its body is read.
+// Retry-After in its API's shape, before a byte of its body is read. The
+// upstream answers a request holds (a non-streamed body, a stream's text
+// kept for continuation) are counted as they arrive (exchange.hold): an
+// admitted request is not cut for them, but new requests are refused while
+// they fill the budget.
 
 // streamHoldBytes is what a relayed stream holds beyond its request: the
 // upstream connection's buffers, the stream decoder's and encoder's, and

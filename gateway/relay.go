@@ -232,6 +232,7 @@ func (x *exchange) sendOnce(parent context.Context, d *policy.Decision) policy.O
 	fb := &firstByte{r: resp.Body, w: w}
 	limit := responseCap(d.Target)
 	body, err := io.ReadAll(io.LimitReader(fb, limit+1))
+	x.hold(cap(body)) // held until the request ends (x.raw, the decoded answer)
 	obs := lifecycle.Observation{Status: resp.StatusCode, TTFT: fb.at.Sub(start), PromptTokens: x.promptTokens}
 	if err == nil && int64(len(body)) > limit {
 		obs.End = lifecycle.Malformed // larger than the target's max_response_bytes
@@ -455,6 +456,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 			x.servedBy = x.lastTarget
 			if ev.Type == llm.EventTextDelta {
 				x.partial.WriteString(ev.Text)
+				x.hold(len(ev.Text))
 			} else if ev.ToolCall != nil {
 				if ev.ToolCall.ID != "" {
 					tc := *ev.ToolCall

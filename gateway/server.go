@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
@@ -150,6 +151,9 @@ func New(cfg *Config, opts Options) (*Server, error) {
 		rt := s.rt.Load()
 		return rt != nil && rt.cfg.Metrics.GenAI
 	}
+	s.m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "brownout_inflight_bytes",
+		Help: "Bytes the requests in flight hold of the byte budget (limits.max_inflight_bytes): bodies, decoded estimates, held answers."},
+		func() float64 { return float64(s.mem.used.Load()) }))
 	s.al = newAlertLoop(s)
 	if err := s.startTracing(cfg); err != nil {
 		return nil, err
@@ -165,6 +169,7 @@ func New(cfg *Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.rt.Store(rt)
+	s.log.Info("in-flight byte budget", "max_inflight_bytes", rt.inflightBytes, "derived", cfg.Limits.MaxInflightBytes == 0)
 	s.runFleet()
 	s.rotateUsage(time.Now())
 	s.al.configure(cfg)

@@ -2,10 +2,8 @@ package gateway_test
 
 import (
 	"io"
-	"log"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,19 +62,14 @@ cache: {max_entries: -1}
 	return int(injected.Load()), int(bad.Load())
 }
 
-// TestUpstreamSmuggling: 200 victims on a gateway whose upstream writes an
-// extra answer 30 ms after each answer: none is served the extra answer,
-// and none fails (a connection too young to be reused is replaced). The
-// same probe on net/http's own reuse rule is logged for comparison.
+// TestUpstreamSmuggling: 200 victims on a gateway whose cleartext
+// HTTP/1.1 upstream writes an extra answer 30 ms after each answer: none is
+// served the extra answer and none fails, whatever the machine's load: a
+// cleartext upstream connection carries one request (net/http's own reuse
+// rule served 40–66 of the 200 the extra answer; TLS HTTP/1.1 connections
+// are reused only after ReuseQuiet, TestQuietConnRetires).
 func TestUpstreamSmuggling(t *testing.T) {
 	served, failed := smuggled(t, nil)
 	require.Zero(t, served, "smuggled answers served")
 	require.Zero(t, failed, "failed requests")
-	if !testing.Short() {
-		plain := gateway.NewTransport(gateway.ProtocolAuto, gateway.TransportOptions{ReuseQuiet: -1})
-		log.SetOutput(io.Discard) // net/http's lines on each unsolicited answer
-		served, failed := smuggled(t, plain)
-		log.SetOutput(os.Stderr)
-		t.Logf("net/http's reuse rule alone: %d of 200 served a smuggled answer (%d failed)", served, failed)
-	}
 }

@@ -91,7 +91,7 @@ func TestGatewayReusesUpstreamConns(t *testing.T) {
 			conns.Add(1)
 		}
 	}
-	up.Start()
+	up.StartTLS() // HTTP/1.1 over TLS (a cleartext upstream gets a connection per request)
 	t.Cleanup(up.Close)
 	cfg, err := ParseConfig("reuse.yaml", []byte(`version: 1
 providers:
@@ -104,7 +104,8 @@ cache: {max_entries: -1}
 	require.NoError(t, err)
 	// A connection is reused once quiet for ReuseQuiet after its answer
 	// (quietConn): 1 ms here, and the requests are 5 ms apart.
-	tr := NewTransport(ProtocolAuto, TransportOptions{ReuseQuiet: time.Millisecond})
+	tr := NewTransport(ProtocolAuto, TransportOptions{ReuseQuiet: time.Millisecond,
+		TLSConfig: up.Client().Transport.(*http.Transport).TLSClientConfig})
 	srv, err := New(cfg, Options{Events: events.Discard, Logger: slog.New(slog.DiscardHandler), Transport: tr})
 	require.NoError(t, err)
 	gws := httptest.NewServer(srv.Handler())

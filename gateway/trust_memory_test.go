@@ -3,11 +3,13 @@ package gateway_test
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -137,4 +139,70 @@ func TestInflightByteBudget(t *testing.T) {
 	// The budget plus what is not request memory (the test's own client,
 	// the answers): never 30 requests' worth (30 × ~20 MiB measured).
 	require.Less(t, grew, uint64(budget+64<<20))
+}
+
+// TestHeldAnswerCountsInByteBudget: a stream's answer held by the gateway
+// (for continuation) counts against the byte budget: while a 6 MiB answer
+// is held, a new request is refused with 503; once it ends, served.
+func TestHeldAnswerCountsInByteBudget(t *testing.T) {
+	release := make(chan struct{})
+	chunk := strings.Repeat("z", 64<<10)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if !strings.Contains(r.Header.Get("Accept"), "event-stream") {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for range 96 { // 6 MiB of text
+			_, _ = io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"`+chunk+`"},"finish_reason":null}]}`+"\n\n")
+		}
+		w.(http.Flusher).Flush()
+		<-release
+		_, _ = io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(up.Close)
+	t.Cleanup(func() { closeOnce(release) })
+	cfg, err := gateway.ParseConfig("held.yaml", []byte(`version: 1
+providers:
+  - {name: p, kind: openai, base_url: "`+up.URL+`/v1"}
+routes:
+  - name: chat
+    targets: [{provider: p, model: m, timeouts: {idle: 30s, total: 60s}}]
+cache: {max_entries: -1}
+detectors: {disable: true}
+limits: {max_inflight_bytes: 4194304}
+`), gateway.LoadOptions{})
+	require.NoError(t, err)
+	g := startGateway(t, cfg, gateway.Options{Logger: discardLogger()})
+
+	resp := post(t, g.url, "/v1/chat/completions", openaiBody(true), nil)
+	defer resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+	got := 0
+	buf := make([]byte, 64<<10)
+	for got < 6<<20 { // the answer so far has reached the client: the gateway holds it
+		n, err := resp.Body.Read(buf)
+		got += n
+		require.NoError(t, err)
+	}
+	status, h, body := send(t, g.url, "/v1/chat/completions", openaiBody(false), nil)
+	require.Equal(t, 503, status, body)
+	require.NotEmpty(t, h.Get("Retry-After"))
+
+	closeOnce(release)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	require.Eventually(t, func() bool {
+		status, _, _ := send(t, g.url, "/v1/chat/completions", openaiBody(false), nil)
+		return status == 200
+	}, 5*time.Second, 10*time.Millisecond, "the held answer was given back")
+}
+
+func closeOnce(c chan struct{}) {
+	select {
+	case <-c:
+	default:
+		close(c)
+	}
 }

@@ -102,6 +102,7 @@ type upstream struct {
 	// streamUsage asks for the usage chunk of streams.
 	streamUsage bool
 	plain       bool // base is http:// (cleartext HTTP/1.1, or h2c)
+	h2c         bool // protocol: h2c
 }
 
 func newUpstream(p *Provider, tr http.RoundTripper) *upstream {
@@ -124,6 +125,7 @@ func newUpstream(p *Provider, tr http.RoundTripper) *upstream {
 		streamUsage: !p.NoStreamUsage,
 	}
 	u.plain = strings.HasPrefix(strings.ToLower(u.base), "http://")
+	u.h2c = p.Protocol == ProtocolH2C
 	if u.kind == KindAzure {
 		u.authHeader, u.authPrefix = "Api-Key", ""
 	}
@@ -217,6 +219,13 @@ func (u *upstream) newRequest(ctx context.Context, req *llm.Request, requestID s
 		return nil, err
 	}
 	hr.ContentLength = int64(len(body))
+	// A cleartext upstream speaks HTTP/1.1 (h2c has its own transport):
+	// one connection per request, closed after its answer, so that bytes
+	// the upstream sends after an answer reach no other request. (Reusing
+	// one only after a quiet time, as quietConn does for TLS, leaves a
+	// window: net/http may hand a connection to a waiting request and read
+	// bytes already there as its answer before the request is written.)
+	hr.Close = u.plain && !u.h2c
 	hr.GetBody = func() (io.ReadCloser, error) { return requestBody{bytes.NewReader(body)}, nil }
 	h := hr.Header
 	h["Content-Type"] = []string{"application/json"}

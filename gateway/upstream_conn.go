@@ -17,17 +17,23 @@ import (
 // while no request is in flight on it; what it cannot see is bytes that
 // arrive after the connection was handed the next request.
 //
-// quietConn closes that window: an HTTP/1.1 upstream connection takes a
-// new request only once it has been quiet (no byte received) for
-// TransportOptions.ReuseQuiet since the last byte of its previous answer.
-// Bytes the upstream sends within that time reach the Transport while the
-// connection is idle, and it closes the connection. A younger connection
-// refuses the request before writing a byte of it: the Transport closes it
-// and sends the request on another connection (a retry net/http makes for
-// a reused connection that wrote nothing; the request body is replayable).
-// The price is reuse: a connection busy back to back is replaced by a new
-// one for each request (BenchmarkUpstreamReuse measures it). HTTP/2
-// connections, which number their streams, are not wrapped.
+// A cleartext upstream (http://) therefore gets a connection per request,
+// closed after its answer (upstream.newRequest sets Request.Close): nothing
+// it sends after an answer can reach another request. Over TLS, where
+// HTTP/2 is the rule and its streams are numbered, a connection that
+// negotiated HTTP/1.1 is wrapped in quietConn: it takes a new request only
+// once it has been quiet (no byte received) for TransportOptions.ReuseQuiet
+// since the last byte of its previous answer. Bytes the upstream sends
+// within that time reach the Transport while the connection is idle, and
+// it closes the connection. A younger connection refuses the request
+// before writing a byte of it: the Transport closes it and sends the
+// request on another connection (a retry net/http makes for a reused
+// connection that wrote nothing; the request body is replayable). What the
+// quiet time cannot close is a narrow race: net/http may hand a connection
+// straight to a waiting request and read bytes that arrive in that instant
+// as its answer before the request is refused. The price is reuse: a
+// connection busy back to back is replaced by a new one for each request
+// (BenchmarkUpstreamReuse measures it). HTTP/2 connections are not wrapped.
 
 // DefaultReuseQuiet is TransportOptions.ReuseQuiet's default.
 const DefaultReuseQuiet = 250 * time.Millisecond

@@ -65,27 +65,31 @@ func BenchmarkUpstreamReuse(b *testing.B) {
 	b.Run("net-http-idle", func(b *testing.B) { run(b, TransportOptions{ReuseQuiet: -1}, 2*time.Millisecond) })
 }
 
-// TestQuietConnRetires: back-to-back upstream requests (with bodies larger
-// than the connection's write buffer) each go out on a new connection, the
-// young one retired without a failed request; after a quiet pause the
-// connection is reused.
+// TestQuietConnRetires: back-to-back requests to an HTTP/1.1 upstream over
+// TLS (bodies larger than the connection's write buffer) each go out on a
+// new connection, the young one retired without a failed request; after a
+// quiet pause the connection is reused. (A cleartext upstream gets one
+// connection per request: TestCleartextNotReused.)
 func TestQuietConnRetires(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
 	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS() // HTTP/1.1 only: httptest enables no HTTP/2
 	defer srv.Close()
+	tlsCfg := srv.Client().Transport.(*http.Transport).TLSClientConfig
 	run := func(quiet, pause time.Duration) int64 {
-		tr := NewTransport(ProtocolAuto, TransportOptions{ReuseQuiet: quiet})
+		before := conns.Load()
+		tr := NewTransport(ProtocolAuto, TransportOptions{ReuseQuiet: quiet, TLSConfig: tlsCfg})
 		tr.Proxy = nil
 		defer tr.CloseIdleConnections()
-		var dials atomic.Int64
-		dial := tr.DialContext
-		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			dials.Add(1)
-			return dial(ctx, network, addr)
-		}
 		u := newUpstream(&Provider{Name: "p", Kind: KindOpenAI, BaseURL: srv.URL + "/v1"}, tr)
 		for range 4 {
 			time.Sleep(pause)
@@ -94,13 +98,44 @@ func TestQuietConnRetires(t *testing.T) {
 			require.NoError(t, err)
 			resp, err := u.do(hr)
 			require.NoError(t, err, "a retired connection fails no request")
+			require.Equal(t, 1, resp.ProtoMajor)
 			_, _ = io.Copy(io.Discard, resp.Body)
 			_ = resp.Body.Close()
 		}
-		return dials.Load()
+		return conns.Load() - before
 	}
 	// Sleeping is not timing here: a pause always outlasts a 1 ms quiet,
 	// and back-to-back requests never a 10 s one.
 	require.Equal(t, int64(4), run(10*time.Second, 0), "each young connection retired")
 	require.Equal(t, int64(1), run(time.Millisecond, 20*time.Millisecond), "a quiet connection is reused")
+}
+
+// TestCleartextNotReused: a cleartext HTTP/1.1 upstream gets a connection
+// per request, closed after its answer.
+func TestCleartextNotReused(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	tr := NewTransport(ProtocolAuto, TransportOptions{ReuseQuiet: time.Millisecond})
+	tr.Proxy = nil
+	u := newUpstream(&Provider{Name: "p", Kind: KindOpenAI, BaseURL: srv.URL + "/v1"}, tr)
+	for range 3 {
+		time.Sleep(5 * time.Millisecond)
+		hr, err := u.newRequest(t.Context(), &llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart("hi")}}}}, "r")
+		require.NoError(t, err)
+		resp, err := u.do(hr)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+	}
+	require.Equal(t, int64(3), conns.Load())
 }
