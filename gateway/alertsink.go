@@ -52,7 +52,7 @@ func newAlertLoop(s *Server) *alertLoop {
 func (a *alertLoop) configure(cfg *Config) {
 	rules := cfg.Alerts.InEffect()
 	a.mu.Lock()
-	a.eval = lifecycle.ReloadAlerts(a.eval, a.rules, rules, lifecycle.AlertRoutes(cfg.Routes))
+	a.eval = alerts.Reload(a.eval, a.rules, rules, lifecycle.AlertRoutes(cfg.Routes))
 	a.rules = rules
 	a.active.Store(a.eval != nil)
 	a.sinks = cfg.Alerts.Sinks

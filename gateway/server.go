@@ -25,7 +25,6 @@ import (
 	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway/clients"
-	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/gateway/tracing"
 	"github.com/brownout-dev/brownout/gateway/usage"
@@ -210,7 +209,7 @@ func (s *Server) build(cfg *Config, old *runtime) (*runtime, error) {
 		if old != nil {
 			oldDet, oldCfg = old.detectors, &old.cfg.Detectors.DetectorConfig
 		}
-		rt.detectors = lifecycle.ReloadDetectors(oldDet, oldCfg, cfg.Detectors.DetectorConfig, false)
+		rt.detectors = evals.ReloadDetectors(oldDet, oldCfg, cfg.Detectors.DetectorConfig, false)
 		switch cfg.Detectors.Action {
 		case "", "demote":
 			rt.action = policy.Demote

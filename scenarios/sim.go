@@ -324,7 +324,7 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 	}
 	m.probes = newSimProbes(s, seed)
 	// The detectors and alert rules as the gateway sets them up, by the
-	// rules a reload follows too (lifecycle.ReloadDetectors, ReloadAlerts).
+	// rules a reload follows too (evals.ReloadDetectors, alerts.Reload).
 	m.configure(s.env.rules, s.env.detectors, s.env.policy.Routes)
 	// Size the scorer's tables for the expected traffic, so they are not
 	// copied as they grow (a long game day serves hundreds of thousands).
@@ -603,14 +603,14 @@ func (m *sim) arrive(i int) {
 // evaluator whose rules did not change its firing state.
 func (m *sim) configure(rules []alerts.Rule, dc gateway.DetectorsConfig, routes []policy.Route) {
 	m.setRoutes(routes)
-	m.alerts = lifecycle.ReloadAlerts(m.alerts, m.alertRules, rules, lifecycle.AlertRoutes(routes))
+	m.alerts = alerts.Reload(m.alerts, m.alertRules, rules, lifecycle.AlertRoutes(routes))
 	m.alertRules = rules
 	var oldCfg *evals.DetectorConfig
 	if m.detCfg != nil {
 		oldCfg = &m.detCfg.DetectorConfig
 	}
 	for _, rp := range m.reps {
-		rp.det = lifecycle.ReloadDetectors(rp.det, oldCfg, dc.DetectorConfig, dc.Disable)
+		rp.det = evals.ReloadDetectors(rp.det, oldCfg, dc.DetectorConfig, dc.Disable)
 	}
 	m.det = m.reps[0].det
 	m.detCfg = &dc

@@ -1,48 +1,14 @@
 package lifecycle
 
 import (
-	"reflect"
 	"slices"
 
-	"github.com/brownout-dev/brownout/evals"
-	"github.com/brownout-dev/brownout/gateway/alerts"
 	"github.com/brownout-dev/brownout/gateway/policy"
 )
 
-// What a reload rebuilds beside the decision core (Reload), decided here
-// once for both engines: the live gateway and the simulator keep or
-// replace their detectors and alert evaluator by the same rules.
-
-// ReloadDetectors returns the output detectors a configuration runs with:
-// old, with the baselines it learned, when the detector settings are
-// unchanged (oldCfg; nil on the first load); new ones otherwise; nil when
-// detectors are disabled.
-func ReloadDetectors(old *evals.Detectors, oldCfg *evals.DetectorConfig, cfg evals.DetectorConfig, disabled bool) *evals.Detectors {
-	if disabled {
-		return nil
-	}
-	if old != nil && oldCfg != nil && reflect.DeepEqual(*oldCfg, cfg) {
-		return old
-	}
-	return evals.NewDetectors(cfg)
-}
-
-// ReloadAlerts returns the alert evaluator a configuration runs with: old,
-// with its firing state, when the rules are unchanged (oldRules); a new one
-// otherwise; nil without rules. Its routes are set to routes in every case.
-func ReloadAlerts(old *alerts.Evaluator, oldRules, rules []alerts.Rule, routes map[string][]string) *alerts.Evaluator {
-	ev := old
-	if old == nil || !reflect.DeepEqual(oldRules, rules) {
-		ev = nil
-		if len(rules) > 0 {
-			ev = alerts.NewEvaluator(rules)
-		}
-	}
-	if ev != nil {
-		ev.SetRoutes(routes)
-	}
-	return ev
-}
+// The routes an alert evaluator watches, decided here once for both
+// engines (what a reload keeps of detectors and alert rules is decided by
+// evals.ReloadDetectors and alerts.Reload).
 
 // AlertRoutes maps each route to its targets ("provider:model") in the
 // order the route tries them: by tier, then priority.
