@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -129,4 +130,20 @@ func isTerminal(w io.Writer) bool {
 		return false
 	}
 	return st.Mode()&os.ModeCharDevice != 0
+}
+
+// failingFirst returns the verdicts with every failing one first, each
+// group in file order: the reader sees what went wrong before what held.
+func failingFirst(vs []score.Verdict) []score.Verdict {
+	out := slices.Clone(vs)
+	slices.SortStableFunc(out, func(a, b score.Verdict) int {
+		switch {
+		case a.Pass == b.Pass:
+			return 0
+		case !a.Pass:
+			return -1
+		}
+		return 1
+	})
+	return out
 }

@@ -14,6 +14,7 @@ import (
 func WriteHTML(w io.Writer, r *score.Result) error {
 	data := htmlData{R: r, Verdict: runVerdict(r), Overall: overallRows(r),
 		Faults: faultTable(r), Targets: targetTable(r), Demotions: demotionTable(r),
+		Expectations: failingFirst(r.Expectations),
 		Timeline: groupTimeline(r.Start, r.Series.Timeline), Kinds: timelineKinds(r.Series.Timeline), TimelineNote: timelineNote(r)}
 	for _, s := range charts(r) {
 		data.Charts = append(data.Charts, template.HTML(s)) // #nosec: built by plot with every text escaped
@@ -27,6 +28,7 @@ func WriteHTML(w io.Writer, r *score.Result) error {
 type htmlData struct {
 	R                          *score.Result
 	Verdict                    string
+	Expectations               []score.Verdict
 	Charts                     []template.HTML
 	Overall                    [][2]string
 	Faults, Targets, Demotions table
@@ -74,14 +76,14 @@ label.kind{margin-right:10px;font-size:12px;white-space:nowrap}
 <h1>Game day: {{.R.Scenario}} <span class="verdict {{.Verdict}}">{{.Verdict}}</span></h1>
 <p class="meta">mode {{.R.Mode}} · seed {{.R.Seed}} · ran {{dur .R.Elapsed}} of {{dur .R.Duration}} · SLO {{pct .R.SLO.SuccessRate}} over {{dur .R.SLO.Window}}{{if .R.BlackBox}} · black-box (traffic-shift detection){{end}}{{if .R.Aborted}} · <strong>aborted: {{.R.AbortReason}}</strong>{{end}}</p>
 
+<h2 id="expectations">Expectations</h2>
+{{if .Expectations}}<table><tr><th></th><th>expectation</th><th>step</th><th>target</th><th>want</th><th>got</th></tr>
+{{range .Expectations}}<tr><td class="{{if .Pass}}pass">PASS{{else}}fail">FAIL{{end}}</td><td>{{.Name}}</td><td>{{.Step}}</td><td>{{.Target}}</td><td>{{.Want}}</td><td>{{.Got}}</td></tr>
+{{end}}</table>{{else}}<p>The scenario states no expectations.</p>{{end}}
+
 <h2>Over time</h2>
 {{range .Charts}}{{.}}
 {{else}}<p>No time series in this result.</p>{{end}}
-
-<h2>Expectations</h2>
-<table><tr><th></th><th>expectation</th><th>step</th><th>target</th><th>want</th><th>got</th></tr>
-{{range .R.Expectations}}<tr><td class="{{if .Pass}}pass">PASS{{else}}fail">FAIL{{end}}</td><td>{{.Name}}</td><td>{{.Step}}</td><td>{{.Target}}</td><td>{{.Want}}</td><td>{{.Got}}</td></tr>
-{{end}}</table>
 
 <h2>Overall</h2>
 <table>{{range .Overall}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>

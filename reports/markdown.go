@@ -27,7 +27,7 @@ func WriteMarkdown(w io.Writer, r *score.Result) error {
 	}
 
 	b.WriteString("\n## Expectations\n\n| | expectation | want | got |\n|---|---|---|---|\n")
-	for _, v := range r.Expectations {
+	for _, v := range failingFirst(r.Expectations) {
 		name := v.Name
 		if v.Step != "" {
 			name += " [" + v.Step + "]"
