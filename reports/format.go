@@ -25,11 +25,66 @@ func fmtPct(f float64) string {
 
 func fmtMoney(f float64) string { return fmt.Sprintf("$%.4f", f) }
 
-func fmtRatio(f float64) string {
-	if f == 0 {
+// fmtRatio prints a ratio: a measured 0 is "0.00×"; "–" only when it was
+// not measured (a side with no sample, no baseline, no prices). The
+// scores keep 0 for both, so callers say which it is.
+func fmtRatio(f float64, measured bool) string {
+	if !measured {
 		return "–"
 	}
 	return fmt.Sprintf("%.2f×", f)
+}
+
+// loadRatio prints a fault's load on its target over the baseline load:
+// "–" when the target had no baseline load to compare with.
+func loadRatio(f score.FaultScore) string { return fmtRatio(f.LoadRatio, f.BaselineLoad > 0) }
+
+// p95 prints a sample's 95th percentile, "–" for an empty sample.
+func p95(p score.Percentiles) string {
+	if p.N == 0 {
+		return "–"
+	}
+	return fmtDur(p.P95)
+}
+
+// penalty prints a latency penalty (fault p95 over baseline p95): "–"
+// when either side has no sample.
+func penalty(v float64, base, fault score.Percentiles) string {
+	return fmtRatio(v, base.N > 0 && fault.N > 0)
+}
+
+// penalties prints the three latency penalties, first token, inter-token
+// and total: "ttft 1.20×, inter-token –, total 1.05×".
+func penalties(l score.Latency) string {
+	return "first token " + penalty(l.TTFTPenalty, l.BaselineTTFT, l.FaultTTFT) +
+		", inter-token " + penalty(l.InterTokenPenalty, l.BaselineInterToken, l.FaultInterToken) +
+		", total " + penalty(l.TotalPenalty, l.BaselineTotal, l.FaultTotal)
+}
+
+// costMeasured says whether a cost multiplier of r could be measured with
+// faultRequests requests inside the fault windows: the run priced every
+// target it used and both sides had requests (a baseline without a served
+// request counts as none).
+func costMeasured(r *score.Result, faultRequests int) bool {
+	if m, ok := r.Measured["cost_multiplier"]; ok && !m.Measured {
+		return false
+	}
+	b := r.Overall.Latency
+	return faultRequests > 0 && b.BaselineTTFT.N+b.BaselineTotal.N > 0
+}
+
+// costMultiplier prints the run's cost multiplier during faults.
+func costMultiplier(r *score.Result) string {
+	n := 0
+	for _, f := range r.Faults {
+		n += f.Availability.Requests
+	}
+	return fmtRatio(r.Overall.Cost.Multiplier, costMeasured(r, n))
+}
+
+// faultCost prints a fault step's cost multiplier.
+func faultCost(r *score.Result, f score.FaultScore) string {
+	return fmtRatio(f.CostMultiplier, costMeasured(r, f.Availability.Requests))
 }
 
 // detect describes the TTD of a fault score.

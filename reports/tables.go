@@ -42,8 +42,8 @@ func faultTable(r *score.Result) table {
 		{Long: "returns to target", Num: true, Aside: true}}}
 	for _, f := range r.Faults {
 		t.Rows = append(t.Rows, []string{f.Step, f.Target, f.Kind, window(r, f), detect(f), mitigate(f), recoverStr(f),
-			fmtPct(f.Availability.Success), fmt.Sprintf("%.2f", f.Retry.Amplification), fmtRatio(f.LoadRatio),
-			fmtRatio(f.CostMultiplier), fmt.Sprint(f.ReDetections), fmt.Sprint(f.Flaps), fmt.Sprint(f.BadServed),
+			fmtPct(f.Availability.Success), fmt.Sprintf("%.2f", f.Retry.Amplification), loadRatio(f),
+			faultCost(r, f), fmt.Sprint(f.ReDetections), fmt.Sprint(f.Flaps), fmt.Sprint(f.BadServed),
 			firstMitigation(f), breach(f), fmt.Sprint(f.Relapses), fmt.Sprint(f.Returns)})
 	}
 	return t
@@ -147,6 +147,9 @@ func overallRows(r *score.Result) [][2]string {
 	l := r.Overall.Latency
 	c := r.Overall.Cost
 	p3 := func(p score.Percentiles) string {
+		if p.N == 0 {
+			return "– (no sample)"
+		}
 		return fmtDur(p.P50) + " / " + fmtDur(p.P95) + " / " + fmtDur(p.P99)
 	}
 	return [][2]string{
@@ -158,9 +161,9 @@ func overallRows(r *score.Result) [][2]string {
 		{"retry budget exhausted", fmt.Sprint(r.Overall.Retry.BudgetExhausted)},
 		{"TTFT p50 / p95 / p99 baseline", p3(l.BaselineTTFT)},
 		{"TTFT p50 / p95 / p99 during faults", p3(l.FaultTTFT)},
-		{"latency penalty (p95 TTFT, total)", fmtRatio(l.TTFTPenalty) + ", " + fmtRatio(l.TotalPenalty)},
+		{"latency penalty (p95 during faults / baseline)", penalties(l)},
 		{"cost / counterfactual / premium", fmtMoney(c.Total) + " / " + fmtMoney(c.Counterfactual) + " / " + fmtMoney(c.FallbackPremium)},
-		{"cost multiplier during faults", fmtRatio(c.Multiplier)},
+		{"cost multiplier during faults", costMultiplier(r)},
 		{"prompt-cache warm-up penalty", fmtMoney(c.CacheWarmupPenalty)},
 		{"flaps (by target)", flapsByTarget(r)},
 		{"SLO breach time", fmtDur(r.Overall.BreachTime)},
