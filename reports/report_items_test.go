@@ -71,3 +71,28 @@ func TestZeroShownAsZero(t *testing.T) {
 	require.NoError(t, WriteScorecard(&card, r, false))
 	require.Contains(t, card.String(), "load 0.00×")
 }
+
+// TestChartsDrawTheSLO: the success chart draws the SLO's success rate,
+// the TTFT chart the SLO's TTFT bound (p95 when declared, else max), and
+// the TTFT chart's title says whether it holds streamed requests only.
+func TestChartsDrawTheSLO(t *testing.T) {
+	r := fixture()
+	cs := charts(r)
+	require.Contains(t, cs[1], `class="slo"`)
+	require.Contains(t, cs[1], "SLO 99%")
+	require.NotContains(t, cs[2], `class="slo"`, "no TTFT objective, no line")
+	require.Contains(t, cs[2], "non-streamed included", "the fixture's requests are not streamed")
+
+	r.SLO.TTFT = score.LatencyObjective{Max: 2 * time.Second}
+	cs = charts(r)
+	require.Contains(t, cs[2], `class="slo"`)
+	require.Contains(t, cs[2], "SLO max TTFT 2s")
+	requireNoOverlap(t, cs[2])
+
+	r.SLO.TTFT.P95 = 1500 * time.Millisecond
+	require.Contains(t, charts(r)[2], "SLO p95 TTFT 1.5s", "p95 is what the chart plots")
+
+	r.Overall.Latency.BaselineTotal.N, r.Overall.Latency.FaultTotal.N = 0, 0
+	r.Overall.Latency.BaselineTTFT.N = 10
+	require.Contains(t, charts(r)[2], "(streamed requests)")
+}
