@@ -85,13 +85,13 @@ func writeMDTimeline(b *strings.Builder, r *score.Result) {
 	}
 	b.WriteString("Events: " + strings.Join(kinds, ", ") + ".")
 	if note := timelineNote(r); note != "" {
-		b.WriteString(" Showing " + note + ".")
+		b.WriteString(" **Not the whole run:** this timeline holds " + note + ".")
 	}
 	b.WriteString(" Repeated events are one row with a count.\n\n| at | kind | count | target | detail |\n|---|---|---|---|---|\n")
 	rows := groupTimeline(r.Start, r.Series.Timeline)
 	for i, t := range rows {
 		if i == mdTimelineRows {
-			fmt.Fprintf(b, "\n%d more rows in report.html.\n", len(rows)-i)
+			fmt.Fprintf(b, "\n%d more rows, from %s, in report.html.\n", len(rows)-i, fmtDur(t.From))
 			break
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", t.At(), t.Kind, t.Times(), mdEscape(t.Target), mdEscape(t.Detail))

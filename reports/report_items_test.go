@@ -2,12 +2,17 @@ package reports
 
 import (
 	"bytes"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/scenarios/score"
 )
 
@@ -95,4 +100,62 @@ func TestChartsDrawTheSLO(t *testing.T) {
 	r.Overall.Latency.BaselineTotal.N, r.Overall.Latency.FaultTotal.N = 0, 0
 	r.Overall.Latency.BaselineTTFT.N = 10
 	require.Contains(t, charts(r)[2], "(streamed requests)")
+}
+
+// TestTimelineNeverSilentlyCut: when result.json kept fewer notable events
+// than the run had, every format says so, up to when, and points to
+// events.jsonl; report.html holds every stored row, paged, never cut.
+func TestTimelineNeverSilentlyCut(t *testing.T) {
+	r := fixture()
+	require.Empty(t, timelineNote(r), "the fixture kept every event")
+	r.Events.ByKind["health.change"] += 3000
+	// A long stored timeline: 450 distinct transitions.
+	for i := range 450 {
+		to := []string{"healthy", "unhealthy"}[i%2]
+		r.Series.Timeline = append(r.Series.Timeline, events.Event{Time: r.Start.Add(100*time.Second + time.Duration(i)*10*time.Millisecond),
+			Kind: events.HealthChange, Target: "openai:gpt-4o", To: to})
+	}
+	note := timelineNote(r)
+	require.Contains(t, note, "up to 1m44.5s of the run's 2m0s")
+	require.Contains(t, note, "events.jsonl has them all")
+
+	var page, md, card bytes.Buffer
+	require.NoError(t, WriteHTML(&page, r))
+	require.NoError(t, WriteMarkdown(&md, r))
+	require.NoError(t, WriteScorecard(&card, r, false))
+	require.Contains(t, page.String(), "Not the whole run")
+	require.Contains(t, page.String(), template.HTMLEscapeString(note))
+	require.Equal(t, len(groupTimeline(r.Start, r.Series.Timeline)), strings.Count(page.String(), "<tr data-kind="), "every stored row, none cut")
+	require.Contains(t, page.String(), `id="pager"`)
+	require.Regexp(t, `health\.change \(\d+ of \d+\)`, page.String(), "kind counts say how many the run had")
+	require.Contains(t, md.String(), note)
+	require.Regexp(t, `\d+ more rows, from 1m\d`, md.String(), "Markdown says where its rows stop")
+	require.Contains(t, card.String(), "events.jsonl")
+	for _, line := range strings.Split(card.String(), "\n") {
+		require.LessOrEqual(t, width(line), ScorecardWidth, "%q", line)
+	}
+}
+
+// TestTimelinePagesInChromium runs the report's script: a timeline longer
+// than a page shows its first page, says which rows it shows of how many,
+// and hides the others behind the pager rather than dropping them.
+func TestTimelinePagesInChromium(t *testing.T) {
+	bin := chromium(t)
+	r := fixture()
+	for i := range 450 {
+		to := []string{"healthy", "unhealthy"}[i%2]
+		r.Series.Timeline = append(r.Series.Timeline, events.Event{Time: r.Start.Add(100*time.Second + time.Duration(i)*10*time.Millisecond),
+			Kind: events.HealthChange, Target: "openai:gpt-4o", To: to})
+	}
+	rows := len(groupTimeline(r.Start, r.Series.Timeline))
+	require.Greater(t, rows, htmlTimelinePage)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	var buf bytes.Buffer
+	require.NoError(t, WriteHTML(&buf, r))
+	require.NoError(t, os.WriteFile(page, buf.Bytes(), 0o644))
+	dom := string(runChromium(t, bin, dir, "--window-size=1100,1800", "--dump-dom", "file://"+page))
+	require.Contains(t, dom, fmt.Sprintf("rows 1–%d of %d (page 1 of %d)", htmlTimelinePage, rows, (rows+htmlTimelinePage-1)/htmlTimelinePage))
+	require.Equal(t, rows, strings.Count(dom, "<tr data-kind="), "every row is in the page")
+	require.Equal(t, rows-htmlTimelinePage, strings.Count(dom, `style="display: none;"><td>`), "rows past the first page are hidden, not dropped")
 }

@@ -104,6 +104,9 @@ func WriteScorecard(w io.Writer, r *score.Result, color bool) error {
 			b.WriteString(wrap(items, 2))
 		}
 	}
+	if note := timelineNote(r); note != "" {
+		b.WriteString("\n" + wrap([]string{"Timeline: not the whole run: the reports hold " + note}, 0))
+	}
 	if len(r.Expectations) > 0 {
 		writeExpectations(&b, r.Expectations, p)
 	}
