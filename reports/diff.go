@@ -123,6 +123,10 @@ func Diff(old, new *score.Result, tol Tolerances) *RunDiff {
 	ol, nl := old.Overall.Latency, new.Overall.Latency
 	ratio("TTFT penalty", ol.TTFTPenalty, nl.TTFTPenalty, nil)
 	shown(penalty(ol.TTFTPenalty, ol.BaselineTTFT, ol.FaultTTFT), penalty(nl.TTFTPenalty, nl.BaselineTTFT, nl.FaultTTFT))
+	ratio("inter-token penalty", ol.InterTokenPenalty, nl.InterTokenPenalty, nil)
+	shown(penalty(ol.InterTokenPenalty, ol.BaselineInterToken, ol.FaultInterToken), penalty(nl.InterTokenPenalty, nl.BaselineInterToken, nl.FaultInterToken))
+	ratio("total-time penalty", ol.TotalPenalty, nl.TotalPenalty, nil)
+	shown(penalty(ol.TotalPenalty, ol.BaselineTotal, ol.FaultTotal), penalty(nl.TotalPenalty, nl.BaselineTotal, nl.FaultTotal))
 	ratio("p95 TTFT during faults", old.Overall.Latency.FaultTTFT.P95.Seconds(), new.Overall.Latency.FaultTTFT.P95.Seconds(), func(v float64) string { return fmtDur(time.Duration(v * 1e9)) })
 	timed("SLO breach time", old.Overall.BreachTime, true, new.Overall.BreachTime, true, "")
 	count("false alarms", len(old.Overall.FalseAlarms), len(new.Overall.FalseAlarms))

@@ -47,6 +47,16 @@ func p95(p score.Percentiles) string {
 	return fmtDur(p.P95)
 }
 
+// p95ITL prints a sample of inter-token times' 95th percentile to the
+// millisecond: they are tens of milliseconds, which fmtDur's 100 ms
+// rounding would print as 0s.
+func p95ITL(p score.Percentiles) string {
+	if p.N == 0 {
+		return "–"
+	}
+	return p.P95.Round(time.Millisecond).String()
+}
+
 // penalty prints a latency penalty (fault p95 over baseline p95): "–"
 // when either side has no sample.
 func penalty(v float64, base, fault score.Percentiles) string {
@@ -59,6 +69,14 @@ func penalties(l score.Latency) string {
 	return "first token " + penalty(l.TTFTPenalty, l.BaselineTTFT, l.FaultTTFT) +
 		", inter-token " + penalty(l.InterTokenPenalty, l.BaselineInterToken, l.FaultInterToken) +
 		", total " + penalty(l.TotalPenalty, l.BaselineTotal, l.FaultTotal)
+}
+
+// penaltyKinds prints the three latency penalties compactly, first token
+// / inter-token / total: "2.10× / – / 1.00×".
+func penaltyKinds(l score.Latency) string {
+	return penalty(l.TTFTPenalty, l.BaselineTTFT, l.FaultTTFT) + " / " +
+		penalty(l.InterTokenPenalty, l.BaselineInterToken, l.FaultInterToken) + " / " +
+		penalty(l.TotalPenalty, l.BaselineTotal, l.FaultTotal)
 }
 
 // costMeasured says whether a cost multiplier of r could be measured with

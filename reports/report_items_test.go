@@ -159,3 +159,23 @@ func TestTimelinePagesInChromium(t *testing.T) {
 	require.Equal(t, rows, strings.Count(dom, "<tr data-kind="), "every row is in the page")
 	require.Equal(t, rows-htmlTimelinePage, strings.Count(dom, `style="display: none;"><td>`), "rows past the first page are hidden, not dropped")
 }
+
+// TestLatencyPenaltyPerKind: first token, inter-token and total penalties
+// each show, run-wide and per fault step, in every format.
+func TestLatencyPenaltyPerKind(t *testing.T) {
+	r := fixture()
+	l := score.Latency{
+		BaselineTTFT: score.Percentiles{N: 9, P95: time.Second}, FaultTTFT: score.Percentiles{N: 9, P95: 3 * time.Second}, TTFTPenalty: 3,
+		BaselineInterToken: score.Percentiles{N: 9, P95: 20 * time.Millisecond}, FaultInterToken: score.Percentiles{N: 9, P95: 30 * time.Millisecond}, InterTokenPenalty: 1.5,
+		BaselineTotal: score.Percentiles{N: 9, P95: time.Second}, FaultTotal: score.Percentiles{N: 9, P95: time.Second}, TotalPenalty: 1}
+	r.Overall.Latency, r.Faults[0].Latency = l, l
+	var md, page, card bytes.Buffer
+	require.NoError(t, WriteMarkdown(&md, r))
+	require.NoError(t, WriteHTML(&page, r))
+	require.NoError(t, WriteScorecard(&card, r, false))
+	require.Contains(t, md.String(), "| first token 3.00×, inter-token 1.50×, total 1.00× |")
+	require.Contains(t, md.String(), "| 3.00× / 1.50× / 1.00× |")
+	require.Contains(t, page.String(), "first token 3.00×, inter-token 1.50×, total 1.00×")
+	require.Contains(t, card.String(), "p95 inter-token baseline 20ms, during faults 30ms (penalty 1.50×)")
+	require.Contains(t, card.String(), "penalty TTFT/ITL/total 3.00× / 1.50× / 1.00×")
+}

@@ -66,7 +66,7 @@ func WriteScorecard(w io.Writer, r *score.Result, color bool) error {
 	b.WriteString(wrap([]string{fmt.Sprintf("p95 TTFT baseline %s, during faults %s (penalty %s)",
 		p95(o.Latency.BaselineTTFT), p95(o.Latency.FaultTTFT), penalty(o.Latency.TTFTPenalty, o.Latency.BaselineTTFT, o.Latency.FaultTTFT))}, 0))
 	b.WriteString(wrap([]string{fmt.Sprintf("p95 inter-token baseline %s, during faults %s (penalty %s)",
-		p95(o.Latency.BaselineInterToken), p95(o.Latency.FaultInterToken),
+		p95ITL(o.Latency.BaselineInterToken), p95ITL(o.Latency.FaultInterToken),
 		penalty(o.Latency.InterTokenPenalty, o.Latency.BaselineInterToken, o.Latency.FaultInterToken))}, 0))
 	b.WriteString(wrap([]string{fmt.Sprintf("p95 total baseline %s, during faults %s (penalty %s)",
 		p95(o.Latency.BaselineTotal), p95(o.Latency.FaultTotal), penalty(o.Latency.TotalPenalty, o.Latency.BaselineTotal, o.Latency.FaultTotal))}, 0))

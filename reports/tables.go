@@ -39,12 +39,13 @@ func faultTable(r *score.Result) table {
 		{Long: "load ×", Short: "load", Num: true}, {Long: "cost ×", Short: "cost", Num: true}, {Long: "re-detections", Short: "re-detected", Num: true},
 		{Long: "flaps", Num: true}, {Long: "bad served", Num: true},
 		{Long: "first mitigation", Aside: true}, {Long: "SLO breach", Aside: true}, {Long: "relapses", Num: true, Aside: true},
-		{Long: "returns to target", Num: true, Aside: true}}}
+		{Long: "returns to target", Num: true, Aside: true},
+		{Long: "latency penalty (first token / inter-token / total)", Short: "penalty TTFT/ITL/total", Aside: true}}}
 	for _, f := range r.Faults {
 		t.Rows = append(t.Rows, []string{f.Step, f.Target, f.Kind, window(r, f), detect(f), mitigate(f), recoverStr(f),
 			fmtPct(f.Availability.Success), fmt.Sprintf("%.2f", f.Retry.Amplification), loadRatio(f),
 			faultCost(r, f), fmt.Sprint(f.ReDetections), fmt.Sprint(f.Flaps), fmt.Sprint(f.BadServed),
-			firstMitigation(f), breach(f), fmt.Sprint(f.Relapses), fmt.Sprint(f.Returns)})
+			firstMitigation(f), breach(f), fmt.Sprint(f.Relapses), fmt.Sprint(f.Returns), penaltyKinds(f.Latency)})
 	}
 	return t
 }
@@ -161,6 +162,8 @@ func overallRows(r *score.Result) [][2]string {
 		{"retry budget exhausted", fmt.Sprint(r.Overall.Retry.BudgetExhausted)},
 		{"TTFT p50 / p95 / p99 baseline", p3(l.BaselineTTFT)},
 		{"TTFT p50 / p95 / p99 during faults", p3(l.FaultTTFT)},
+		{"inter-token p95 baseline / during faults", p95ITL(l.BaselineInterToken) + " / " + p95ITL(l.FaultInterToken)},
+		{"total (non-streamed) p95 baseline / during faults", p95(l.BaselineTotal) + " / " + p95(l.FaultTotal)},
 		{"latency penalty (p95 during faults / baseline)", penalties(l)},
 		{"cost / counterfactual / premium", fmtMoney(c.Total) + " / " + fmtMoney(c.Counterfactual) + " / " + fmtMoney(c.FallbackPremium)},
 		{"cost multiplier during faults", costMultiplier(r)},
