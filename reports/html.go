@@ -13,7 +13,7 @@ import (
 // and no network access of any kind.
 func WriteHTML(w io.Writer, r *score.Result) error {
 	data := htmlData{R: r, Verdict: runVerdict(r), Overall: overallRows(r),
-		Faults: faultTable(r), Targets: targetTable(r), Demotions: demotionTable(r),
+		Faults: faultTable(r), FalseAlarms: falseAlarmTable(r), FalseAlarmsAbout: falseAlarmsAbout, Targets: targetTable(r), Demotions: demotionTable(r),
 		Expectations: failingFirst(r.Expectations),
 		Timeline:     groupTimeline(r.Start, r.Series.Timeline), Kinds: timelineKinds(r.Series.Timeline), KindTotals: notableKinds(r), TimelineNote: timelineNote(r),
 		PageRows: htmlTimelinePage}
@@ -37,6 +37,8 @@ type htmlData struct {
 	Charts                     []template.HTML
 	Overall                    [][2]string
 	Faults, Targets, Demotions table
+	FalseAlarms                table
+	FalseAlarmsAbout           string
 	Alerts                     [][]string
 	Timeline                   []timelineRow
 	Kinds                      []kindCount
@@ -95,6 +97,10 @@ label.kind{margin-right:10px;font-size:12px;white-space:nowrap}
 
 <h2>Overall</h2>
 <table>{{range .Overall}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
+
+{{if .FalseAlarms.Rows}}<h2>False alarms</h2>
+<p class="meta">{{.FalseAlarmsAbout}}</p>
+{{template "table" .FalseAlarms}}{{end}}
 
 {{if .Faults.Rows}}<h2>Fault steps</h2>
 {{template "table" .Faults}}{{end}}

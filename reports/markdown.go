@@ -42,6 +42,10 @@ func WriteMarkdown(w io.Writer, r *score.Result) error {
 	for _, row := range append(overallRows(r), fleetRows(r.Fleet)...) {
 		fmt.Fprintf(&b, "| %s | %s |\n", row[0], mdEscape(row[1]))
 	}
+	if len(r.Overall.FalseAlarms) > 0 {
+		b.WriteString("\n## False alarms\n\n" + falseAlarmsAbout + "\n\n")
+		writeMDTable(&b, falseAlarmTable(r))
+	}
 	if len(r.Faults) > 0 {
 		b.WriteString("\n## Fault steps\n\n")
 		writeMDTable(&b, faultTable(r))
@@ -68,6 +72,10 @@ func WriteMarkdown(w io.Writer, r *score.Result) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// falseAlarmsAbout says what a false alarm is, above its table.
+const falseAlarmsAbout = "Alarms raised with no fault to find: a breaker or health demotion, a detector " +
+	"or probe finding, an alert, on a target with no fault active."
 
 // mdTimelineRows bounds the Markdown timeline; report.html has every row.
 const mdTimelineRows = 200

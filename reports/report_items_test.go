@@ -179,3 +179,49 @@ func TestLatencyPenaltyPerKind(t *testing.T) {
 	require.Contains(t, card.String(), "p95 inter-token baseline 20ms, during faults 30ms (penalty 1.50×)")
 	require.Contains(t, card.String(), "penalty TTFT/ITL/total 3.00× / 1.50× / 1.00×")
 }
+
+// TestFalseAlarmsTable: Markdown and HTML list every false alarm (time,
+// target, source, reason); the scorecard sums them up on one line within
+// its width, however many there are and however long their names.
+func TestFalseAlarmsTable(t *testing.T) {
+	r := fixture()
+	var md bytes.Buffer
+	require.NoError(t, WriteMarkdown(&md, r))
+	require.NotContains(t, md.String(), "## False alarms", "no table without false alarms")
+	require.Contains(t, Scorecard(r), "false alarms 0\n")
+
+	long := "anthropic:claude-sonnet-4-5-with-a-very-long-deployment-name"
+	r.Overall.FalseAlarms = []score.FalseAlarm{
+		{Time: r.Start.Add(20 * time.Second), Target: "openai:gpt-4o", Source: "detector:token_wall", Reason: "token_wall"},
+		{Time: r.Start.Add(21 * time.Second), Source: "alert:fallback_rate_high"},
+	}
+	for i := range 6 {
+		r.Overall.FalseAlarms = append(r.Overall.FalseAlarms, score.FalseAlarm{Time: r.Start.Add(time.Duration(100+i) * time.Second), Target: long, Source: "health", Reason: "sla_first_token"})
+	}
+	md.Reset()
+	var page bytes.Buffer
+	require.NoError(t, WriteMarkdown(&md, r))
+	require.NoError(t, WriteHTML(&page, r))
+	require.Contains(t, md.String(), "## False alarms")
+	require.Contains(t, md.String(), "| at | target | source | reason |")
+	require.Contains(t, md.String(), "| 20s | openai:gpt-4o | detector:token_wall | token_wall |")
+	require.Contains(t, md.String(), "| 21s | – | alert:fallback_rate_high | – |")
+	require.Equal(t, 6, strings.Count(md.String(), "| health | sla_first_token |"))
+	require.Contains(t, page.String(), "<h2>False alarms</h2>")
+	require.Contains(t, page.String(), "<td>detector:token_wall</td>")
+	require.Equal(t, 6, strings.Count(page.String(), "<td>sla_first_token</td>"))
+
+	card := Scorecard(r)
+	line := ""
+	for _, l := range strings.Split(card, "\n") {
+		if strings.HasPrefix(l, "SLO breach time ") {
+			line = l
+		}
+		require.LessOrEqual(t, width(l), ScorecardWidth, "%q", l)
+	}
+	require.Contains(t, line, "false alarms 8 (20s detector:token_wall on openai:gpt-4o")
+	require.Contains(t, line, "more)")
+
+	r.Measured = map[string]score.Measure{"false_alarms": {Why: score.WhyBlackBoxEvents}}
+	require.Contains(t, Scorecard(r), "false alarms not measured")
+}

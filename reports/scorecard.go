@@ -79,6 +79,7 @@ func WriteScorecard(w io.Writer, r *score.Result, color bool) error {
 		last = append(last, "(black box: detection by traffic shift)")
 	}
 	b.WriteString(wrap(last, 0))
+	b.WriteString(falseAlarmLine(r) + "\n")
 	writeFleetScorecard(&b, r.Fleet)
 
 	if len(r.Faults) > 0 {

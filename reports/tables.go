@@ -92,6 +92,62 @@ func falseAlarms(r *score.Result) string {
 	return s
 }
 
+// falseAlarmTable has one row per false alarm: when, on which target, what
+// raised it and why.
+func falseAlarmTable(r *score.Result) table {
+	t := table{Cols: []column{{Long: "at"}, {Long: "target"}, {Long: "source"}, {Long: "reason"}}}
+	for _, a := range r.Overall.FalseAlarms {
+		target := a.Target
+		if target == "" {
+			target = "–"
+		}
+		reason := a.Reason
+		if reason == "" {
+			reason = "–"
+		}
+		t.Rows = append(t.Rows, []string{fmtDur(a.Time.Sub(r.Start)), target, a.Source, reason})
+	}
+	return t
+}
+
+// falseAlarmLine is the scorecard's one line on SLO breach time and false
+// alarms, within ScorecardWidth: as many of the first alarms as fit, then
+// how many more.
+func falseAlarmLine(r *score.Result) string {
+	head := "SLO breach time " + fmtDur(r.Overall.BreachTime) + "  false alarms "
+	fa := r.Overall.FalseAlarms
+	if m, ok := r.Measured["false_alarms"]; ok && !m.Measured {
+		return head + "not measured"
+	}
+	line := head + fmt.Sprint(len(fa))
+	if len(fa) == 0 {
+		return line
+	}
+	var parts []string
+	for i, a := range fa {
+		p := fmtDur(a.Time.Sub(r.Start)) + " " + a.Source
+		if a.Target != "" {
+			p += " on " + a.Target
+		}
+		rest := ""
+		if more := len(fa) - i - 1; more > 0 {
+			rest = fmt.Sprintf(", +%d more", more)
+		}
+		try := line + " (" + strings.Join(append(parts, p), ", ") + rest + ")"
+		if width(try) > ScorecardWidth {
+			break
+		}
+		parts = append(parts, p)
+	}
+	if more := len(fa) - len(parts); len(parts) == 0 || more > 0 {
+		if len(parts) == 0 {
+			return line + " (see report.md)"
+		}
+		return line + " (" + strings.Join(parts, ", ") + fmt.Sprintf(", +%d more", more) + ")"
+	}
+	return line + " (" + strings.Join(parts, ", ") + ")"
+}
+
 // window prints when a fault step ran, as offsets from the run's start.
 func window(r *score.Result, f score.FaultScore) string {
 	return fmtDur(f.Start.Sub(r.Start)) + "–" + fmtDur(f.End.Sub(r.Start))
