@@ -225,3 +225,15 @@ func TestFalseAlarmsTable(t *testing.T) {
 	r.Measured = map[string]score.Measure{"false_alarms": {Why: score.WhyBlackBoxEvents}}
 	require.Contains(t, Scorecard(r), "false alarms not measured")
 }
+
+// TestCompareHTMLDrawsTheTTFTObjective: the bake-off's TTFT chart draws the
+// SLO's TTFT bound too.
+func TestCompareHTMLDrawsTheTTFTObjective(t *testing.T) {
+	c := comparison()
+	for _, cr := range c.Contestants {
+		cr.Result.SLO.TTFT.P95 = 3 * time.Second
+	}
+	var buf bytes.Buffer
+	require.NoError(t, WriteCompareHTML(&buf, c))
+	require.Contains(t, buf.String(), "SLO p95 TTFT 3s")
+}
