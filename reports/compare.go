@@ -127,9 +127,9 @@ func newCompareTable(c *scenarios.Comparison) compareTable {
 			frow("SLO breach (spells)", breach)
 			frow("relapses", func(f score.FaultScore) string { return fmt.Sprint(f.Relapses) })
 			frow("TTR", recoverStr)
-			frow("success during", func(f score.FaultScore) string { return fmtPct(f.Availability.Success) })
-			frow("degraded during", func(f score.FaultScore) string { return fmtPct(f.Availability.DegradedRate) })
-			frow("retry amplification during", func(f score.FaultScore) string { return fmt.Sprintf("%.2f", f.Retry.Amplification) })
+			frow("success during", func(f score.FaultScore) string { return rateOf(f.Availability, f.Availability.Success) })
+			frow("degraded during", func(f score.FaultScore) string { return rateOf(f.Availability, f.Availability.DegradedRate) })
+			frow("retry amplification during", func(f score.FaultScore) string { return amplification(f.Retry) })
 			frow("load on target (× baseline)", loadRatio)
 			frow("p95 TTFT during", func(f score.FaultScore) string { return p95(f.Latency.FaultTTFT) })
 		}

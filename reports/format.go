@@ -35,6 +35,23 @@ func fmtRatio(f float64, measured bool) string {
 	return fmt.Sprintf("%.2f×", f)
 }
 
+// rateOf prints a rate of a's requests: "–" when there were none (the
+// score keeps 0 then, which is not 0%).
+func rateOf(a score.Availability, v float64) string {
+	if a.Requests == 0 {
+		return "–"
+	}
+	return fmtPct(v)
+}
+
+// amplification prints attempts per request, "–" with no request.
+func amplification(r score.Retry) string {
+	if r.Requests == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", r.Amplification)
+}
+
 // loadRatio prints a fault's load on its target over the baseline load:
 // "–" when the target had no baseline load to compare with.
 func loadRatio(f score.FaultScore) string { return fmtRatio(f.LoadRatio, f.BaselineLoad > 0) }

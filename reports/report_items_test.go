@@ -62,6 +62,13 @@ func TestZeroShownAsZero(t *testing.T) {
 	r.Measured = map[string]score.Measure{"cost_multiplier": {Why: "no prices"}}
 	require.Equal(t, "–", cell(r, "cost ×"), "not priced")
 
+	// A fault step with no request in its window has no success rate.
+	r = fixture()
+	require.Equal(t, "100%", cell(r, "success"))
+	r.Faults[0].Availability, r.Faults[0].Retry = score.Availability{}, score.Retry{}
+	require.Equal(t, "–", cell(r, "success"), "no request: not 0%")
+	require.Equal(t, "–", cell(r, "amplification"))
+
 	// Latency penalties: measured per kind, "–" for a kind without samples.
 	l := score.Latency{
 		BaselineTTFT: score.Percentiles{N: 10, P95: time.Second}, FaultTTFT: score.Percentiles{N: 10, P95: 2 * time.Second}, TTFTPenalty: 2,

@@ -43,7 +43,7 @@ func faultTable(r *score.Result) table {
 		{Long: "latency penalty (first token / inter-token / total)", Short: "penalty TTFT/ITL/total", Aside: true}}}
 	for _, f := range r.Faults {
 		t.Rows = append(t.Rows, []string{f.Step, f.Target, f.Kind, window(r, f), detect(f), mitigate(f), recoverStr(f),
-			fmtPct(f.Availability.Success), fmt.Sprintf("%.2f", f.Retry.Amplification), loadRatio(f),
+			rateOf(f.Availability, f.Availability.Success), amplification(f.Retry), loadRatio(f),
 			faultCost(r, f), fmt.Sprint(f.ReDetections), fmt.Sprint(f.Flaps), fmt.Sprint(f.BadServed),
 			firstMitigation(f), breach(f), fmt.Sprint(f.Relapses), fmt.Sprint(f.Returns), penaltyKinds(f.Latency)})
 	}
