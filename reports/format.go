@@ -52,6 +52,26 @@ func amplification(r score.Retry) string {
 	return fmt.Sprintf("%.2f", r.Amplification)
 }
 
+// sloParts prints every part of the SLO: "99% good over 10s, TTFT p95 <= 3s,
+// total max <= 20s, correct answers".
+func sloParts(o score.SLO) string {
+	parts := []string{fmtPct(o.SuccessRate) + " good over " + fmtDur(o.Window)}
+	bound := func(name string, l score.LatencyObjective) {
+		if l.P95 > 0 {
+			parts = append(parts, name+" p95 <= "+fmtDur(l.P95))
+		}
+		if l.Max > 0 {
+			parts = append(parts, name+" max <= "+fmtDur(l.Max))
+		}
+	}
+	bound("TTFT", o.TTFT)
+	bound("non-streamed total", o.Latency)
+	if o.Correctness {
+		parts = append(parts, "correct answers")
+	}
+	return strings.Join(parts, ", ")
+}
+
 // loadRatio prints a fault's load on its target over the baseline load:
 // "–" when the target had no baseline load to compare with.
 func loadRatio(f score.FaultScore) string { return fmtRatio(f.LoadRatio, f.BaselineLoad > 0) }

@@ -48,7 +48,7 @@ type htmlData struct {
 }
 
 var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"dur": fmtDur, "pct": fmtPct,
+	"dur": fmtDur, "pct": fmtPct, "slo": sloParts,
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -84,7 +84,7 @@ label.kind{margin-right:10px;font-size:12px;white-space:nowrap}
 @media print{body{max-width:none;padding:0}#controls{display:none}h2{break-after:avoid}svg.chart,table{break-inside:avoid}}
 </style></head><body>
 <h1>Game day: {{.R.Scenario}} <span class="verdict {{.Verdict}}">{{.Verdict}}</span></h1>
-<p class="meta">mode {{.R.Mode}} · seed {{.R.Seed}} · ran {{dur .R.Elapsed}} of {{dur .R.Duration}} · SLO {{pct .R.SLO.SuccessRate}} over {{dur .R.SLO.Window}}{{if .R.BlackBox}} · black-box (traffic-shift detection){{end}}{{if .R.Aborted}} · <strong>aborted: {{.R.AbortReason}}</strong>{{end}}</p>
+<p class="meta">mode {{.R.Mode}} · seed {{.R.Seed}} · ran {{dur .R.Elapsed}} of {{dur .R.Duration}} · SLO {{slo .R.SLO}}{{if .R.BlackBox}} · black-box (traffic-shift detection){{end}}{{if .R.Aborted}} · <strong>aborted: {{.R.AbortReason}}</strong>{{end}}</p>
 
 <h2 id="expectations">Expectations</h2>
 {{if .Expectations}}<table><tr><th></th><th>expectation</th><th>step</th><th>target</th><th>want</th><th>got</th></tr>

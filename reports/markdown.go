@@ -21,7 +21,7 @@ func WriteMarkdown(w io.Writer, r *score.Result) error {
 	if r.Aborted {
 		fmt.Fprintf(&b, "- **Aborted:** %s\n", mdEscape(r.AbortReason))
 	}
-	fmt.Fprintf(&b, "- SLO: %s success over %s\n", fmtPct(r.SLO.SuccessRate), fmtDur(r.SLO.Window))
+	fmt.Fprintf(&b, "- SLO: %s\n", sloParts(r.SLO))
 	if r.BlackBox {
 		b.WriteString("- Black-box run: detection measured as traffic shift at the mocks\n")
 	}

@@ -244,3 +244,18 @@ func TestCompareHTMLDrawsTheTTFTObjective(t *testing.T) {
 	require.NoError(t, WriteCompareHTML(&buf, c))
 	require.Contains(t, buf.String(), "SLO p95 TTFT 3s")
 }
+
+// TestHeaderShowsEverySLOPart: the report's header states every part of
+// the SLO the run was judged against, not only its success rate.
+func TestHeaderShowsEverySLOPart(t *testing.T) {
+	r := fixture()
+	r.SLO.TTFT = score.LatencyObjective{P95: 3 * time.Second}
+	r.SLO.Latency = score.LatencyObjective{Max: 20 * time.Second}
+	r.SLO.Correctness = true
+	want := "99% good over 10s, TTFT p95 <= 3s, non-streamed total max <= 20s, correct answers"
+	var md, page bytes.Buffer
+	require.NoError(t, WriteMarkdown(&md, r))
+	require.NoError(t, WriteHTML(&page, r))
+	require.Contains(t, md.String(), "- SLO: "+want+"\n")
+	require.Contains(t, page.String(), "SLO "+template.HTMLEscapeString(want))
+}
