@@ -132,7 +132,7 @@ func charts(r *score.Result) []string {
 		if r.SLO.SuccessRate > 0 {
 			lo = math.Min(lo, r.SLO.SuccessRate)
 		}
-		p := newPlot(fmt.Sprintf("User success rate (%s window)", fmtDur(r.SLO.Window)), plotH, xmax, nil)
+		p := newPlot(successTitle(r.SLO), plotH, xmax, nil)
 		p.axes(percentTicks(1 - 1.25*(1-lo)))
 		if r.SLO.SuccessRate > 0 {
 			p.hline(r.SLO.SuccessRate, "SLO "+fmtPct(r.SLO.SuccessRate), "slo")
@@ -212,6 +212,17 @@ func charts(r *score.Result) []string {
 		out = append(out, p.String())
 	}
 	return out
+}
+
+// successTitle names the success chart. The series keeps the success rate
+// (served or degraded) per window, not the good rate, so when the SLO has
+// latency or correctness parts the title says the line leaves them out.
+func successTitle(o score.SLO) string {
+	t := fmt.Sprintf("User success rate (%s window)", fmtDur(o.Window))
+	if o.TTFT != (score.LatencyObjective{}) || o.Latency != (score.LatencyObjective{}) || o.Correctness {
+		t = fmt.Sprintf("User success rate (%s window; the SLO's latency and correctness parts not counted)", fmtDur(o.Window))
+	}
+	return t
 }
 
 // ttftObjective is the TTFT bound the chart draws and its label: the

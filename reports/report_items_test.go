@@ -97,6 +97,8 @@ func TestChartsDrawTheSLO(t *testing.T) {
 
 	r.SLO.TTFT = score.LatencyObjective{Max: 2 * time.Second}
 	cs = charts(r)
+	require.Contains(t, cs[1], "latency and correctness parts not counted", "the success line is not the good rate")
+	requireNoOverlap(t, cs[1])
 	require.Contains(t, cs[2], `class="slo"`)
 	require.Contains(t, cs[2], "SLO max TTFT 2s")
 	requireNoOverlap(t, cs[2])
