@@ -88,8 +88,13 @@ func writeMDTimeline(b *strings.Builder, r *score.Result) {
 	}
 	b.WriteString("\n## Timeline\n\n")
 	var kinds []string
+	totals := notableKinds(r)
 	for _, k := range timelineKinds(r.Series.Timeline) {
-		kinds = append(kinds, fmt.Sprintf("%s %d", k.Kind, k.Count))
+		kind := fmt.Sprintf("%s %d", k.Kind, k.Count)
+		if n := totals[k.Kind]; n > k.Count {
+			kind += fmt.Sprintf(" of %d", n)
+		}
+		kinds = append(kinds, kind)
 	}
 	b.WriteString("Events: " + strings.Join(kinds, ", ") + ".")
 	if note := timelineNote(r); note != "" {

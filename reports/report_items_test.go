@@ -139,6 +139,7 @@ func TestTimelineNeverSilentlyCut(t *testing.T) {
 	require.Regexp(t, `health\.change \(\d+ of \d+\)`, page.String(), "kind counts say how many the run had")
 	require.Contains(t, md.String(), note)
 	require.Regexp(t, `\d+ more rows, from 1m\d`, md.String(), "Markdown says where its rows stop")
+	require.Regexp(t, `health\.change \d+ of \d+`, md.String(), "Markdown's kind counts say how many the run had")
 	require.Contains(t, card.String(), "events.jsonl")
 	for _, line := range strings.Split(card.String(), "\n") {
 		require.LessOrEqual(t, width(line), ScorecardWidth, "%q", line)
