@@ -84,6 +84,9 @@ const mdTimelineRows = 200
 // kind, then one row per group (see groupTimeline).
 func writeMDTimeline(b *strings.Builder, r *score.Result) {
 	if len(r.Series.Timeline) == 0 {
+		if note := timelineNote(r); note != "" {
+			b.WriteString("\n## Timeline\n\n**Not the whole run:** this report holds " + note + ".\n")
+		}
 		return
 	}
 	b.WriteString("\n## Timeline\n\n")
@@ -98,7 +101,7 @@ func writeMDTimeline(b *strings.Builder, r *score.Result) {
 	}
 	b.WriteString("Events: " + strings.Join(kinds, ", ") + ".")
 	if note := timelineNote(r); note != "" {
-		b.WriteString(" **Not the whole run:** this timeline holds " + note + ".")
+		b.WriteString(" **Not the whole run:** this report holds " + note + ".")
 	}
 	b.WriteString(" Repeated events are one row with a count.\n\n| at | kind | count | target | detail |\n|---|---|---|---|---|\n")
 	rows := groupTimeline(r.Start, r.Series.Timeline)

@@ -144,6 +144,12 @@ func TestTimelineNeverSilentlyCut(t *testing.T) {
 	for _, line := range strings.Split(card.String(), "\n") {
 		require.LessOrEqual(t, width(line), ScorecardWidth, "%q", line)
 	}
+
+	// A result that kept no timeline at all still says what it lost.
+	r.Series.Timeline = nil
+	md.Reset()
+	require.NoError(t, WriteMarkdown(&md, r))
+	require.Contains(t, md.String(), "events.jsonl has them all")
 }
 
 // TestTimelinePagesInChromium runs the report's script: a timeline longer
