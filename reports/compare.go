@@ -80,6 +80,10 @@ func newCompareTable(c *scenarios.Comparison) compareTable {
 		l := r.Overall.Latency
 		return p95(l.BaselineTTFT) + " / " + p95(l.FaultTTFT) + " (" + penalty(l.TTFTPenalty, l.BaselineTTFT, l.FaultTTFT) + ")"
 	})
+	row("p95 inter-token baseline / faults", func(r *score.Result) string {
+		l := r.Overall.Latency
+		return p95ITL(l.BaselineInterToken) + " / " + p95ITL(l.FaultInterToken) + " (" + penalty(l.InterTokenPenalty, l.BaselineInterToken, l.FaultInterToken) + ")"
+	})
 	row("p95 total baseline / faults", func(r *score.Result) string {
 		l := r.Overall.Latency
 		return p95(l.BaselineTotal) + " / " + p95(l.FaultTotal) + " (" + penalty(l.TotalPenalty, l.BaselineTotal, l.FaultTotal) + ")"
