@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/brownout-dev/brownout/scenarios/score"
 )
@@ -131,7 +132,7 @@ func charts(r *score.Result) []string {
 		if r.SLO.SuccessRate > 0 {
 			lo = math.Min(lo, r.SLO.SuccessRate)
 		}
-		p := newPlot(fmt.Sprintf("User success rate (%s window)", fmtDur(r.SLO.Window)), plotH, xmax, nil)
+		p := newPlot(successTitle(r.SLO), plotH, xmax, nil)
 		p.axes(percentTicks(1 - 1.25*(1-lo)))
 		if r.SLO.SuccessRate > 0 {
 			p.hline(r.SLO.SuccessRate, "SLO "+fmtPct(r.SLO.SuccessRate), "slo")
@@ -141,7 +142,7 @@ func charts(r *score.Result) []string {
 		out = append(out, p.String())
 	}
 
-	// 3. p95 time to first token.
+	// 3. p95 time to first token, with the SLO's TTFT bound.
 	{
 		ymax := 0.0
 		vs := make([]float64, len(ts))
@@ -153,8 +154,13 @@ func charts(r *score.Result) []string {
 			vs[i] = pt.P95TTFT.Seconds()
 			ymax = math.Max(ymax, vs[i])
 		}
-		p := newPlot("p95 time to first token", plotH, xmax, nil)
+		bound, boundLabel := ttftObjective(r.SLO.TTFT)
+		ymax = math.Max(ymax, bound.Seconds())
+		p := newPlot(ttftTitle(r), plotH, xmax, nil)
 		p.axes(durationTicks(ymax * 1.05))
+		if bound > 0 {
+			p.hline(bound.Seconds(), boundLabel, "slo")
+		}
 		decorate(p, true, true)
 		p.line(ts, vs, "ttft", "p95 TTFT")
 		out = append(out, p.String())
@@ -206,6 +212,43 @@ func charts(r *score.Result) []string {
 		out = append(out, p.String())
 	}
 	return out
+}
+
+// successTitle names the success chart. The series keeps the success rate
+// (served or degraded) per window, not the good rate, so when the SLO has
+// latency or correctness parts the title says the line leaves them out.
+func successTitle(o score.SLO) string {
+	t := fmt.Sprintf("User success rate (%s window)", fmtDur(o.Window))
+	if o.TTFT != (score.LatencyObjective{}) || o.Latency != (score.LatencyObjective{}) || o.Correctness {
+		t = fmt.Sprintf("User success rate (%s window; the SLO's latency and correctness parts not counted)", fmtDur(o.Window))
+	}
+	return t
+}
+
+// ttftObjective is the TTFT bound the chart draws and its label: the
+// SLO's p95 bound (what the chart plots), else its per-request maximum;
+// 0 when the SLO bounds no TTFT.
+func ttftObjective(o score.LatencyObjective) (time.Duration, string) {
+	switch {
+	case o.P95 > 0:
+		return o.P95, "SLO p95 TTFT " + fmtDur(o.P95)
+	case o.Max > 0:
+		return o.Max, "SLO max TTFT " + fmtDur(o.Max)
+	}
+	return 0, ""
+}
+
+// ttftTitle names the TTFT chart after what it plots. The series
+// (score.Point.P95TTFT) keeps one p95 per bucket over every served
+// request's time to first token, streamed or not, and cannot tell them
+// apart; the tables keep streamed requests only. When the run served no
+// non-streamed request, the two agree and the title says streamed.
+func ttftTitle(r *score.Result) string {
+	l := r.Overall.Latency
+	if l.BaselineTotal.N+l.FaultTotal.N == 0 && l.BaselineTTFT.N+l.FaultTTFT.N > 0 {
+		return "p95 time to first token (streamed requests)"
+	}
+	return "p95 time to first token (all served requests, non-streamed included)"
 }
 
 func stateColor(state string) string {

@@ -78,18 +78,22 @@ func newCompareTable(c *scenarios.Comparison) compareTable {
 	})
 	row("p95 TTFT baseline / faults", func(r *score.Result) string {
 		l := r.Overall.Latency
-		return fmtDur(l.BaselineTTFT.P95) + " / " + fmtDur(l.FaultTTFT.P95) + " (" + fmtRatio(l.TTFTPenalty) + ")"
+		return p95(l.BaselineTTFT) + " / " + p95(l.FaultTTFT) + " (" + penalty(l.TTFTPenalty, l.BaselineTTFT, l.FaultTTFT) + ")"
+	})
+	row("p95 inter-token baseline / faults", func(r *score.Result) string {
+		l := r.Overall.Latency
+		return p95ITL(l.BaselineInterToken) + " / " + p95ITL(l.FaultInterToken) + " (" + penalty(l.InterTokenPenalty, l.BaselineInterToken, l.FaultInterToken) + ")"
 	})
 	row("p95 total baseline / faults", func(r *score.Result) string {
 		l := r.Overall.Latency
-		return fmtDur(l.BaselineTotal.P95) + " / " + fmtDur(l.FaultTotal.P95) + " (" + fmtRatio(l.TotalPenalty) + ")"
+		return p95(l.BaselineTotal) + " / " + p95(l.FaultTotal) + " (" + penalty(l.TotalPenalty, l.BaselineTotal, l.FaultTotal) + ")"
 	})
 	row("p95 time to an error", func(r *score.Result) string {
 		return fmtDur(r.Overall.Latency.Failed.P95) + fmt.Sprintf(" (%d)", r.Overall.Latency.Failed.N)
 	})
 	row("cost (multiplier during faults)", func(r *score.Result) string {
 		co := r.Overall.Cost
-		return measured(r, "cost_multiplier", fmtMoney(co.Total)+" ("+fmtRatio(co.Multiplier)+")")
+		return measured(r, "cost_multiplier", fmtMoney(co.Total)+" ("+costMultiplier(r)+")")
 	})
 	row("bad responses served", func(r *score.Result) string {
 		return measured(r, "bad_served", fmt.Sprint(r.Overall.BadServed))
@@ -127,11 +131,11 @@ func newCompareTable(c *scenarios.Comparison) compareTable {
 			frow("SLO breach (spells)", breach)
 			frow("relapses", func(f score.FaultScore) string { return fmt.Sprint(f.Relapses) })
 			frow("TTR", recoverStr)
-			frow("success during", func(f score.FaultScore) string { return fmtPct(f.Availability.Success) })
-			frow("degraded during", func(f score.FaultScore) string { return fmtPct(f.Availability.DegradedRate) })
-			frow("retry amplification during", func(f score.FaultScore) string { return fmt.Sprintf("%.2f", f.Retry.Amplification) })
-			frow("load on target (× baseline)", func(f score.FaultScore) string { return fmtRatio(f.LoadRatio) })
-			frow("p95 TTFT during", func(f score.FaultScore) string { return fmtDur(f.Latency.FaultTTFT.P95) })
+			frow("success during", func(f score.FaultScore) string { return rateOf(f.Availability, f.Availability.Success) })
+			frow("degraded during", func(f score.FaultScore) string { return rateOf(f.Availability, f.Availability.DegradedRate) })
+			frow("retry amplification during", func(f score.FaultScore) string { return amplification(f.Retry) })
+			frow("load on target (× baseline)", loadRatio)
+			frow("p95 TTFT during", func(f score.FaultScore) string { return p95(f.Latency.FaultTTFT) })
 		}
 	}
 	// Expectations, by their position in the first result (every

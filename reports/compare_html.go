@@ -136,10 +136,15 @@ func overlayCharts(c *scenarios.Comparison) []string {
 		return p.P95TTFT.Seconds()
 	}
 	degraded := func(p score.Point, step float64) float64 { return float64(p.Degraded) / step }
+	bound, boundLabel := ttftObjective(first.SLO.TTFT)
 	return []string{
 		chart("User success rate", percentTicks(1-1.25*(1-lo)), success,
 			func(p *plot) { p.hline(first.SLO.SuccessRate, "SLO "+fmtPct(first.SLO.SuccessRate), "slo") }),
-		chart("p95 time to first token", durationTicks(top(ttft)*1.05), ttft, nil),
+		chart(ttftTitle(first), durationTicks(math.Max(top(ttft), bound.Seconds())*1.05), ttft, func(p *plot) {
+			if bound > 0 {
+				p.hline(bound.Seconds(), boundLabel, "slo")
+			}
+		}),
 		chart("Degraded answers per second", rateTicks(top(degraded)*1.05), degraded, nil),
 	}
 }

@@ -64,8 +64,12 @@ func Diff(old, new *score.Result, tol Tolerances) *RunDiff {
 		row.Improved = n-o > tol.Availability+1e-12
 		d.Rows = append(d.Rows, row)
 	}
+	// ratio adds a row; with show nil, shown must give its values.
 	ratio := func(name string, o, n float64, show func(float64) string) {
-		row := DiffRow{Score: name, Old: show(o), New: show(n)}
+		row := DiffRow{Score: name}
+		if show != nil {
+			row.Old, row.New = show(o), show(n)
+		}
 		if o != 0 {
 			row.Delta = fmt.Sprintf("%+.1f%%", (n-o)/math.Abs(o)*100)
 		} else {
@@ -76,6 +80,7 @@ func Diff(old, new *score.Result, tol Tolerances) *RunDiff {
 		row.Improved = o-n > limit+1e-12
 		d.Rows = append(d.Rows, row)
 	}
+	shown := func(o, n string) { d.Rows[len(d.Rows)-1].Old, d.Rows[len(d.Rows)-1].New = o, n }
 	count := func(name string, o, n int) {
 		row := DiffRow{Score: name, Old: fmt.Sprint(o), New: fmt.Sprint(n), Delta: fmt.Sprintf("%+d", n-o)}
 		row.Regression = n-o > tol.Count
@@ -113,8 +118,15 @@ func Diff(old, new *score.Result, tol Tolerances) *RunDiff {
 	ratio("retry amplification", old.Overall.Retry.Amplification, new.Overall.Retry.Amplification, func(v float64) string { return fmt.Sprintf("%.2f", v) })
 	ratio("peak amplification", old.Overall.Retry.PeakAmplification, new.Overall.Retry.PeakAmplification, func(v float64) string { return fmt.Sprintf("%.2f", v) })
 	ratio("cost", old.Overall.Cost.Total, new.Overall.Cost.Total, fmtMoney)
-	ratio("cost multiplier", old.Overall.Cost.Multiplier, new.Overall.Cost.Multiplier, fmtRatio)
-	ratio("TTFT penalty", old.Overall.Latency.TTFTPenalty, new.Overall.Latency.TTFTPenalty, fmtRatio)
+	ratio("cost multiplier", old.Overall.Cost.Multiplier, new.Overall.Cost.Multiplier, nil)
+	shown(costMultiplier(old), costMultiplier(new))
+	ol, nl := old.Overall.Latency, new.Overall.Latency
+	ratio("TTFT penalty", ol.TTFTPenalty, nl.TTFTPenalty, nil)
+	shown(penalty(ol.TTFTPenalty, ol.BaselineTTFT, ol.FaultTTFT), penalty(nl.TTFTPenalty, nl.BaselineTTFT, nl.FaultTTFT))
+	ratio("inter-token penalty", ol.InterTokenPenalty, nl.InterTokenPenalty, nil)
+	shown(penalty(ol.InterTokenPenalty, ol.BaselineInterToken, ol.FaultInterToken), penalty(nl.InterTokenPenalty, nl.BaselineInterToken, nl.FaultInterToken))
+	ratio("total-time penalty", ol.TotalPenalty, nl.TotalPenalty, nil)
+	shown(penalty(ol.TotalPenalty, ol.BaselineTotal, ol.FaultTotal), penalty(nl.TotalPenalty, nl.BaselineTotal, nl.FaultTotal))
 	ratio("p95 TTFT during faults", old.Overall.Latency.FaultTTFT.P95.Seconds(), new.Overall.Latency.FaultTTFT.P95.Seconds(), func(v float64) string { return fmtDur(time.Duration(v * 1e9)) })
 	timed("SLO breach time", old.Overall.BreachTime, true, new.Overall.BreachTime, true, "")
 	count("false alarms", len(old.Overall.FalseAlarms), len(new.Overall.FalseAlarms))

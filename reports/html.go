@@ -13,8 +13,10 @@ import (
 // and no network access of any kind.
 func WriteHTML(w io.Writer, r *score.Result) error {
 	data := htmlData{R: r, Verdict: runVerdict(r), Overall: overallRows(r),
-		Faults: faultTable(r), Targets: targetTable(r), Demotions: demotionTable(r),
-		Timeline: groupTimeline(r.Start, r.Series.Timeline), Kinds: timelineKinds(r.Series.Timeline), TimelineNote: timelineNote(r)}
+		Faults: faultTable(r), FalseAlarms: falseAlarmTable(r), FalseAlarmsAbout: falseAlarmsAbout, Targets: targetTable(r), Demotions: demotionTable(r),
+		Expectations: failingFirst(r.Expectations),
+		Timeline:     groupTimeline(r.Start, r.Series.Timeline), Kinds: timelineKinds(r.Series.Timeline), KindTotals: notableKinds(r), TimelineNote: timelineNote(r),
+		PageRows: htmlTimelinePage}
 	for _, s := range charts(r) {
 		data.Charts = append(data.Charts, template.HTML(s)) // #nosec: built by plot with every text escaped
 	}
@@ -24,20 +26,29 @@ func WriteHTML(w io.Writer, r *score.Result) error {
 	return htmlTmpl.Execute(w, data)
 }
 
+// htmlTimelinePage is how many timeline rows a page of report.html shows
+// at once; without script (or in print) every row shows.
+const htmlTimelinePage = 200
+
 type htmlData struct {
 	R                          *score.Result
 	Verdict                    string
+	Expectations               []score.Verdict
 	Charts                     []template.HTML
 	Overall                    [][2]string
 	Faults, Targets, Demotions table
+	FalseAlarms                table
+	FalseAlarmsAbout           string
 	Alerts                     [][]string
 	Timeline                   []timelineRow
 	Kinds                      []kindCount
+	KindTotals                 map[string]int // every notable event of the run per kind
+	PageRows                   int
 	TimelineNote               string
 }
 
 var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"dur": fmtDur, "pct": fmtPct,
+	"dur": fmtDur, "pct": fmtPct, "slo": sloParts,
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -68,23 +79,28 @@ svg .detect{stroke:#9b59b6;stroke-width:1.5}svg .detect-label{font-size:10px;fil
 svg .mitigate{stroke:#17a2b8;stroke-width:1.5;stroke-dasharray:3 3}svg .mitigate-label{font-size:10px;fill:#17a2b8}
 pre{background:#f6f7f9;padding:10px;overflow:auto;font-size:12px;border:1px solid #eee}
 #filter{margin:6px 0;padding:4px 6px;width:260px}
+#pager{margin:6px 0;font-size:12px}.cut{background:#fff4e5;border:1px solid #f0ad4e;padding:6px 10px}
 label.kind{margin-right:10px;font-size:12px;white-space:nowrap}
 @media print{body{max-width:none;padding:0}#controls{display:none}h2{break-after:avoid}svg.chart,table{break-inside:avoid}}
 </style></head><body>
 <h1>Game day: {{.R.Scenario}} <span class="verdict {{.Verdict}}">{{.Verdict}}</span></h1>
-<p class="meta">mode {{.R.Mode}} · seed {{.R.Seed}} · ran {{dur .R.Elapsed}} of {{dur .R.Duration}} · SLO {{pct .R.SLO.SuccessRate}} over {{dur .R.SLO.Window}}{{if .R.BlackBox}} · black-box (traffic-shift detection){{end}}{{if .R.Aborted}} · <strong>aborted: {{.R.AbortReason}}</strong>{{end}}</p>
+<p class="meta">mode {{.R.Mode}} · seed {{.R.Seed}} · ran {{dur .R.Elapsed}} of {{dur .R.Duration}} · SLO {{slo .R.SLO}}{{if .R.BlackBox}} · black-box (traffic-shift detection){{end}}{{if .R.Aborted}} · <strong>aborted: {{.R.AbortReason}}</strong>{{end}}</p>
+
+<h2 id="expectations">Expectations</h2>
+{{if .Expectations}}<table><tr><th></th><th>expectation</th><th>step</th><th>target</th><th>want</th><th>got</th></tr>
+{{range .Expectations}}<tr><td class="{{if .Pass}}pass">PASS{{else}}fail">FAIL{{end}}</td><td>{{.Name}}</td><td>{{.Step}}</td><td>{{.Target}}</td><td>{{.Want}}</td><td>{{.Got}}</td></tr>
+{{end}}</table>{{else}}<p>The scenario states no expectations.</p>{{end}}
 
 <h2>Over time</h2>
 {{range .Charts}}{{.}}
 {{else}}<p>No time series in this result.</p>{{end}}
 
-<h2>Expectations</h2>
-<table><tr><th></th><th>expectation</th><th>step</th><th>target</th><th>want</th><th>got</th></tr>
-{{range .R.Expectations}}<tr><td class="{{if .Pass}}pass">PASS{{else}}fail">FAIL{{end}}</td><td>{{.Name}}</td><td>{{.Step}}</td><td>{{.Target}}</td><td>{{.Want}}</td><td>{{.Got}}</td></tr>
-{{end}}</table>
-
 <h2>Overall</h2>
 <table>{{range .Overall}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
+
+{{if .FalseAlarms.Rows}}<h2>False alarms</h2>
+<p class="meta">{{.FalseAlarmsAbout}}</p>
+{{template "table" .FalseAlarms}}{{end}}
 
 {{if .Faults.Rows}}<h2>Fault steps</h2>
 {{template "table" .Faults}}{{end}}
@@ -101,9 +117,11 @@ label.kind{margin-right:10px;font-size:12px;white-space:nowrap}
 {{end}}</table>{{end}}
 
 <h2>Event timeline</h2>
-<p class="meta">Consecutive events that read the same are one row with a count; per-request events (tier.served, budget.exhausted, stream.*) are one row per target and detail between two other events.{{if .TimelineNote}} Showing {{.TimelineNote}}.{{end}}</p>
+{{if .TimelineNote}}<p class="cut"><strong>Not the whole run:</strong> this timeline holds {{.TimelineNote}}.</p>{{end}}
+<p class="meta">Consecutive events that read the same are one row with a count; per-request events (tier.served, budget.exhausted, stream.*) are one row per target and detail between two other events. Every row result.json holds is here: filter by text or kind, and page through them.</p>
 <div id="controls"><input id="filter" type="search" placeholder="filter: target, name, reason…">
-{{range .Kinds}}<label class="kind"><input type="checkbox" class="kindbox" value="{{.Kind}}" checked> {{.Kind}} ({{.Count}})</label>{{end}}</div>
+{{range .Kinds}}<label class="kind"><input type="checkbox" class="kindbox" value="{{.Kind}}" checked> {{.Kind}} ({{.Count}}{{$t := index $.KindTotals .Kind}}{{if gt $t .Count}} of {{$t}}{{end}})</label>{{end}}
+<div id="pager"><button type="button" id="prev">← earlier</button> <span id="page"></span> <button type="button" id="next">later →</button></div></div>
 <table id="timeline"><tr><th>at</th><th>kind</th><th>count</th><th>target</th><th>detail</th></tr>
 {{range .Timeline}}<tr data-kind="{{.Kind}}"><td>{{.At}}</td><td>{{.Kind}}</td><td>{{.Times}}</td><td>{{.Target}}</td><td>{{.Detail}}</td></tr>
 {{end}}</table>
@@ -115,10 +133,18 @@ label.kind{margin-right:10px;font-size:12px;white-space:nowrap}
 {{end}}</table>{{end}}
 <script>
 (function(){
-  var f=document.getElementById('filter'),boxes=document.querySelectorAll('.kindbox'),rows=document.querySelectorAll('#timeline tr[data-kind]');
-  function apply(){var q=f.value.toLowerCase(),on={};boxes.forEach(function(b){on[b.value]=b.checked});
-    rows.forEach(function(r){r.style.display=(on[r.dataset.kind]&&r.textContent.toLowerCase().indexOf(q)>=0)?'':'none'})}
-  f.addEventListener('input',apply);boxes.forEach(function(b){b.addEventListener('change',apply)});
+  var size={{.PageRows}},page=0,f=document.getElementById('filter'),boxes=document.querySelectorAll('.kindbox'),
+    rows=document.querySelectorAll('#timeline tr[data-kind]'),label=document.getElementById('page'),
+    prev=document.getElementById('prev'),next=document.getElementById('next');
+  function apply(){var q=f.value.toLowerCase(),on={},hit=[];boxes.forEach(function(b){on[b.value]=b.checked});
+    rows.forEach(function(r){r.style.display='none';if(on[r.dataset.kind]&&r.textContent.toLowerCase().indexOf(q)>=0)hit.push(r)});
+    var pages=Math.max(1,Math.ceil(hit.length/size));page=Math.min(Math.max(page,0),pages-1);
+    hit.slice(page*size,(page+1)*size).forEach(function(r){r.style.display=''});
+    label.textContent=hit.length?('rows '+(page*size+1)+'–'+Math.min(hit.length,(page+1)*size)+' of '+hit.length+' (page '+(page+1)+' of '+pages+')'):'no row matches';
+    prev.disabled=page===0;next.disabled=page>=pages-1}
+  f.addEventListener('input',function(){page=0;apply()});boxes.forEach(function(b){b.addEventListener('change',function(){page=0;apply()})});
+  prev.addEventListener('click',function(){page--;apply()});next.addEventListener('click',function(){page++;apply()});
+  apply();
 })();
 </script>
 </body></html>

@@ -21,7 +21,7 @@ func WriteMarkdown(w io.Writer, r *score.Result) error {
 	if r.Aborted {
 		fmt.Fprintf(&b, "- **Aborted:** %s\n", mdEscape(r.AbortReason))
 	}
-	fmt.Fprintf(&b, "- SLO: %s success over %s\n", fmtPct(r.SLO.SuccessRate), fmtDur(r.SLO.Window))
+	fmt.Fprintf(&b, "- SLO: %s\n", sloParts(r.SLO))
 	if r.BlackBox {
 		b.WriteString("- Black-box run: detection measured as traffic shift at the mocks\n")
 	}
@@ -31,7 +31,7 @@ func WriteMarkdown(w io.Writer, r *score.Result) error {
 		fmt.Fprintf(&b, "Judged on the %s that ran; the run was aborted, so it fails whatever they say.\n\n", fmtDur(r.Elapsed))
 	}
 	b.WriteString("| | expectation | want | got |\n|---|---|---|---|\n")
-	for _, v := range r.Expectations {
+	for _, v := range failingFirst(r.Expectations) {
 		name := v.Name
 		if v.Step != "" {
 			name += " [" + v.Step + "]"
@@ -45,6 +45,10 @@ func WriteMarkdown(w io.Writer, r *score.Result) error {
 	b.WriteString("\n## Overall\n\n| score | value |\n|---|---|\n")
 	for _, row := range append(overallRows(r), fleetRows(r.Fleet)...) {
 		fmt.Fprintf(&b, "| %s | %s |\n", row[0], mdEscape(row[1]))
+	}
+	if len(r.Overall.FalseAlarms) > 0 {
+		b.WriteString("\n## False alarms\n\n" + falseAlarmsAbout + "\n\n")
+		writeMDTable(&b, falseAlarmTable(r))
 	}
 	if len(r.Faults) > 0 {
 		b.WriteString("\n## Fault steps\n\n")
@@ -73,6 +77,10 @@ func WriteMarkdown(w io.Writer, r *score.Result) error {
 	return err
 }
 
+// falseAlarmsAbout says what a false alarm is, above its table.
+const falseAlarmsAbout = "Alarms raised with no fault to find: a breaker or health demotion, a detector " +
+	"or probe finding, an alert, on a target with no fault active."
+
 // mdTimelineRows bounds the Markdown timeline; report.html has every row.
 const mdTimelineRows = 200
 
@@ -80,22 +88,30 @@ const mdTimelineRows = 200
 // kind, then one row per group (see groupTimeline).
 func writeMDTimeline(b *strings.Builder, r *score.Result) {
 	if len(r.Series.Timeline) == 0 {
+		if note := timelineNote(r); note != "" {
+			b.WriteString("\n## Timeline\n\n**Not the whole run:** this report holds " + note + ".\n")
+		}
 		return
 	}
 	b.WriteString("\n## Timeline\n\n")
 	var kinds []string
+	totals := notableKinds(r)
 	for _, k := range timelineKinds(r.Series.Timeline) {
-		kinds = append(kinds, fmt.Sprintf("%s %d", k.Kind, k.Count))
+		kind := fmt.Sprintf("%s %d", k.Kind, k.Count)
+		if n := totals[k.Kind]; n > k.Count {
+			kind += fmt.Sprintf(" of %d", n)
+		}
+		kinds = append(kinds, kind)
 	}
 	b.WriteString("Events: " + strings.Join(kinds, ", ") + ".")
 	if note := timelineNote(r); note != "" {
-		b.WriteString(" Showing " + note + ".")
+		b.WriteString(" **Not the whole run:** this report holds " + note + ".")
 	}
 	b.WriteString(" Repeated events are one row with a count.\n\n| at | kind | count | target | detail |\n|---|---|---|---|---|\n")
 	rows := groupTimeline(r.Start, r.Series.Timeline)
 	for i, t := range rows {
 		if i == mdTimelineRows {
-			fmt.Fprintf(b, "\n%d more rows in report.html.\n", len(rows)-i)
+			fmt.Fprintf(b, "\n%d more rows, from %s, in report.html.\n", len(rows)-i, fmtDur(t.From))
 			break
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", t.At(), t.Kind, t.Times(), mdEscape(t.Target), mdEscape(t.Detail))

@@ -64,18 +64,22 @@ func WriteScorecard(w io.Writer, r *score.Result, color bool) error {
 		fmt.Sprintf("retry amplification %.2f (peak %.2f over 10s)", o.Retry.Amplification, o.Retry.PeakAmplification),
 		fmt.Sprintf("budget exhausted %d", o.Retry.BudgetExhausted)}, 0))
 	b.WriteString(wrap([]string{fmt.Sprintf("p95 TTFT baseline %s, during faults %s (penalty %s)",
-		fmtDur(o.Latency.BaselineTTFT.P95), fmtDur(o.Latency.FaultTTFT.P95), fmtRatio(o.Latency.TTFTPenalty))}, 0))
+		p95(o.Latency.BaselineTTFT), p95(o.Latency.FaultTTFT), penalty(o.Latency.TTFTPenalty, o.Latency.BaselineTTFT, o.Latency.FaultTTFT))}, 0))
+	b.WriteString(wrap([]string{fmt.Sprintf("p95 inter-token baseline %s, during faults %s (penalty %s)",
+		p95ITL(o.Latency.BaselineInterToken), p95ITL(o.Latency.FaultInterToken),
+		penalty(o.Latency.InterTokenPenalty, o.Latency.BaselineInterToken, o.Latency.FaultInterToken))}, 0))
 	b.WriteString(wrap([]string{fmt.Sprintf("p95 total baseline %s, during faults %s (penalty %s)",
-		fmtDur(o.Latency.BaselineTotal.P95), fmtDur(o.Latency.FaultTotal.P95), fmtRatio(o.Latency.TotalPenalty))}, 0))
+		p95(o.Latency.BaselineTotal), p95(o.Latency.FaultTotal), penalty(o.Latency.TotalPenalty, o.Latency.BaselineTotal, o.Latency.FaultTotal))}, 0))
 	b.WriteString(wrap([]string{"cost " + fmtMoney(o.Cost.Total), "counterfactual " + fmtMoney(o.Cost.Counterfactual),
 		"fallback premium " + fmtMoney(o.Cost.FallbackPremium)}, 0))
-	b.WriteString(wrap([]string{"cost multiplier during faults " + fmtRatio(o.Cost.Multiplier),
+	b.WriteString(wrap([]string{"cost multiplier during faults " + costMultiplier(r),
 		"prompt-cache warm-up " + fmtMoney(o.Cost.CacheWarmupPenalty)}, 0))
 	last := []string{"flaps " + flapsByTarget(r), fmt.Sprintf("bad served %d", o.BadServed)}
 	if r.BlackBox {
 		last = append(last, "(black box: detection by traffic shift)")
 	}
 	b.WriteString(wrap(last, 0))
+	b.WriteString(falseAlarmLine(r) + "\n")
 	writeFleetScorecard(&b, r.Fleet)
 
 	if len(r.Faults) > 0 {
@@ -100,6 +104,9 @@ func WriteScorecard(w io.Writer, r *score.Result, color bool) error {
 			}
 			b.WriteString(wrap(items, 2))
 		}
+	}
+	if note := timelineNote(r); note != "" {
+		b.WriteString("\n" + wrap([]string{"Timeline: not the whole run: the reports hold " + note}, 0))
 	}
 	if len(r.Expectations) > 0 {
 		writeExpectations(&b, r, p)

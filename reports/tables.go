@@ -39,12 +39,13 @@ func faultTable(r *score.Result) table {
 		{Long: "load ×", Short: "load", Num: true}, {Long: "cost ×", Short: "cost", Num: true}, {Long: "re-detections", Short: "re-detected", Num: true},
 		{Long: "flaps", Num: true}, {Long: "bad served", Num: true},
 		{Long: "first mitigation", Aside: true}, {Long: "SLO breach", Aside: true}, {Long: "relapses", Num: true, Aside: true},
-		{Long: "returns to target", Num: true, Aside: true}}}
+		{Long: "returns to target", Num: true, Aside: true},
+		{Long: "latency penalty (first token / inter-token / total)", Short: "penalty TTFT/ITL/total", Aside: true}}}
 	for _, f := range r.Faults {
 		t.Rows = append(t.Rows, []string{f.Step, f.Target, f.Kind, window(r, f), detect(f), mitigate(f), runRecoverStr(r, f),
-			fmtPct(f.Availability.Success), fmt.Sprintf("%.2f", f.Retry.Amplification), fmtRatio(f.LoadRatio),
-			fmtRatio(f.CostMultiplier), fmt.Sprint(f.ReDetections), fmt.Sprint(f.Flaps), fmt.Sprint(f.BadServed),
-			firstMitigation(f), breach(f), fmt.Sprint(f.Relapses), fmt.Sprint(f.Returns)})
+			rateOf(f.Availability, f.Availability.Success), amplification(f.Retry), loadRatio(f),
+			faultCost(r, f), fmt.Sprint(f.ReDetections), fmt.Sprint(f.Flaps), fmt.Sprint(f.BadServed),
+			firstMitigation(f), breach(f), fmt.Sprint(f.Relapses), fmt.Sprint(f.Returns), penaltyKinds(f.Latency)})
 	}
 	return t
 }
@@ -89,6 +90,62 @@ func falseAlarms(r *score.Result) string {
 		s += " (" + strings.Join(parts, ", ") + ")"
 	}
 	return s
+}
+
+// falseAlarmTable has one row per false alarm: when, on which target, what
+// raised it and why.
+func falseAlarmTable(r *score.Result) table {
+	t := table{Cols: []column{{Long: "at"}, {Long: "target"}, {Long: "source"}, {Long: "reason"}}}
+	for _, a := range r.Overall.FalseAlarms {
+		target := a.Target
+		if target == "" {
+			target = "–"
+		}
+		reason := a.Reason
+		if reason == "" {
+			reason = "–"
+		}
+		t.Rows = append(t.Rows, []string{fmtDur(a.Time.Sub(r.Start)), target, a.Source, reason})
+	}
+	return t
+}
+
+// falseAlarmLine is the scorecard's one line on SLO breach time and false
+// alarms, within ScorecardWidth: as many of the first alarms as fit, then
+// how many more.
+func falseAlarmLine(r *score.Result) string {
+	head := "SLO breach time " + fmtDur(r.Overall.BreachTime) + "  false alarms "
+	fa := r.Overall.FalseAlarms
+	if m, ok := r.Measured["false_alarms"]; ok && !m.Measured {
+		return head + "not measured"
+	}
+	line := head + fmt.Sprint(len(fa))
+	if len(fa) == 0 {
+		return line
+	}
+	var parts []string
+	for i, a := range fa {
+		p := fmtDur(a.Time.Sub(r.Start)) + " " + a.Source
+		if a.Target != "" {
+			p += " on " + a.Target
+		}
+		rest := ""
+		if more := len(fa) - i - 1; more > 0 {
+			rest = fmt.Sprintf(", +%d more", more)
+		}
+		try := line + " (" + strings.Join(append(parts, p), ", ") + rest + ")"
+		if width(try) > ScorecardWidth {
+			break
+		}
+		parts = append(parts, p)
+	}
+	if more := len(fa) - len(parts); len(parts) == 0 || more > 0 {
+		if len(parts) == 0 {
+			return line + " (see report.md)"
+		}
+		return line + " (" + strings.Join(parts, ", ") + fmt.Sprintf(", +%d more", more) + ")"
+	}
+	return line + " (" + strings.Join(parts, ", ") + ")"
 }
 
 // window prints when a fault step ran, as offsets from the run's start.
@@ -147,6 +204,9 @@ func overallRows(r *score.Result) [][2]string {
 	l := r.Overall.Latency
 	c := r.Overall.Cost
 	p3 := func(p score.Percentiles) string {
+		if p.N == 0 {
+			return "– (no sample)"
+		}
 		return fmtDur(p.P50) + " / " + fmtDur(p.P95) + " / " + fmtDur(p.P99)
 	}
 	return [][2]string{
@@ -158,9 +218,11 @@ func overallRows(r *score.Result) [][2]string {
 		{"retry budget exhausted", fmt.Sprint(r.Overall.Retry.BudgetExhausted)},
 		{"TTFT p50 / p95 / p99 baseline", p3(l.BaselineTTFT)},
 		{"TTFT p50 / p95 / p99 during faults", p3(l.FaultTTFT)},
-		{"latency penalty (p95 TTFT, total)", fmtRatio(l.TTFTPenalty) + ", " + fmtRatio(l.TotalPenalty)},
+		{"inter-token p95 baseline / during faults", p95ITL(l.BaselineInterToken) + " / " + p95ITL(l.FaultInterToken)},
+		{"total (non-streamed) p95 baseline / during faults", p95(l.BaselineTotal) + " / " + p95(l.FaultTotal)},
+		{"latency penalty (p95 during faults / baseline)", penalties(l)},
 		{"cost / counterfactual / premium", fmtMoney(c.Total) + " / " + fmtMoney(c.Counterfactual) + " / " + fmtMoney(c.FallbackPremium)},
-		{"cost multiplier during faults", fmtRatio(c.Multiplier)},
+		{"cost multiplier during faults", costMultiplier(r)},
 		{"prompt-cache warm-up penalty", fmtMoney(c.CacheWarmupPenalty)},
 		{"flaps (by target)", flapsByTarget(r)},
 		{"SLO breach time", fmtDur(r.Overall.BreachTime)},

@@ -115,21 +115,38 @@ func timelineKinds(evs []events.Event) []kindCount {
 }
 
 // timelineNote says when the stored timeline is not the whole story: the
-// result keeps at most score.MaxTimeline notable events ("" when it
-// kept them all).
+// result keeps at most score.MaxTimeline notable events, the first ones,
+// so the note says how many it kept, up to when, and where the rest are
+// ("" when it kept them all).
 func timelineNote(r *score.Result) string {
 	total := 0
+	for _, n := range notableKinds(r) {
+		total += n
+	}
+	kept := len(r.Series.Timeline)
+	if total <= kept {
+		return ""
+	}
+	until := ""
+	if kept > 0 {
+		until = fmt.Sprintf(", up to %s of the run's %s", fmtDur(r.Series.Timeline[kept-1].Time.Sub(r.Start)), fmtDur(r.Elapsed))
+	}
+	return fmt.Sprintf("the first %d of %d notable events%s: result.json keeps at most %d; events.jsonl has them all", kept, total, until, score.MaxTimeline)
+}
+
+// notableKinds counts the run's notable events per kind (everything but
+// requests and attempts), from every event the run had, not only those
+// result.json kept.
+func notableKinds(r *score.Result) map[string]int {
+	out := map[string]int{}
 	for k, n := range r.Events.ByKind {
 		switch events.Kind(k) {
 		case events.RequestStart, events.RequestEnd, events.AttemptStart, events.AttemptEnd:
 		default:
-			total += n
+			out[k] = n
 		}
 	}
-	if kept := len(r.Series.Timeline); total > kept {
-		return fmt.Sprintf("the first %d of %d notable events (result.json keeps at most %d; events.jsonl has them all)", kept, total, score.MaxTimeline)
-	}
-	return ""
+	return out
 }
 
 // eventDetail summarises the fields of a notable event.
