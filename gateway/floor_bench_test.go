@@ -1,0 +1,96 @@
+package gateway_test
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+// BenchmarkFloor puts the gateway beside the floor of any proxy: a bare
+// net/http/httputil.ReverseProxy on the same upstream (the mock provider,
+// 20-token streams), interleaved with it in every round so both see the
+// same machine load:
+//
+//	go test -run '^$' -bench Floor -benchtime 5x -count 3 ./gateway
+//
+// Each round plays the same requests three ways, c clients at a time:
+// directly to the mock, through the ReverseProxy, through the gateway. The
+// process's CPU time (getrusage) of the direct run is what the client and
+// the mock cost; subtracted from the other two it leaves the CPU per
+// request of each proxy: floor-cpu-µs/req, gateway-cpu-µs/req, and their
+// ratio (x-floor; the aim: at most 1.1). Allocations per streamed
+// token are counted the same way (runtime.MemStats.Mallocs).
+func BenchmarkFloor(b *testing.B) {
+	for _, c := range []int{1, 16} {
+		b.Run(fmt.Sprintf("stream-c%d", c), func(b *testing.B) { benchFloor(b, true, c) })
+	}
+	b.Run("complete-c16", func(b *testing.B) { benchFloor(b, false, 16) })
+}
+
+func benchFloor(b *testing.B, stream bool, clients int) {
+	const perClient, tokens = 8, 20
+	e := newBenchEnv(b)
+	up, err := url.Parse(e.mock.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(up)
+	rp.FlushInterval = -1 // stream as it arrives, as the gateway does
+	floor := httptest.NewServer(rp)
+	b.Cleanup(floor.Close)
+	direct, through := benchBody(stream, "gpt-4o"), benchBody(stream, "chat")
+	floorURL := floor.URL + "/v1/chat/completions"
+
+	run := func(url string, body []byte) (cpu time.Duration, mallocs uint64) {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		m0, c0 := ms.Mallocs, processCPU()
+		var wg sync.WaitGroup
+		for range clients {
+			wg.Go(func() {
+				for range perClient {
+					e.call(b, url, body, stream)
+				}
+			})
+		}
+		wg.Wait()
+		c1 := processCPU()
+		runtime.ReadMemStats(&ms)
+		return c1 - c0, ms.Mallocs - m0
+	}
+	// Warm every path (connections, pools) before measuring.
+	run(e.direct, direct)
+	run(floorURL, direct)
+	run(e.through, through)
+
+	var dCPU, fCPU, gCPU time.Duration
+	var dM, fM, gM uint64
+	rounds := 0
+	for b.Loop() {
+		c, m := run(e.direct, direct)
+		dCPU, dM = dCPU+c, dM+m
+		c, m = run(floorURL, direct)
+		fCPU, fM = fCPU+c, fM+m
+		c, m = run(e.through, through)
+		gCPU, gM = gCPU+c, gM+m
+		rounds++
+	}
+	reqs := float64(rounds * clients * perClient)
+	per := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) / reqs }
+	floorCPU, gwCPU := per(fCPU-dCPU), per(gCPU-dCPU)
+	b.ReportMetric(floorCPU, "floor-cpu-µs/req")
+	b.ReportMetric(gwCPU, "gateway-cpu-µs/req")
+	if floorCPU > 0 {
+		b.ReportMetric(gwCPU/floorCPU, "x-floor")
+	}
+	if stream {
+		toks := reqs * tokens
+		b.ReportMetric((float64(fM)-float64(dM))/toks, "floor-allocs/token")
+		b.ReportMetric((float64(gM)-float64(dM))/toks, "gateway-allocs/token")
+	}
+}
