@@ -323,8 +323,8 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 		m.alertEvery = 15 * time.Second
 	}
 	m.probes = newSimProbes(s, seed)
-	// The detectors and alert rules as the gateway sets them up, by the
-	// rules a reload follows too (evals.ReloadDetectors, alerts.Reload).
+	// The detectors and alert rules, by the rules both engines follow at
+	// the start and on a reload (evals.ReloadDetectors, alerts.Reload).
 	m.configure(s.env.rules, s.env.detectors, s.env.policy.Routes)
 	// Size the scorer's tables for the expected traffic, so they are not
 	// copied as they grow (a long game day serves hundreds of thousands).
@@ -782,8 +782,8 @@ func (m *sim) observe(r *simReq) {
 	if r.req.Stream && o.OutputTokens > 0 && o.Class != policy.OK {
 		// Tokens reached the client: the stream is committed, and the
 		// answer so far is what a continuation must extend; tool-call
-		// deltas sent end the request there (no target continues them),
-		// as the gateway's Commit of an EventToolCallDelta says.
+		// deltas sent end the request there (no target continues them;
+		// lifecycle.Request.Commit, which the gateway calls per delta).
 		r.lc.Commit(r.plan != nil && len(r.plan.Response.ToolCalls) > 0)
 		switch {
 		case r.cont.on:

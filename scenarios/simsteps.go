@@ -55,9 +55,9 @@ func (m *sim) stepStart(i int) {
 			if err != nil {
 				break
 			}
-			// As the gateway: unchanged routes and policy keep the core;
-			// a change carries breaker and health state into a new one.
-			// Every replica reloads.
+			// lifecycle.Reload, the gateway's rule too: unchanged routes
+			// and policy keep the core; a change carries breaker and
+			// health state into a new one. Every replica reloads.
 			engs[k], kept, err = lifecycle.Reload(rp.eng, cfg, m.replicaOptions(rp, m.s.Seed, "policy/"+st.Name))
 		}
 		if err != nil {
