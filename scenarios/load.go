@@ -1,15 +1,10 @@
 package scenarios
 
 import (
-	"bufio"
-	"bytes"
-	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
-	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -724,51 +719,6 @@ func badDetectedBy(s string) string {
 	return fmt.Sprintf("%q is not a detection source (did you mean %q?)", s, strings.Join(fixed, " | "))
 }
 
-// missingFile reports, at field, a file the scenario names (name, relative
-// to the scenario's directory) that does not exist: the path it resolved to
-// and the file in that directory it may have meant. It returns whether the
-// file is missing.
-func (s *Scenario) missingFile(field, name string, addErr func(error)) bool {
-	p := s.rel(name)
-	if _, err := os.Stat(p); err == nil || !errors.Is(err, os.ErrNotExist) {
-		return false
-	}
-	addErr(s.doc.Errorf(field, "%s: no such file (looked for %s)%s", name, p, nearbyFiles(name, p)))
-	return true
-}
-
-// nearbyFiles is what to say after "no such file" about p (name as
-// written): the file of its directory it may have meant, the files with its
-// extension there, or that the directory does not exist.
-func nearbyFiles(name, p string) string {
-	msg := ""
-	dir, ext := filepath.Dir(p), filepath.Ext(p)
-	entries, err := os.ReadDir(dir)
-	var files, same []string // every file; those with name's extension
-	for _, e := range entries {
-		if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-			files = append(files, e.Name())
-			if filepath.Ext(e.Name()) == ext {
-				same = append(same, e.Name())
-			}
-		}
-	}
-	switch {
-	case err != nil:
-		msg += fmt.Sprintf("; the directory %s does not exist", dir)
-	case yamlfile.Suggest(filepath.Base(p), files) != "":
-		msg += fmt.Sprintf("; did you mean %s?", filepath.Join(filepath.Dir(name), yamlfile.Suggest(filepath.Base(p), files)))
-	case len(same) == 0:
-		msg += fmt.Sprintf("; %s holds no %s file", dir, cmp.Or(ext, "such"))
-	default:
-		if len(same) > 6 {
-			same = append(same[:6], "...")
-		}
-		msg += fmt.Sprintf("; %s holds %s", dir, strings.Join(same, ", "))
-	}
-	return msg
-}
-
 // expandTarget turns "provider/model" or "provider" into provider:model
 // keys. A whole provider expands to the models the gateway routes to (all of
 // its models when none is routed or the gateway is a black box).
@@ -810,170 +760,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// readPrompts reads a JSON lines file of prompts: each line a JSON string or
-// an object with a "prompt" field.
-func readPrompts(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		var str string
-		if err := json.Unmarshal(b, &str); err == nil {
-			out = append(out, str)
-			continue
-		}
-		var obj struct {
-			Prompt string `json:"prompt"`
-		}
-		if err := json.Unmarshal(b, &obj); err != nil || obj.Prompt == "" {
-			return nil, fmt.Errorf("%s:%d: want a JSON string or {\"prompt\": \"...\"}", path, line)
-		}
-		out = append(out, obj.Prompt)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no prompts", path)
-	}
-	return out, nil
-}
-
-// validateRepeat checks a step's every and count and its name, which must
-// leave '#' to the repeats.
-func (s *Scenario) validateRepeat(st *Step, p string, add func(path, format string, args ...any)) {
-	if strings.Contains(st.Name, "#") {
-		add(p+".name", "%q: '#' is kept for the names of repeats (NAME#2)", st.Name)
-	}
-	switch {
-	case st.Count < 0:
-		add(p+".count", "must be 0 (until the run ends) or more")
-	case st.Every < 0:
-		add(p+".every", "must be positive, e.g. \"2m\"")
-	case st.Count > 0 && st.Every == 0:
-		add(p+".every", "required with count: how long after each start the step starts again")
-	case st.Every > 0 && (st.For <= 0 || st.For >= st.Every):
-		add(p+".for", "a repeating step needs a for shorter than its every (%s)", st.Every)
-	}
-}
-
-// starts returns the offsets at which a step starts: At, then every Every
-// (Count times, or until the run ends).
-func (s *Scenario) starts(st *Step) []time.Duration {
-	if st.Every <= 0 {
-		return []time.Duration{st.At.D()}
-	}
-	var out []time.Duration
-	for at := st.At.D(); at < s.Duration.D() && (st.Count == 0 || len(out) < st.Count); at += st.Every.D() {
-		out = append(out, at)
-	}
-	return out
-}
-
-// expandRepeats returns the timeline with each repeating step written out:
-// NAME, NAME#2, NAME#3...
-func (s *Scenario) expandRepeats() []Step {
-	var out []Step
-	for i := range s.Timeline {
-		st := &s.Timeline[i]
-		for k, at := range s.starts(st) {
-			rep := *st
-			rep.At, rep.Every, rep.Count = yamlfile.Duration(at), 0, 0
-			if k > 0 {
-				rep.Name = fmt.Sprintf("%s#%d", st.Name, k+1)
-			}
-			out = append(out, rep)
-		}
-	}
-	return out
-}
-
-// resolveRelative sets a fault step's relative knobs from each faulted
-// model's base: its token rate or its typical time to first token.
-func (s *Scenario) resolveRelative(st *Step, p string, add func(path, format string, args ...any)) {
-	r := st.Relative
-	switch {
-	case st.Fault == nil:
-		add(p+".relative", "relative knobs need a fault")
-		return
-	case r.TokenRate < 0 || r.TTFT < 0 || (r.TokenRate == 0 && r.TTFT == 0):
-		add(p+".relative", "set token_rate or ttft to a positive factor, e.g. {token_rate: 0.5}")
-		return
-	case r.TokenRate > 0 && st.Fault.Kind != faults.KindTokenRate:
-		add(p+".relative.token_rate", "needs a token_rate fault (got %s)", st.Fault.Kind)
-		return
-	case r.TTFT > 0 && st.Fault.Kind != faults.KindTTFT:
-		add(p+".relative.ttft", "needs a ttft fault (got %s)", st.Fault.Kind)
-		return
-	}
-	targets, _ := s.expandTarget(st.Target)
-	st.resolved = map[string]faults.Spec{}
-	for _, t := range targets {
-		m, ok := s.modelSpec(t)
-		spec := *st.Fault
-		switch {
-		case !ok:
-			continue // an unknown target is reported with the step's target
-		case r.TokenRate > 0:
-			if m.TokensPerSecond <= 0 {
-				add(p+".relative.token_rate", "%s has no base token rate (tokens_per_second) to scale", t)
-				continue
-			}
-			spec.Rate = m.TokensPerSecond * r.TokenRate
-		default:
-			base := typical(m.TTFT)
-			if base <= 0 {
-				add(p+".relative.ttft", "%s has no base time to first token (ttft) to scale", t)
-				continue
-			}
-			d := faults.Fixed(time.Duration(float64(base) * r.TTFT))
-			spec.Delay, spec.Mode = &d, "set"
-		}
-		st.resolved[t] = spec
-		// The step's own fault is validated as its first target's.
-		if len(st.resolved) == 1 {
-			*st.Fault = spec
-		}
-	}
-}
-
-// modelSpec returns the mock behaviour of a provider:model target.
-func (s *Scenario) modelSpec(target string) (mockprovider.ModelSpec, bool) {
-	prov, model, _ := strings.Cut(target, ":")
-	for _, p := range s.env.providers {
-		if p.name != prov {
-			continue
-		}
-		for _, m := range p.spec.Models {
-			if ok, _ := path.Match(m.Name, model); ok || m.Name == model {
-				return m, true
-			}
-		}
-	}
-	return mockprovider.ModelSpec{}, false
-}
-
-// typical is a latency distribution's usual value: its fixed value, median
-// or mean, or the middle of its range.
-func typical(l faults.Latency) time.Duration {
-	for _, d := range []yamlfile.Duration{l.Fixed, l.Median, l.Mean} {
-		if d > 0 {
-			return d.D()
-		}
-	}
-	return (l.Min.D() + l.Max.D()) / 2
 }
 
 // checkHeader checks a request header of the scenario and resolves its
