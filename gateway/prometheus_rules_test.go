@@ -33,6 +33,7 @@ func TestPrometheusRules(t *testing.T) {
 		"brownout_time_to_first_token_seconds_count": true, "brownout_cost_dollars_total": true,
 		"brownout_attempts_total": true, "brownout_breaker_transitions_total": true,
 		"brownout_alert_deliveries_total": true, "brownout_config_reloads_total": true,
+		"brownout_health_changes_total": true,
 	}
 	names := map[string]bool{}
 	metric := regexp.MustCompile(`brownout_[a-z_]+`)
@@ -43,11 +44,12 @@ func TestPrometheusRules(t *testing.T) {
 			assert.True(t, exported[m], "%s uses %s", r.Alert, m)
 		}
 	}
-	for _, k := range []alerts.Kind{alerts.FallbackRate, alerts.TTFTPenalty, alerts.SpendRate, alerts.FallbackSpendShare, alerts.FallbackUnexercised, alerts.BreakerFlapping} {
+	for _, k := range []alerts.Kind{alerts.FallbackRate, alerts.TTFTPenalty, alerts.SpendRate, alerts.FallbackSpendShare, alerts.FallbackUnexercised, alerts.BreakerFlapping, alerts.DemotionFlapping} {
 		want := map[alerts.Kind]string{
 			alerts.FallbackRate: "BrownoutFallbackRateCritical", alerts.TTFTPenalty: "BrownoutTTFTPenalty",
 			alerts.SpendRate: "BrownoutSpendRateOverBudget", alerts.FallbackSpendShare: "BrownoutFallbackSpendShare",
 			alerts.FallbackUnexercised: "BrownoutFallbackUnexercised", alerts.BreakerFlapping: "BrownoutBreakerFlapping",
+			alerts.DemotionFlapping: "BrownoutDemotionFlapping",
 		}[k]
 		assert.True(t, names[want], "no Prometheus rule for %s", k)
 	}

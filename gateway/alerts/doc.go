@@ -26,4 +26,7 @@
 //   - fallback_unexercised: a fallback target that served no successful attempt
 //     for Window (use days): the path may be dead and nobody would know.
 //   - breaker_flapping: breaker openings of one target within Window.
+//   - demotion_flapping: demotions of one target (health.change to
+//     unhealthy) within Window: health that keeps letting traffic back onto
+//     a target that is still sick, the relapses of a brownout.
 package alerts

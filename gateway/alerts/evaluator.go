@@ -207,7 +207,8 @@ type Evaluator struct {
 	reqs      inflight
 	series    map[string]*series // by route; "" is all traffic
 	lastOK    lastOK
-	openings  map[string][]time.Time
+	openings  map[string][]time.Time // breaker openings by target
+	demotions map[string][]time.Time // health.change to unhealthy by target
 	started   time.Time
 	retention time.Duration
 	active    map[alertKey]*Alert
@@ -219,8 +220,9 @@ type Evaluator struct {
 	known []*routeInfo
 	last  *routeInfo
 	// The data only some rule kinds read is kept only when a rule of that
-	// kind exists: TTFT histograms, last successes, breaker openings.
-	useTTFT, useLastOK, useOpenings bool
+	// kind exists: TTFT histograms, last successes, breaker openings,
+	// demotions.
+	useTTFT, useLastOK, useOpenings, useDemotions bool
 	// useSeries: some rule reads the request and cost windows, so
 	// requests are followed from start to end; without one, request
 	// events only feed lastOK (when used).
@@ -235,7 +237,8 @@ func NewEvaluator(rules []Rule) *Evaluator {
 		routes:   map[string][]string{},
 		reqs:     newInflight(),
 		series:   map[string]*series{},
-		openings: map[string][]time.Time{},
+		openings:  map[string][]time.Time{},
+		demotions: map[string][]time.Time{},
 		active:   map[alertKey]*Alert{},
 	}
 	for _, r := range rules {
@@ -249,6 +252,8 @@ func NewEvaluator(rules []Rule) *Evaluator {
 			e.useLastOK = true
 		case BreakerFlapping:
 			e.useOpenings = true
+		case DemotionFlapping:
+			e.useDemotions = true
 		}
 		ret := r.Window.D()
 		if r.Kind == TTFTPenalty && r.Baseline == 0 {
@@ -353,6 +358,8 @@ func (e *Evaluator) ObserveEvent(ev *events.Event) {
 			e.lastOK.set(ev.Target, ev.Time)
 		case ev.Kind == events.BreakerTransition && e.useOpenings && ev.To == "open":
 			e.openings[ev.Target] = append(e.openings[ev.Target], ev.Time)
+		case ev.Kind == events.HealthChange && e.useDemotions && ev.To == unhealthy:
+			e.demotions[ev.Target] = append(e.demotions[ev.Target], ev.Time)
 		}
 		return
 	}
@@ -448,6 +455,10 @@ func (e *Evaluator) ObserveEvent(ev *events.Event) {
 		if e.useOpenings && ev.To == "open" {
 			e.openings[ev.Target] = append(e.openings[ev.Target], ev.Time)
 		}
+	case events.HealthChange:
+		if e.useDemotions && ev.To == unhealthy {
+			e.demotions[ev.Target] = append(e.demotions[ev.Target], ev.Time)
+		}
 	}
 }
 
@@ -487,7 +498,7 @@ func (e *Evaluator) Evaluate(now time.Time) []events.Event {
 			switch {
 			case c.firing && a == nil:
 				a = &Alert{Rule: r.Name, Severity: r.Severity, Since: now, Value: c.value}
-				if r.Kind == FallbackUnexercised || r.Kind == BreakerFlapping {
+				if r.Kind == FallbackUnexercised || r.Kind == BreakerFlapping || r.Kind == DemotionFlapping {
 					a.Target = c.key
 				} else {
 					a.Route = c.key
@@ -617,27 +628,37 @@ func (e *Evaluator) check(now time.Time, r Rule) []verdict {
 			out = append(out, v)
 		}
 	case BreakerFlapping:
-		keys := make([]string, 0, len(e.openings))
-		if r.Target != "" {
-			keys = append(keys, r.Target)
-		} else {
-			for k := range e.openings {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
+		out = flaps(out, e.openings, r, from, now, "breaker of %s opened %d times in %s, bound %d")
+	case DemotionFlapping:
+		out = flaps(out, e.demotions, r, from, now, "%s demoted %d times in %s, bound %d")
+	}
+	return out
+}
+
+// flaps appends a verdict per target of byTarget (or r.Target): the count
+// of its times in [from, now] against r.Threshold. format takes the target,
+// the count, the window and the bound.
+func flaps(out []verdict, byTarget map[string][]time.Time, r Rule, from, now time.Time, format string) []verdict {
+	keys := make([]string, 0, len(byTarget))
+	if r.Target != "" {
+		keys = append(keys, r.Target)
+	} else {
+		for k := range byTarget {
+			keys = append(keys, k)
 		}
-		for _, t := range keys {
-			n := 0
-			for _, at := range e.openings[t] {
-				if !at.Before(from) && !at.After(now) {
-					n++
-				}
+		slices.Sort(keys)
+	}
+	for _, t := range keys {
+		n := 0
+		for _, at := range byTarget[t] {
+			if !at.Before(from) && !at.After(now) {
+				n++
 			}
-			v := verdict{key: t, value: float64(n)}
-			v.firing = float64(n) > float64(r.Threshold)
-			v.reason = fmt.Sprintf("breaker of %s opened %d times in %s, bound %d", t, n, w, int(r.Threshold))
-			out = append(out, v)
 		}
+		v := verdict{key: t, value: float64(n)}
+		v.firing = float64(n) > float64(r.Threshold)
+		v.reason = fmt.Sprintf(format, t, n, r.Window.D(), int(r.Threshold))
+		out = append(out, v)
 	}
 	return out
 }
@@ -668,23 +689,38 @@ func (e *Evaluator) prune(now time.Time) {
 	for _, s := range e.series {
 		s.prune(keep)
 	}
-	var flapKeep time.Duration
-	for _, r := range e.rules {
-		if r.Kind == BreakerFlapping && r.Window.D() > flapKeep {
-			flapKeep = r.Window.D()
-		}
-	}
-	for t, ts := range e.openings {
-		i := 0
-		for i < len(ts) && ts[i].Before(now.Add(-flapKeep)) {
-			i++
-		}
-		if i == len(ts) {
-			delete(e.openings, t)
-		} else {
-			e.openings[t] = ts[i:]
-		}
-	}
+	pruneTimes(e.openings, now.Add(-e.keepFor(BreakerFlapping)))
+	pruneTimes(e.demotions, now.Add(-e.keepFor(DemotionFlapping)))
 	// Requests that never ended (a lost request.end) must not leak.
 	e.reqs.removeIf(func(rs *reqState) bool { return now.Sub(rs.start) > time.Hour })
 }
+
+// keepFor is the longest window of the rules of kind k.
+func (e *Evaluator) keepFor(k Kind) time.Duration {
+	var keep time.Duration
+	for _, r := range e.rules {
+		if r.Kind == k && r.Window.D() > keep {
+			keep = r.Window.D()
+		}
+	}
+	return keep
+}
+
+// pruneTimes drops the times before keep, and the targets left with none.
+func pruneTimes(byTarget map[string][]time.Time, keep time.Time) {
+	for t, ts := range byTarget {
+		i := 0
+		for i < len(ts) && ts[i].Before(keep) {
+			i++
+		}
+		if i == len(ts) {
+			delete(byTarget, t)
+		} else {
+			byTarget[t] = ts[i:]
+		}
+	}
+}
+
+// unhealthy is the health.change To of a demotion (policy.Unhealthy; the
+// policy package is not imported for one string).
+const unhealthy = "unhealthy"

@@ -174,6 +174,35 @@ func TestBreakerFlapping(t *testing.T) {
 	assert.Equal(t, []string{"alert.resolved flap " + primary}, kinds(e.Evaluate(t0.Add(20*time.Minute))))
 }
 
+// TestDemotionFlapping: health letting traffic back onto a sick target four
+// times in 15 minutes (the relapses of a brownout) fires; recoveries and
+// another target's demotions do not count; the alert resolves when the
+// demotions leave the window, alone or beside a breaker rule.
+func TestDemotionFlapping(t *testing.T) {
+	for _, withBreaker := range []bool{false, true} {
+		rules := []Rule{{Name: "relapse", Kind: DemotionFlapping, Severity: Warn, Window: yamlfile.Duration(15 * time.Minute), Threshold: 3}}
+		if withBreaker { // with a rule that reads the request series too
+			rules = append(rules, Rule{Name: "fb", Kind: FallbackRate, Severity: Warn, Window: yamlfile.Duration(time.Minute), Threshold: 0.5})
+		}
+		e := NewEvaluator(rules)
+		for i := range 4 {
+			at := t0.Add(time.Duration(i) * 3 * time.Minute)
+			e.Observe(events.Event{Time: at, Kind: events.HealthChange, Target: primary, From: "healthy", To: "unhealthy", Reason: "sla_first_token"})
+			e.Observe(events.Event{Time: at.Add(90 * time.Second), Kind: events.HealthChange, Target: primary, From: "unhealthy", To: "healthy", Reason: "cooldown_elapsed"})
+			if i < 3 {
+				e.Observe(events.Event{Time: at, Kind: events.HealthChange, Target: fallback, From: "healthy", To: "unhealthy"})
+			}
+		}
+		got := e.Evaluate(t0.Add(10 * time.Minute))
+		require.Equal(t, []string{"alert.fired relapse " + primary}, kinds(got), "with breaker rule %v", withBreaker)
+		assert.Equal(t, 4.0, got[0].Value)
+		assert.Contains(t, got[0].Reason, "demoted 4 times in 15m0s, bound 3")
+		assert.Equal(t, primary, e.Firing()[0].Target)
+		// At 16m the first demotion (0m) has left the window: 3, not above 3.
+		assert.Equal(t, []string{"alert.resolved relapse " + primary}, kinds(e.Evaluate(t0.Add(16*time.Minute))))
+	}
+}
+
 func TestRuleValidate(t *testing.T) {
 	ok := Rule{Name: "r", Kind: FallbackRate, Severity: Warn, Window: yamlfile.Duration(time.Minute), Threshold: 0.1}
 	tests := []struct {
@@ -189,6 +218,7 @@ func TestRuleValidate(t *testing.T) {
 		{"no window", func(r *Rule) { r.Window = 0 }, "window"},
 		{"ttft multiplier below 1", func(r *Rule) { r.Kind = TTFTPenalty; r.Threshold = 0.5 }, "threshold"},
 		{"bad target", func(r *Rule) { r.Target = "gpt" }, "target"},
+		{"demotion count below 1", func(r *Rule) { r.Kind = DemotionFlapping; r.Threshold = 0 }, "threshold"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

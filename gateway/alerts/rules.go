@@ -22,6 +22,7 @@ const (
 	FallbackSpendShare  Kind = "fallback_spend_share"
 	FallbackUnexercised Kind = "fallback_unexercised"
 	BreakerFlapping     Kind = "breaker_flapping"
+	DemotionFlapping    Kind = "demotion_flapping"
 )
 
 // Severity says who an alert wakes up.
@@ -70,14 +71,16 @@ type Rule struct {
 	// fallback_spend_share).
 	Route string `yaml:"route,omitempty" json:"route,omitempty"`
 	// Target restricts a target-scoped rule (fallback_unexercised,
-	// breaker_flapping) to one "provider:model"; empty means every target.
+	// breaker_flapping, demotion_flapping) to one "provider:model"; empty
+	// means every target.
 	Target string `yaml:"target,omitempty" json:"target,omitempty"`
 	// Window is the sliding window the rule looks at (for
 	// fallback_unexercised: how long a fallback may stay unused).
 	Window yamlfile.Duration `yaml:"window" json:"window"`
 	// Threshold fires the alert when the measured value exceeds it: a
 	// fraction for rates and shares, a multiplier for ttft_penalty, dollars
-	// per hour for spend_rate, a count of openings for breaker_flapping.
+	// per hour for spend_rate, a count of openings for breaker_flapping, a
+	// count of demotions for demotion_flapping.
 	// Unused by fallback_unexercised.
 	Threshold Threshold `yaml:"threshold,omitempty" json:"threshold,omitempty"`
 	// MinRequests is the least number of requests (or, for ttft_penalty,
@@ -121,11 +124,15 @@ func (r Rule) Validate() error {
 		if r.Threshold < 1 {
 			return &FieldError{"threshold", "must be a count of breaker openings of at least 1"}
 		}
+	case DemotionFlapping:
+		if r.Threshold < 1 {
+			return &FieldError{"threshold", "must be a count of demotions of at least 1"}
+		}
 	case FallbackUnexercised:
 	case "":
 		return &FieldError{"kind", "required"}
 	default:
-		return &FieldError{"kind", fmt.Sprintf("unknown kind %q (one of fallback_rate, ttft_penalty, spend_rate, fallback_spend_share, fallback_unexercised, breaker_flapping)", r.Kind)}
+		return &FieldError{"kind", fmt.Sprintf("unknown kind %q (one of fallback_rate, ttft_penalty, spend_rate, fallback_spend_share, fallback_unexercised, breaker_flapping, demotion_flapping)", r.Kind)}
 	}
 	switch r.Severity {
 	case Warn, Page:
@@ -160,8 +167,10 @@ func (r Rule) baselineWindow() time.Duration {
 
 // DefaultRules are the rules the issue asks of every gateway: fallback rate
 // above 5% (warn) and 25% (page) over 5 minutes, p95 TTFT above twice the
-// baseline, a fallback path unused for 7 days, and more than 3 breaker
-// openings of one target in 10 minutes.
+// baseline, a fallback path unused for 7 days, more than 3 breaker
+// openings of one target in 10 minutes, and more than 3 demotions of one
+// target in 15 minutes (health letting users back onto a sick target again
+// and again: each return costs them slow or failed answers).
 func DefaultRules() []Rule {
 	return []Rule{
 		{Name: "FallbackRateHigh", Kind: FallbackRate, Severity: Warn, Window: yamlfile.Duration(5 * time.Minute), Threshold: 0.05},
@@ -169,5 +178,6 @@ func DefaultRules() []Rule {
 		{Name: "TTFTPenalty", Kind: TTFTPenalty, Severity: Warn, Window: yamlfile.Duration(5 * time.Minute), Threshold: 2},
 		{Name: "FallbackUnexercised", Kind: FallbackUnexercised, Severity: Warn, Window: yamlfile.Duration(7 * 24 * time.Hour)},
 		{Name: "BreakerFlapping", Kind: BreakerFlapping, Severity: Warn, Window: yamlfile.Duration(10 * time.Minute), Threshold: 3},
+		{Name: "DemotionFlapping", Kind: DemotionFlapping, Severity: Warn, Window: yamlfile.Duration(15 * time.Minute), Threshold: 3},
 	}
 }
