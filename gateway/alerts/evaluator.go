@@ -233,13 +233,13 @@ type Evaluator struct {
 // Rule.Validate).
 func NewEvaluator(rules []Rule) *Evaluator {
 	e := &Evaluator{
-		rules:    slices.Clone(rules),
-		routes:   map[string][]string{},
-		reqs:     newInflight(),
-		series:   map[string]*series{},
+		rules:     slices.Clone(rules),
+		routes:    map[string][]string{},
+		reqs:      newInflight(),
+		series:    map[string]*series{},
 		openings:  map[string][]time.Time{},
 		demotions: map[string][]time.Time{},
-		active:   map[alertKey]*Alert{},
+		active:    map[alertKey]*Alert{},
 	}
 	for _, r := range rules {
 		switch r.Kind {
