@@ -571,6 +571,22 @@ func (s *Scenario) validate() yamlfile.Errors {
 			}
 		}
 	}
+	penalty := func(p string, b *score.PenaltyBound) {
+		if b == nil {
+			return
+		}
+		if f, msg := b.Check(); msg != "" {
+			add(strings.TrimSuffix(p+".latency_penalty."+f, "."), "%s", msg)
+		}
+	}
+	penalty("expect", e.LatencyPenalty)
+	for _, name := range sortedKeys(e.Steps) {
+		se := e.Steps[name]
+		penalty("expect.steps."+name, se.LatencyPenalty)
+		for _, k := range sortedKeys(se.Targets) {
+			penalty("expect.steps."+name+".targets."+k, se.Targets[k].LatencyPenalty)
+		}
+	}
 	for name, se := range e.Steps {
 		p := "expect.steps." + name
 		if !steps[name] {

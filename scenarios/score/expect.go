@@ -20,6 +20,9 @@ func (e *Expect) Judge(res *Result) []Verdict {
 		if strings.HasPrefix(name, "alert ") {
 			key = "alerts"
 		}
+		if i := strings.IndexByte(name, '.'); i > 0 { // latency_penalty.total
+			key = name[:i]
+		}
 		if m, ok := res.Measured[key]; ok && !m.Measured && !(key == "detected_by" && want == "traffic_shift") {
 			// Never a pass on a figure that was not measured.
 			got, pass = "not measured: "+m.Why, false
@@ -50,7 +53,15 @@ func (e *Expect) Judge(res *Result) []Verdict {
 	checkN("cost_multiplier", e.CostMultiplier, o.Cost.Multiplier, "", "")
 	checkN("retry_amplification", e.RetryAmplification, o.Retry.Amplification, "", "")
 	checkN("peak_retry_amplification", e.PeakRetryAmplification, o.Retry.PeakAmplification, "", "")
-	checkN("latency_penalty", e.LatencyPenalty, o.Latency.TTFTPenalty, "", "")
+	checkPenalty := func(b *PenaltyBound, l *Latency, step, target string) {
+		if b == nil {
+			return
+		}
+		checkN("latency_penalty", b.firstToken(), l.TTFTPenalty, step, target)
+		checkN("latency_penalty.inter_token", b.InterToken, l.InterTokenPenalty, step, target)
+		checkN("latency_penalty.total", b.Total, l.TotalPenalty, step, target)
+	}
+	checkPenalty(e.LatencyPenalty, &o.Latency, "", "")
 	if e.TTFTP95 != nil {
 		p95 := o.Latency.FaultTTFT.P95
 		if o.Latency.FaultTTFT.N == 0 {
@@ -163,7 +174,7 @@ func (e *Expect) Judge(res *Result) []Verdict {
 		checkN("bad_served", se.BadServed, float64(f.BadServed), f.Step, f.Target)
 		checkN("cost_multiplier", se.CostMultiplier, f.CostMultiplier, f.Step, f.Target)
 		checkN("retry_amplification", se.RetryAmplification, f.Retry.Amplification, f.Step, f.Target)
-		checkN("latency_penalty", se.LatencyPenalty, f.Latency.TTFTPenalty, f.Step, f.Target)
+		checkPenalty(se.LatencyPenalty, &f.Latency, f.Step, f.Target)
 		checkN("flaps", se.Flaps, float64(f.Flaps), f.Step, f.Target)
 	}
 
@@ -438,7 +449,7 @@ type Expect struct {
 	CostMultiplier         *NumberBound   `yaml:"cost_multiplier,omitempty"`
 	RetryAmplification     *NumberBound   `yaml:"retry_amplification,omitempty"`
 	PeakRetryAmplification *NumberBound   `yaml:"peak_retry_amplification,omitempty"`
-	LatencyPenalty         *NumberBound   `yaml:"latency_penalty,omitempty"`
+	LatencyPenalty         *PenaltyBound  `yaml:"latency_penalty,omitempty"`
 	TTFTP95                *DurationBound `yaml:"ttft_p95,omitempty"`
 	FailTimeP95            *DurationBound `yaml:"fail_time_p95,omitempty"`
 	// FalseAlarms bounds the detections, demotions and pages with no
@@ -483,7 +494,7 @@ type StepBounds struct {
 	CostMultiplier     *NumberBound  `yaml:"cost_multiplier,omitempty"`
 	RetryAmplification *NumberBound  `yaml:"retry_amplification,omitempty"`
 	LoadRatio          *NumberBound  `yaml:"load_ratio,omitempty"`
-	LatencyPenalty     *NumberBound  `yaml:"latency_penalty,omitempty"`
+	LatencyPenalty     *PenaltyBound `yaml:"latency_penalty,omitempty"`
 	Flaps              *NumberBound  `yaml:"flaps,omitempty"`
 	// FirstMitigation bounds the time to the first moment the SLI was
 	// back at the SLO (a relapse after it is judged by Relapses);
@@ -542,6 +553,43 @@ type DurationBound struct {
 type NumberBound struct {
 	Min *float64 `yaml:"min,omitempty"`
 	Max *float64 `yaml:"max,omitempty"`
+}
+
+// PenaltyBound bounds the latency penalties, fault p95 over baseline p95:
+// {max: 2} bounds the first token's (as before per-kind bounds existed);
+// {first_token: {max: 2}, inter_token: {max: 3}, total: {max: 1.5}} bounds
+// each kind. A streamed answer can keep its first token fast and crawl after
+// it; only the inter-token and total penalties see that. Verdicts are named
+// latency_penalty (first token), latency_penalty.inter_token and
+// latency_penalty.total.
+type PenaltyBound struct {
+	NumberBound `yaml:",inline"`
+	FirstToken  *NumberBound `yaml:"first_token,omitempty"`
+	InterToken  *NumberBound `yaml:"inter_token,omitempty"`
+	Total       *NumberBound `yaml:"total,omitempty"`
+}
+
+// firstToken is the first-token bound, given either way; nil when none.
+func (b *PenaltyBound) firstToken() *NumberBound {
+	if b.FirstToken != nil {
+		return b.FirstToken
+	}
+	if b.Min != nil || b.Max != nil {
+		return &b.NumberBound
+	}
+	return nil
+}
+
+// Check reports a bound given both ways, or none at all, as a problem with
+// the field that says so.
+func (b *PenaltyBound) Check() (field, msg string) {
+	switch {
+	case b.FirstToken != nil && (b.Min != nil || b.Max != nil):
+		return "first_token", "the first-token penalty is bounded twice: use min/max or first_token, not both"
+	case b.firstToken() == nil && b.InterToken == nil && b.Total == nil:
+		return "", "no bound: give max/min, or first_token, inter_token or total"
+	}
+	return "", ""
 }
 
 // PercentBound is {min: 99.5%} and/or {max: 1%}.

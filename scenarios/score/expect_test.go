@@ -1,6 +1,8 @@
 package score
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -72,3 +74,48 @@ type figure struct {
 }
 
 func fig(got string, pass bool) figure { return figure{got, pass} }
+
+// TestLatencyPenaltyPerKind: `latency_penalty: {max: 2}` still bounds the
+// first token; the per-kind form bounds inter-token and total too, so a
+// stream whose first token stays fast while the rest crawls fails on
+// inter_token; both forms at once, or neither, is a problem named by Check.
+func TestLatencyPenaltyPerKind(t *testing.T) {
+	crawl := Latency{TTFTPenalty: 1.1, InterTokenPenalty: 6, TotalPenalty: 4.5}
+	res := &Result{Overall: Overall{Latency: crawl}, Faults: []FaultScore{{Step: "s", Target: "a:m", Latency: crawl}}}
+	judge := func(src string) []string {
+		t.Helper()
+		var e Expect
+		if _, err := yamlfile.Decode("t.yaml", []byte(src), &e); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, v := range e.Judge(res) {
+			out = append(out, fmt.Sprintf("%s %s %s %s %v", v.Name, v.Step, v.Want, v.Got, v.Pass))
+		}
+		return out
+	}
+	if got, want := judge("latency_penalty: {max: 2}"), []string{"latency_penalty  <= 2 1.1 true"}; !slices.Equal(got, want) {
+		t.Errorf("legacy form: %q, want %q", got, want)
+	}
+	got := judge("steps: {s: {latency_penalty: {first_token: {max: 2}, inter_token: {max: 3}, total: {max: 5}}}}")
+	want := []string{
+		"latency_penalty s <= 2 1.1 true",
+		"latency_penalty.inter_token s <= 3 6 false",
+		"latency_penalty.total s <= 5 4.5 true",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("per kind: %q, want %q", got, want)
+	}
+	for src, field := range map[string]string{
+		"{max: 2, first_token: {max: 3}}": "first_token",
+		"{}":                              "",
+	} {
+		var b PenaltyBound
+		if _, err := yamlfile.Decode("t.yaml", []byte(src), &b); err != nil {
+			t.Fatal(err)
+		}
+		if f, msg := b.Check(); f != field || msg == "" {
+			t.Errorf("%s: Check() = %q, %q; want a problem at %q", src, f, msg, field)
+		}
+	}
+}
