@@ -59,7 +59,35 @@ func newCompareTable(c *scenarios.Comparison) compareTable {
 		}
 		return v
 	}
-	row("verdict", func(r *score.Result) string {
+	if c.Rounds > 1 {
+		cr := compareRow{label: fmt.Sprintf("verdict over %d rounds", c.Rounds)}
+		for _, con := range c.Contestants {
+			v, p := "FAIL", int8(-1)
+			if con.Pass {
+				v, p = "PASS", 1
+			}
+			if sw := con.Repeat; sw != nil {
+				failed := 0
+				for _, e := range sw.Expectations {
+					if !e.Pass {
+						failed++
+					}
+				}
+				v += fmt.Sprintf(" (%d rounds played", len(sw.Seeds))
+				if failed > 0 {
+					v += fmt.Sprintf(", %d of %d expectations below their pass rate", failed, len(sw.Expectations))
+				}
+				v += ")"
+			}
+			cr.values, cr.pass = append(cr.values, v), append(cr.pass, p)
+		}
+		t.rows = append(t.rows, cr)
+	}
+	label := "verdict"
+	if c.Rounds > 1 {
+		label = "verdict, round 1"
+	}
+	row(label, func(r *score.Result) string {
 		if n := len(r.Failed()); n > 0 {
 			return fmt.Sprintf("%s (%d of %d failed)", runVerdict(r), n, len(r.Expectations))
 		}
@@ -138,6 +166,9 @@ func newCompareTable(c *scenarios.Comparison) compareTable {
 			frow("p95 TTFT during", func(f score.FaultScore) string { return p95(f.Latency.FaultTTFT) })
 		}
 	}
+	if c.Rounds > 1 {
+		t.rows = append(t.rows, repeatRows(c)...)
+	}
 	// Expectations, by their position in the first result (every
 	// contestant played the same scenario, so the same list).
 	if len(rs) > 0 && len(rs[0].Expectations) > 0 {
@@ -160,6 +191,64 @@ func newCompareTable(c *scenarios.Comparison) compareTable {
 		}
 	}
 	return t
+}
+
+// repeatRows are the scores of a bake-off of several rounds, each
+// contestant's median and worst over its rounds, then each expectation's
+// pass rate. Rows follow the first contestant's sweep; a score another
+// contestant lacks shows "-".
+func repeatRows(c *scenarios.Comparison) []compareRow {
+	var first *scenarios.Sweep
+	for _, con := range c.Contestants {
+		if con.Repeat != nil {
+			first = con.Repeat
+			break
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	rows := []compareRow{{label: fmt.Sprintf("over %d rounds: median / worst", c.Rounds)}}
+	for i := range first.Scores {
+		sc0 := &first.Scores[i]
+		cr := compareRow{label: "  " + sweepScoreName(sc0)}
+		for _, con := range c.Contestants {
+			v := "-"
+			if con.Repeat != nil {
+				for j := range con.Repeat.Scores {
+					sc := &con.Repeat.Scores[j]
+					if sc.Name == sc0.Name && sc.Step == sc0.Step && sc.Target == sc0.Target {
+						v = sweepValue(sc, sc.Median) + " / " + sweepValue(sc, sc.Worst)
+						break
+					}
+				}
+			}
+			cr.values = append(cr.values, v)
+		}
+		rows = append(rows, cr)
+	}
+	if len(first.Expectations) == 0 {
+		return rows
+	}
+	rows = append(rows, compareRow{label: "expectations: rounds passed"})
+	for i, e0 := range first.Expectations {
+		cr := compareRow{label: "  " + strings.TrimSpace(e0.Name+" "+e0.Step+" "+e0.Target) + " " + e0.Want}
+		for _, con := range c.Contestants {
+			if con.Repeat == nil || i >= len(con.Repeat.Expectations) {
+				cr.values, cr.pass = append(cr.values, "-"), append(cr.pass, 0)
+				continue
+			}
+			e := con.Repeat.Expectations[i]
+			p := int8(-1)
+			if e.Pass {
+				p = 1
+			}
+			cr.values = append(cr.values, fmt.Sprintf("%s %d/%d (needs %s)", verdictWord(e.Pass), e.Passed, e.N, fmtPct(e.Needed)))
+			cr.pass = append(cr.pass, p)
+		}
+		rows = append(rows, cr)
+	}
+	return rows
 }
 
 func verdictLabel(v score.Verdict) string {
@@ -185,7 +274,7 @@ func WriteCompare(w io.Writer, c *scenarios.Comparison, color bool) error {
 	p := painter(color)
 	t := newCompareTable(c)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s  bake-off %s (live, seed %d): %s\n\n", p.verdict(c.Pass), p.paint(ansiBold, c.Scenario), c.Seed, strings.Join(t.names, " vs "))
+	fmt.Fprintf(&b, "%s  bake-off %s (live, %s): %s\n\n", p.verdict(c.Pass), p.paint(ansiBold, c.Scenario), seedsOf(c), strings.Join(t.names, " vs "))
 	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "\t%s\n", strings.Join(t.names, "\t"))
 	for _, r := range t.rows {
@@ -211,7 +300,7 @@ func WriteCompareMarkdown(w io.Writer, c *scenarios.Comparison) error {
 		verdict = "FAIL"
 	}
 	fmt.Fprintf(&b, "# Bake-off: %s — %s\n\n", mdEscape(c.Scenario), verdict)
-	fmt.Fprintf(&b, "Live, seed %d, the same traffic and faults against each gateway in turn; every gateway scored as a black box (from its users' answers and the mock providers' journals).\n\n", c.Seed)
+	fmt.Fprintf(&b, "Live, %s, the same traffic and faults against each gateway in turn; every gateway scored as a black box (from its users' answers and the mock providers' journals).\n\n", seedsOf(c))
 	for _, cr := range c.Contestants {
 		fmt.Fprintf(&b, "- **%s**: %s\n", mdEscape(cr.Name), mdEscape(cr.Where()))
 	}
@@ -257,4 +346,13 @@ func WriteCompareFiles(dir string, c *scenarios.Comparison) error {
 		errs = append(errs, os.WriteFile(filepath.Join(dir, f.name), buf.Bytes(), 0o644))
 	}
 	return errors.Join(errs...)
+}
+
+// seedsOf says which seeds a bake-off played: "seed 7", or "3 rounds,
+// seeds 7…9".
+func seedsOf(c *scenarios.Comparison) string {
+	if c.Rounds > 1 {
+		return fmt.Sprintf("%d rounds, seeds %d…%d", c.Rounds, c.Seed, c.Seed+uint64(c.Rounds)-1)
+	}
+	return fmt.Sprintf("seed %d", c.Seed)
 }

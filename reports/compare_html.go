@@ -17,7 +17,7 @@ import (
 // answers per second), fault windows shaded.
 func WriteCompareHTML(w io.Writer, c *scenarios.Comparison) error {
 	t := newCompareTable(c)
-	data := compareHTMLData{C: c, Names: t.names}
+	data := compareHTMLData{C: c, Names: t.names, Seeds: seedsOf(c)}
 	for _, r := range t.rows {
 		hr := compareHTMLRow{Label: strings.TrimSpace(r.label), Section: r.values == nil}
 		for i, v := range r.values {
@@ -46,6 +46,7 @@ func WriteCompareHTML(w io.Writer, c *scenarios.Comparison) error {
 type compareHTMLData struct {
 	C       *scenarios.Comparison
 	Verdict string
+	Seeds   string // seedsOf
 	Names   []string
 	Rows    []compareHTMLRow
 	Span    int            // columns of the table
@@ -165,7 +166,7 @@ svg .slo{stroke:#2e9e6a;stroke-dasharray:6 4}svg .slo-label{font-size:10px;fill:
 {{range $i, $c := .Colors}}svg .c{{$i}}{stroke:{{$c}}}
 {{end}}</style></head><body>
 <h1>Bake-off: {{.C.Scenario}} — <span class="{{if .C.Pass}}pass{{else}}fail{{end}}">{{.Verdict}}</span></h1>
-<p>Live, seed {{.C.Seed}}: the same traffic and faults against each gateway in turn, every gateway scored as a black box (from its users' answers and the mock providers' journals).</p>
+<p>Live, {{.Seeds}}: the same traffic and faults against each gateway in turn, every gateway scored as a black box (from its users' answers and the mock providers' journals).</p>
 <ul>{{range .C.Contestants}}<li><b>{{.Name}}</b>: {{.Where}}</li>{{end}}</ul>
 {{range .Charts}}{{.}}
 {{end}}

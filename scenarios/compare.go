@@ -37,12 +37,21 @@ type Comparison struct {
 	Seed        uint64             `json:"seed"`
 	Contestants []ContestantResult `json:"contestants"`
 	Pass        bool               `json:"pass"` // every contestant met every expectation
+	// Rounds is how many times each contestant played (Options.Repeat),
+	// with the seeds Seed, Seed+1, ...; 1 for a single run.
+	Rounds int `json:"rounds"`
 }
 
-// ContestantResult is one contestant's run.
+// ContestantResult is one contestant's run. Over several rounds, Result is
+// the first round's (its charts and timeline), Repeat the distribution of
+// every score over the rounds and the verdict by expect.pass_rate, the rule
+// a repeated run uses (default: every round).
 type ContestantResult struct {
 	Contestant
 	Result *score.Result `json:"result"`
+	Repeat *Sweep        `json:"repeat,omitempty"`
+	// Pass is the contestant's verdict: Result's, or Repeat's over rounds.
+	Pass bool `json:"pass"`
 }
 
 var contestantName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
@@ -99,6 +108,13 @@ func LoadHeaders(path string) (map[string]gateway.Secret, error) {
 // cannot be measured on is an input error (ErrInvalid) naming it. A
 // canceled ctx stops the bake-off: the contestants played so far are
 // returned, the one cut short marked aborted.
+//
+// With opts.Repeat N above 1 the bake-off plays N rounds; round i plays
+// every contestant with seed+i, starting with contestant i (mod the count),
+// so drift on the machine (load, a warming cache) does not always favour
+// the same one. One slow window in one live run then moves a percentile,
+// not the ranking. A canceled ctx ends the bake-off after the run in
+// progress, and an incomplete bake-off fails.
 func Compare(ctx context.Context, s *Scenario, cs []Contestant, opts Options) (*Comparison, error) {
 	if len(cs) == 0 {
 		return nil, fmt.Errorf("%w: a bake-off needs at least one gateway", ErrInvalid)
@@ -122,33 +138,72 @@ func Compare(ctx context.Context, s *Scenario, cs []Contestant, opts Options) (*
 	if opts.Seed != nil {
 		seed = *opts.Seed
 	}
-	cmp := &Comparison{Scenario: s.Name, File: s.file, Seed: seed, Pass: true}
-	for _, c := range cs {
-		if ctx.Err() != nil {
-			break
+	rounds := max(opts.Repeat, 1)
+	cmp := &Comparison{Scenario: s.Name, File: s.file, Seed: seed, Pass: true, Rounds: rounds}
+	// results[k] are contestant k's results, one per round played.
+	results := make([][]*score.Result, len(cs))
+	var runErr error
+	played := 0
+rounds:
+	for round := range rounds {
+		for j := range cs {
+			k := (round + j) % len(cs)
+			c := cs[k]
+			if ctx.Err() != nil {
+				break rounds
+			}
+			hs := map[string]gateway.Secret{}
+			for k, v := range s.Gateway.Headers {
+				hs[k] = v
+			}
+			for k, v := range c.Headers {
+				hs[k] = v
+			}
+			if opts.Progress != nil {
+				if rounds > 1 {
+					fmt.Fprintf(opts.Progress, "== round %d of %d (seed %d): %s (%s)\n", round+1, rounds, seed+uint64(round), c.Name, c.Where())
+				} else {
+					fmt.Fprintf(opts.Progress, "== %s (%s)\n", c.Name, c.Where())
+				}
+			}
+			res, err := runLiveWith(ctx, s, seed+uint64(round), opts, liveGateway{url: c.URL, config: c.Config, headers: hs, blackBox: true})
+			if err != nil {
+				runErr = fmt.Errorf("gateway %s: %w", c.Name, err)
+				break rounds
+			}
+			res.Versions["gateway"] = c.Name
+			if round > 0 { // only the first round's log and series are reported
+				res.DropLog()
+				res.Series = score.Series{}
+			}
+			results[k] = append(results[k], res)
+			played++
+			if res.Aborted {
+				break rounds
+			}
 		}
-		hs := map[string]gateway.Secret{}
-		for k, v := range s.Gateway.Headers {
-			hs[k] = v
-		}
-		for k, v := range c.Headers {
-			hs[k] = v
-		}
-		if opts.Progress != nil {
-			fmt.Fprintf(opts.Progress, "== %s (%s)\n", c.Name, c.Where())
-		}
-		res, err := runLiveWith(ctx, s, seed, opts, liveGateway{url: c.URL, config: c.Config, headers: hs, blackBox: true})
-		if err != nil {
-			return cmp, fmt.Errorf("gateway %s: %w", c.Name, err)
-		}
-		res.Versions["gateway"] = c.Name
-		cmp.Contestants = append(cmp.Contestants, ContestantResult{Contestant: c, Result: res})
-		cmp.Pass = cmp.Pass && res.Pass
 	}
-	if len(cmp.Contestants) < len(cs) {
-		cmp.Pass = false
+	for k, c := range cs {
+		if len(results[k]) == 0 {
+			continue
+		}
+		cr := ContestantResult{Contestant: c, Result: results[k][0], Pass: results[k][0].Pass}
+		if rounds > 1 {
+			seeds := make([]uint64, len(results[k]))
+			for i := range seeds {
+				seeds[i] = seed + uint64(i)
+			}
+			cr.Repeat = s.summarize(seeds, results[k])
+			cr.Repeat.Mode = ModeLive
+			cr.Pass = cr.Repeat.Pass && len(results[k]) == rounds
+		}
+		cmp.Contestants = append(cmp.Contestants, cr)
+		cmp.Pass = cmp.Pass && cr.Pass
 	}
-	return cmp, nil
+	if played < rounds*len(cs) {
+		cmp.Pass = false // an incomplete bake-off decides nothing
+	}
+	return cmp, runErr
 }
 
 // Where says where the contestant is: its URL or its config file.

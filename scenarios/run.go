@@ -32,6 +32,9 @@ type Options struct {
 	// mode, not black box) and keeps one request's trace, the one with the
 	// most upstream attempts, in Result.TraceSample (and on Progress).
 	Traces bool
+	// Repeat plays a bake-off (Compare) this many rounds, each contestant
+	// once per round with the round's seed; 0 or 1 is one round.
+	Repeat int
 }
 
 // Run plays the scenario and scores it. A canceled ctx stops the run early;

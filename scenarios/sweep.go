@@ -169,7 +169,13 @@ func (s *Scenario) summarize(seeds []uint64, results []*score.Result) *Sweep {
 	}
 	var accs []*acc
 	index := map[[3]string]*acc{}
+	var r *score.Result // the result being added
 	add := func(name, step, target, unit string, higherWorse bool, v float64, missing bool) *acc {
+		if m, ok := r.Measured[name]; ok && !m.Measured {
+			// Not measured in this run (a black box's false alarms, cost
+			// without prices): no figure, rather than a 0 that reads as one.
+			return &acc{}
+		}
 		k := [3]string{name, step, target}
 		a := index[k]
 		if a == nil {
@@ -181,7 +187,7 @@ func (s *Scenario) summarize(seeds []uint64, results []*score.Result) *Sweep {
 		return a
 	}
 	dur := func(d time.Duration) float64 { return float64(d) }
-	for _, r := range results {
+	for _, r = range results {
 		o := &r.Overall
 		add("availability", "", "", "rate", false, o.Availability.Success, false)
 		add("good", "", "", "rate", false, o.Availability.GoodRate, false)

@@ -25,6 +25,8 @@ type GamedayCompareOptions struct {
 	HeadersFiles []string
 	Seed         uint64
 	SeedSet      bool
+	// Repeat plays that many rounds (each gateway once per round).
+	Repeat int
 	Out          string
 	Context      context.Context
 	Output       OutputOptions
@@ -50,6 +52,12 @@ written out). With --out DIR it writes DIR/compare.html (charts
 overlaid), DIR/compare.md, DIR/compare.json and each gateway's results
 and reports in DIR/NAME.
 
+With --repeat N it plays N rounds, each gateway once per round with
+seeds SEED, SEED+1, ..., the order rotated each round, and judges each
+gateway over its rounds: each score's median and worst, each
+expectation's pass rate against expect.pass_rate (default: every round).
+One slow window in one live run then moves a percentile, not the ranking.
+
 With --output json stdout holds the comparison as JSON and nothing else
 (the shape of compare.json); --quiet drops progress and the table.
 
@@ -68,6 +76,9 @@ failed, 2 for input errors.`,
 			if err := opts.Output.check(); err != nil {
 				return err
 			}
+			if opts.Repeat < 1 {
+				return usageError(fmt.Errorf("--repeat: %d rounds; give at least 1", opts.Repeat))
+			}
 			if len(opts.Gateways) == 0 {
 				return usageError(errors.New("--gateway: name at least one gateway (NAME=URL or NAME=CONFIG)"))
 			}
@@ -85,6 +96,7 @@ failed, 2 for input errors.`,
 	cmd.Flags().StringArrayVar(&opts.Gateways, "gateway", nil, "a contestant: NAME=URL (a running gateway) or NAME=CONFIG (brownout's gateway config); repeat")
 	cmd.Flags().StringArrayVar(&opts.HeadersFiles, "headers-file", nil, "NAME=FILE: request headers (YAML map, ${ENV} values) for one gateway; repeat")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
+	cmd.Flags().IntVar(&opts.Repeat, "repeat", 1, "play N rounds and judge each gateway over them (median, worst, pass rate)")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "directory for compare.html, compare.md, compare.json and each gateway's results")
 	opts.Output.addFlags(cmd)
 	return cmd
@@ -125,7 +137,9 @@ func gamedayCompare(opts *GamedayCompareOptions) error {
 			return usageError(err)
 		}
 	}
-	c, err := scenarios.Compare(opts.Context, s, cs, runOptions(opts.IO, opts.Output, score.ModeLive, opts.Seed, opts.SeedSet))
+	ro := runOptions(opts.IO, opts.Output, score.ModeLive, opts.Seed, opts.SeedSet)
+	ro.Repeat = opts.Repeat
+	c, err := scenarios.Compare(opts.Context, s, cs, ro)
 	if err != nil {
 		return runError(err)
 	}
