@@ -26,10 +26,10 @@ type GamedayCompareOptions struct {
 	Seed         uint64
 	SeedSet      bool
 	// Repeat plays that many rounds (each gateway once per round).
-	Repeat int
-	Out          string
-	Context      context.Context
-	Output       OutputOptions
+	Repeat  int
+	Out     string
+	Context context.Context
+	Output  OutputOptions
 }
 
 // NewCmdGamedayCompare plays one scenario against several gateways.
