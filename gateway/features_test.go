@@ -362,7 +362,9 @@ func TestExactCache(t *testing.T) {
 
 // TestMetricsGenAI: target-labelled series also carry provider and model,
 // so dashboards can group by either; the OpenTelemetry GenAI client
-// metrics appear only when metrics.genai is on.
+// metrics appear only when metrics.genai is on, with the semantic
+// conventions' provider names (the mocks alpha and beta are spoken to as
+// openai and anthropic).
 func TestMetricsGenAI(t *testing.T) {
 	scrape := func(g *gw) string {
 		resp, err := http.Get(g.url + "/metrics")
@@ -383,10 +385,10 @@ func TestMetricsGenAI(t *testing.T) {
 	on.do(t, false, nil)
 	text = scrape(on)
 	for _, want := range []string{
-		`gen_ai_client_token_usage_count{gen_ai_operation_name="chat",gen_ai_provider_name="beta",gen_ai_request_model="claude-sonnet",gen_ai_token_type="input"} 1`,
-		`gen_ai_client_token_usage_sum{gen_ai_operation_name="chat",gen_ai_provider_name="beta",gen_ai_request_model="claude-sonnet",gen_ai_token_type="output"} 24`,
-		`gen_ai_client_operation_duration_seconds_count{error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="beta",gen_ai_request_model="claude-sonnet"} 1`,
-		`gen_ai_client_operation_duration_seconds_count{error_type="rate_limited",gen_ai_operation_name="chat",gen_ai_provider_name="alpha",gen_ai_request_model="gpt-4o"} 1`,
+		`gen_ai_client_token_usage_count{gen_ai_operation_name="chat",gen_ai_provider_name="anthropic",gen_ai_request_model="claude-sonnet",gen_ai_token_type="input"} 1`,
+		`gen_ai_client_token_usage_sum{gen_ai_operation_name="chat",gen_ai_provider_name="anthropic",gen_ai_request_model="claude-sonnet",gen_ai_token_type="output"} 24`,
+		`gen_ai_client_operation_duration_seconds_count{error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="anthropic",gen_ai_request_model="claude-sonnet"} 1`,
+		`gen_ai_client_operation_duration_seconds_count{error_type="rate_limited",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="gpt-4o"} 1`,
 	} {
 		assert.Contains(t, text, want)
 	}

@@ -28,8 +28,9 @@ const genaiOperation = "chat"
 
 // observeGenAI feeds the GenAI metrics from an attempt's end.
 // Children are made here, not cached: switched off, no series exists.
-func (m *metrics) observeGenAI(target string, ev *events.Event) {
+func (m *metrics) observeGenAI(ls *labelSet, target string, ev *events.Event) {
 	p, model := splitTarget(target)
+	p = ls.genaiProvider(p)
 	if ev.InputTokens > 0 {
 		m.genaiTokens.WithLabelValues(genaiOperation, p, model, "input").Observe(float64(ev.InputTokens))
 	}
@@ -223,7 +224,7 @@ func (m *metrics) emit(ev *events.Event) {
 		m.attempts.WithLabelValues(withTarget(target, ev.Class)...).Inc()
 		t := m.target(target)
 		if m.genai != nil && m.genai() {
-			m.observeGenAI(target, ev)
+			m.observeGenAI(ls, target, ev)
 		}
 		if ev.TTFT > 0 {
 			t.ttft.Observe(ev.TTFT.Seconds())

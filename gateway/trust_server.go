@@ -3,6 +3,8 @@ package gateway
 import (
 	"net"
 	"net/netip"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/brownout-dev/brownout/gateway/clients"
@@ -71,6 +73,8 @@ func isLoopback(addr net.Addr) bool {
 // "unknown", so no request can grow the number of series.
 type labelSet struct {
 	routes, targets, clients map[string]bool
+	// genai is gen_ai.provider.name by configured provider name.
+	genai map[string]string
 }
 
 // labelUnknown stands for a label value that is not configured.
@@ -88,7 +92,64 @@ func newLabelSet(cfg *Config) *labelSet {
 	for _, c := range cfg.Clients {
 		l.clients[c.ID] = true
 	}
+	l.genai = make(map[string]string, len(cfg.Providers))
+	for i := range cfg.Providers {
+		p := &cfg.Providers[i]
+		l.genai[p.Name] = genaiProviderName(p.Kind, p.BaseURL)
+	}
 	return l
+}
+
+// genaiHosts are the OpenAI-compatible APIs the OpenTelemetry GenAI
+// semantic conventions name (gen_ai.provider.name), by host.
+var genaiHosts = map[string]string{
+	"api.groq.com":                      "groq",
+	"api.mistral.ai":                    "mistral_ai",
+	"api.deepseek.com":                  "deepseek",
+	"api.x.ai":                          "x_ai",
+	"api.perplexity.ai":                 "perplexity",
+	"api.cohere.com":                    "cohere",
+	"api.cohere.ai":                     "cohere",
+	"api.openai.com":                    "openai",
+	"api.anthropic.com":                 "anthropic",
+	"generativelanguage.googleapis.com": "gcp.gemini",
+}
+
+// genaiProviderName is the semantic conventions' gen_ai.provider.name of a
+// provider: its well-known value by kind (openai, anthropic, gcp.gemini,
+// azure.ai.openai), by host for an openai_compatible one the conventions
+// name (groq, mistral_ai, deepseek, ...), else "openai_compatible" (a
+// local model server: the conventions' advice is a custom value, and one
+// that says how it is spoken to groups better than a configured name).
+func genaiProviderName(kind ProviderKind, baseURL string) string {
+	switch kind {
+	case KindOpenAI:
+		return "openai"
+	case KindAnthropic:
+		return "anthropic"
+	case KindGemini:
+		return "gcp.gemini"
+	case KindAzure:
+		return "azure.ai.openai"
+	}
+	if u, err := url.Parse(baseURL); err == nil {
+		if n, ok := genaiHosts[strings.ToLower(u.Hostname())]; ok {
+			return n
+		}
+	}
+	return string(KindOpenAICompatible)
+}
+
+// genaiProvider is the gen_ai.provider.name of a configured provider; a
+// provider the configuration no longer names is "unknown".
+func (l *labelSet) genaiProvider(provider string) string {
+	if l == nil {
+		return provider
+	}
+	if n, ok := l.genai[provider]; ok {
+		return n
+	}
+	return labelUnknown
 }
 
 func bounded(set map[string]bool, v string) string {
