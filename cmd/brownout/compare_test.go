@@ -54,47 +54,7 @@ func TestGamedayCompareRepeatJSON(t *testing.T) {
 	if testing.Short() {
 		t.Skip("four live runs of a second each")
 	}
-	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
-		return p
-	}
-	write("providers.yaml", `version: 1
-providers:
-  - name: a
-    format: openai
-    listen: "127.0.0.1:${BROWNOUT_BASE_PORT+1}"
-    models: [{name: m, ttft: {fixed: 20ms}, tokens_per_second: 400, output_tokens: 8}]
-  - name: b
-    format: openai
-    listen: "127.0.0.1:${BROWNOUT_BASE_PORT+2}"
-    models: [{name: m, ttft: {fixed: 20ms}, tokens_per_second: 400, output_tokens: 8}]
-`)
-	gw := write("gateway.yaml", `version: 1
-listen: "127.0.0.1:${BROWNOUT_BASE_PORT+3}"
-providers:
-  - {name: a, kind: openai, base_url: "http://127.0.0.1:${BROWNOUT_BASE_PORT+1}/v1", api_key: mock-key}
-  - {name: b, kind: openai, base_url: "http://127.0.0.1:${BROWNOUT_BASE_PORT+2}/v1", api_key: mock-key}
-routes:
-  - name: chat
-    targets:
-      - {provider: a, model: m, retry: {attempts: 1}}
-      - {provider: b, model: m}
-`)
-	game := write("game.yaml", `version: 1
-name: repeat-bakeoff
-seed: 11
-duration: 1500ms
-providers: {file: providers.yaml}
-gateway: {config: gateway.yaml}
-traffic:
-  - {route: chat, rate: 8/s, arrival: uniform, prompt_tokens: 20, stream: 50%}
-timeline:
-  - {name: a-down, at: 400ms, for: 600ms, target: a/m, fault: {kind: http_error, status: 503}}
-expect:
-  availability: {min: 90%}
-`)
+	dir, gw, game := liveFiles(t, "1500ms")
 	base := freePort(t) - 3
 	out := filepath.Join(dir, "out")
 	code, stdout, stderr := runCLI(t, "--base-port", fmt.Sprint(base), "gameday", "compare", game,
@@ -129,4 +89,54 @@ expect:
 	code, _, stderr = runCLI(t, "gameday", "compare", game, "--gateway", "one="+gw, "--repeat", "0")
 	require.Equal(t, exitUsageErr, code)
 	require.Contains(t, stderr, "--repeat: 0 rounds")
+}
+
+// liveFiles writes a small live game day in a temporary directory: two
+// OpenAI mocks (a/m, b/m) and a gateway on ${BROWNOUT_BASE_PORT+1..3},
+// 8 requests a second, a/m down from 400ms for 600ms. It returns the
+// directory, the gateway config and the game day.
+func liveFiles(t *testing.T, duration string) (dir, gw, game string) {
+	t.Helper()
+	dir = t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		return p
+	}
+	write("providers.yaml", `version: 1
+providers:
+  - name: a
+    format: openai
+    listen: "127.0.0.1:${BROWNOUT_BASE_PORT+1}"
+    models: [{name: m, ttft: {fixed: 20ms}, tokens_per_second: 400, output_tokens: 8}]
+  - name: b
+    format: openai
+    listen: "127.0.0.1:${BROWNOUT_BASE_PORT+2}"
+    models: [{name: m, ttft: {fixed: 20ms}, tokens_per_second: 400, output_tokens: 8}]
+`)
+	gw = write("gateway.yaml", `version: 1
+listen: "127.0.0.1:${BROWNOUT_BASE_PORT+3}"
+providers:
+  - {name: a, kind: openai, base_url: "http://127.0.0.1:${BROWNOUT_BASE_PORT+1}/v1", api_key: mock-key}
+  - {name: b, kind: openai, base_url: "http://127.0.0.1:${BROWNOUT_BASE_PORT+2}/v1", api_key: mock-key}
+routes:
+  - name: chat
+    targets:
+      - {provider: a, model: m, retry: {attempts: 1}}
+      - {provider: b, model: m}
+`)
+	game = write("game.yaml", `version: 1
+name: repeat-bakeoff
+seed: 11
+duration: `+duration+`
+providers: {file: providers.yaml}
+gateway: {config: gateway.yaml}
+traffic:
+  - {route: chat, rate: 8/s, arrival: uniform, prompt_tokens: 20, stream: 50%}
+timeline:
+  - {name: a-down, at: 400ms, for: 600ms, target: a/m, fault: {kind: http_error, status: 503}}
+expect:
+  availability: {min: 90%}
+`)
+	return dir, gw, game
 }

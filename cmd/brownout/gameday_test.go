@@ -1,10 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -87,4 +95,72 @@ func TestGamedayMissingFile(t *testing.T) {
 	require.Equal(t, exitUsageErr, code)
 	require.Empty(t, out)
 	require.Equal(t, "error: ../../examples/gamedays/quick-429-brust.yaml: no such file; did you mean ../../examples/gamedays/quick-429-burst.yaml?\n", errOut)
+}
+
+// TestMain lets a test run this package's main in a child process (the
+// test binary re-executed with BROWNOUT_TEST_AS_CLI=1), to send it real
+// signals.
+func TestMain(m *testing.M) {
+	if os.Getenv("BROWNOUT_TEST_AS_CLI") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// TestCtrlCWritesPartialReport: Ctrl-C (SIGINT to the process) in a live
+// game day stops it cleanly: exit 1, and every file written — result.json
+// marked aborted, the report saying so, the events of the part played.
+func TestCtrlCWritesPartialReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a live run interrupted after a few seconds")
+	}
+	_, _, game := liveFiles(t, "60s")
+	out := filepath.Join(t.TempDir(), "out")
+	base := freePort(t) - 3
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "--base-port", fmt.Sprint(base), "gameday", "run", game, "--mode", "live", "--out", out)
+	cmd.Env = append(os.Environ(), "BROWNOUT_TEST_AS_CLI=1")
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	require.NoError(t, cmd.Start())
+	// Interrupt once the run reports progress (traffic is flowing).
+	var log bytes.Buffer
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "left") { // the progress line's time left
+			break
+		}
+	}
+	require.NoError(t, cmd.Process.Signal(os.Interrupt), "log:\n%s", log.String())
+	rest, _ := io.ReadAll(stderr)
+	log.Write(rest)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stderr:\n%s", log.String())
+	require.Equal(t, exitFailed, ee.ExitCode(), "stderr:\n%s", log.String())
+
+	var res struct {
+		Aborted bool `json:"aborted"`
+		Overall struct {
+			Availability struct {
+				Requests int `json:"requests"`
+			} `json:"availability"`
+		} `json:"overall"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "result.json"))
+	require.NoError(t, err, "stderr:\n%s", log.String())
+	require.NoError(t, json.Unmarshal(b, &res))
+	require.True(t, res.Aborted, "result.json marked aborted")
+	require.Positive(t, res.Overall.Availability.Requests, "the requests played before Ctrl-C are scored")
+	for _, f := range []string{"events.jsonl", "report.md", "report.html", "junit.xml"} {
+		require.FileExists(t, filepath.Join(out, f))
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	require.NoError(t, err)
+	require.Contains(t, strings.ToLower(string(md)), "aborted")
 }
