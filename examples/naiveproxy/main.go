@@ -12,6 +12,12 @@
 // It forwards the client's X-Request-Id (so the mocks' journals tie its
 // attempts to user requests) and sends the answer back as the upstream
 // wrote it, model field included.
+//
+// -drop-on-fallback response_format (comma-separated fields) removes those
+// request fields when a later upstream is tried, as gateways do that strip
+// what they think a fallback model may not take: its structured requests
+// are then answered in prose by the fallback, with a 200 OK
+// (examples/gamedays/bakeoff-structured-fallback.yaml).
 package main
 
 import (
@@ -39,6 +45,9 @@ type upstream struct {
 type proxy struct {
 	upstreams []upstream
 	retries   int
+	// drop are the request fields removed for every upstream after the
+	// first (-drop-on-fallback).
+	drop []string
 	key       string
 	client    *http.Client
 }
@@ -53,8 +62,13 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "the body is not a JSON object")
 		return
 	}
-	for _, up := range p.upstreams {
+	for i, up := range p.upstreams {
 		body["model"] = up.model
+		if i > 0 {
+			for _, f := range p.drop {
+				delete(body, f)
+			}
+		}
 		b, err := json.Marshal(body)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "the body cannot be re-encoded")
@@ -134,6 +148,7 @@ func main() {
 	var ups upstreamFlags
 	listen := flag.String("listen", "127.0.0.1:18090", "address to serve on")
 	retries := flag.Int("retries", 2, "retries of each upstream after its first attempt")
+	drop := flag.String("drop-on-fallback", "", "request fields to remove when a later upstream is tried, comma-separated (e.g. response_format)")
 	flag.Var(&ups, "upstream", "BASE_URL=MODEL, tried in the order given (repeat)")
 	flag.Parse()
 	if len(ups) == 0 {
@@ -145,7 +160,11 @@ func main() {
 		log.Fatal(err)
 	}
 	log.Printf("naiveproxy on http://%s, upstreams %v, %d retries each", ln.Addr(), ups, *retries)
-	log.Fatal(serve(ln, newProxy(ups, *retries, os.Getenv("NAIVEPROXY_UPSTREAM_KEY"))))
+	p := newProxy(ups, *retries, os.Getenv("NAIVEPROXY_UPSTREAM_KEY"))
+	if *drop != "" {
+		p.drop = strings.Split(*drop, ",")
+	}
+	log.Fatal(serve(ln, p))
 }
 
 func newProxy(ups []upstream, retries int, key string) *proxy {

@@ -67,3 +67,42 @@ func TestBakeOff(t *testing.T) {
 		assert.FileExists(t, filepath.Join(out, f))
 	}
 }
+
+// TestBakeOffStructured plays the wrong-answers bake-off live: every
+// request asks for JSON and the primary answers 503 for 15 s. The naive
+// proxy, told to drop response_format on fallback, keeps every user
+// "served" with a 200 OK, but its fallback answers in prose: the scores
+// count those answers as bad served and not good, and its verdict fails;
+// brownout keeps response_format on the fallback and passes.
+func TestBakeOffStructured(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a live bake-off takes 90s of real time")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := newProxy([]upstream{{"http://127.0.0.1:19301/v1", "gpt-4o"}, {"http://127.0.0.1:19301/v1", "gpt-4o-mini"}}, 2, "")
+	p.drop = []string{"response_format"}
+	go func() { _ = serve(ln, p) }()
+	t.Cleanup(func() { ln.Close() })
+
+	s, err := scenarios.Load("../gamedays/bakeoff-structured-fallback.yaml")
+	require.NoError(t, err)
+	c, err := scenarios.Compare(context.Background(), s, []scenarios.Contestant{
+		{Name: "brownout", Config: "../gamedays/env/gateway-bakeoff.yaml"},
+		{Name: "naive", URL: "http://" + ln.Addr().String()},
+	}, scenarios.Options{})
+	require.NoError(t, err)
+	require.Len(t, c.Contestants, 2)
+	brownout, naive := c.Contestants[0].Result, c.Contestants[1].Result
+	assert.Empty(t, brownout.Failed(), "brownout keeps response_format on the fallback")
+	assert.Zero(t, brownout.Overall.BadServed)
+	assert.Greater(t, naive.Overall.Availability.Success, 0.99, "the naive proxy's users are all served")
+	assert.Greater(t, naive.Overall.BadServed, 50, "and over 50 of them get prose for JSON")
+	assert.Less(t, naive.Overall.Availability.GoodRate, 0.9)
+	var failed []string
+	for _, v := range naive.Failed() {
+		failed = append(failed, v.Name)
+	}
+	assert.ElementsMatch(t, []string{"good", "bad_served"}, failed)
+	assert.False(t, c.Pass)
+}
