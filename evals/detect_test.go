@@ -461,3 +461,31 @@ func TestDetectorsQuietShortcut(t *testing.T) {
 	require.Equal(t, wantSig, gotSig)
 	require.Equal(t, wantFiring, gotFiring)
 }
+
+// TestDetectorsTokenWallIgnoresCompleteJSON: on a structured route, an
+// answer that parses as JSON ended on its own, so a pile-up of complete
+// documents at one count (short uniform answers: a classification, a small
+// object) is no wall; the same pile-up of documents that no longer parse is.
+func TestDetectorsTokenWallIgnoresCompleteJSON(t *testing.T) {
+	for _, valid := range []bool{true, false} {
+		d := NewDetectors(DetectorConfig{Window: yamlfile.Duration(5 * time.Second)})
+		rnd := rand.New(rand.NewPCG(14, 9))
+		walls := 0
+		for i := range 3000 { // 5 minutes at 10/s; a pile-up at 12 after 2
+			o := Observation{Target: target, FinishReason: llm.FinishStop, OutputTokens: 8 + rnd.IntN(9), Structured: true, JSONValid: true}
+			if i >= 1200 && rnd.IntN(10) < 6 {
+				o.OutputTokens, o.JSONValid = 12, valid
+			}
+			for _, s := range d.Observe(t0.Add(time.Duration(i)*100*time.Millisecond), o) {
+				if s.Detector == DetectTokenWall {
+					walls++
+				}
+			}
+		}
+		if valid {
+			require.Zero(t, walls, "complete JSON documents at one count are no wall")
+		} else {
+			require.NotZero(t, walls, "cut documents piling up at one count are")
+		}
+	}
+}
