@@ -87,7 +87,8 @@ func (s *scorer) returns(f faultWin, fs FaultScore) int {
 
 // falseAlarms lists the detections, demotions and pages with no fault to
 // find: about a target while no fault of its own was active (a fault's
-// flapping window after its end counts as the fault's), or an alert fired
+// flapping window after its end counts as the fault's, and so, for a
+// detection, does the fault's echo: see echoOfFault), or an alert fired
 // outside every fault window.
 func (s *scorer) falseAlarms() []FalseAlarm {
 	var out []FalseAlarm
@@ -105,7 +106,7 @@ func (s *scorer) falseAlarms() []FalseAlarm {
 		}
 	}
 	for _, sg := range s.signals {
-		if noFault(sg.target, sg.t) {
+		if noFault(sg.target, sg.t) && !s.echoOfFault(sg.target, sg.t) {
 			out = append(out, FalseAlarm{Time: sg.t, Target: sg.target, Source: sg.to, Reason: sg.reason})
 		}
 	}
@@ -122,6 +123,36 @@ func (s *scorer) falseAlarms() []FalseAlarm {
 		return strings.Compare(a.Source, b.Source)
 	})
 	return out
+}
+
+// echoOfFault reports whether a detection at t on target is still its
+// fault's own: the answers of attempts that started during a fault of the
+// target go on ending after it (a 1024-token stream takes many seconds),
+// and detectors judge them as they end. A fault's echo lasts until the last
+// such attempt ended, plus one SLO window for the detectors' own window to
+// move past it.
+func (s *scorer) echoOfFault(target string, t time.Time) bool {
+	ti, ok := s.names.find(target)
+	if !ok {
+		return false
+	}
+	at := s.off(t)
+	for i := range s.faults {
+		f := &s.faults[i]
+		if f.target != target || at < f.from {
+			continue
+		}
+		last := f.to
+		for j := range s.atts {
+			if a := &s.atts[j]; a.tgt == ti && a.start >= f.from && a.start < f.to && a.end > last {
+				last = a.end
+			}
+		}
+		if at <= last+int64(s.slo.Window) {
+			return true
+		}
+	}
+	return false
 }
 
 // anyFaultAt reports whether any fault was active at t, or had ended

@@ -2,6 +2,7 @@ package score
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -192,5 +193,29 @@ func TestFleetSpuriousDegradedAndUnmeasuredTrials(t *testing.T) {
 	vs := (&Expect{Fleet: &FleetExpect{TrialsPerRecovery: &NumberBound{Max: &two}}}).Judge(&Result{Fleet: fs})
 	if len(vs) != 1 || vs[0].Pass || vs[0].Got != "not measured: no outage ended in the run" {
 		t.Errorf("verdicts %+v, want trials_per_recovery failed as not measured", vs)
+	}
+}
+
+// TestScoreFalseAlarmsEcho: a detection after its fault ended is still the
+// fault's while attempts started during the fault are ending (a long
+// truncated stream ends seconds after the fault) and one SLO window after
+// the last of them; later, it is a false alarm.
+func TestScoreFalseAlarmsEcho(t *testing.T) {
+	b := &logb{}
+	b.fault("f", "a:m", 60*time.Second, 120*time.Second)
+	b.traffic(0, 119*time.Second, func(time.Duration) (string, []att) { return events.OutcomeServed, []att{ok("a:m")} })
+	// Started during the fault, ends at 150s.
+	b.req(119*time.Second, events.OutcomeServed, att{target: "a:m", class: "ok", dur: 31 * time.Second})
+	b.traffic(150*time.Second, 200*time.Second, func(time.Duration) (string, []att) { return events.OutcomeServed, []att{ok("a:m")} })
+	b.ev(135*time.Second, events.Event{Kind: events.DetectorSignal, Target: "a:m", Name: "token_wall"}) // the long stream still running
+	b.ev(158*time.Second, events.Event{Kind: events.DetectorSignal, Target: "a:m", Name: "token_wall"}) // within a window of its end
+	b.ev(170*time.Second, events.Event{Kind: events.DetectorSignal, Target: "a:m", Name: "finish_length"})
+	res := b.score(200 * time.Second)
+	var got []string
+	for _, a := range res.Overall.FalseAlarms {
+		got = append(got, a.Time.Sub(t0).String()+" "+a.Source)
+	}
+	if want := []string{"2m50s detector:finish_length"}; !slices.Equal(got, want) {
+		t.Errorf("false alarms %q, want %q", got, want)
 	}
 }
