@@ -2,9 +2,14 @@ package scenarios
 
 import (
 	"context"
-	"github.com/brownout-dev/brownout/scenarios/score"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brownout-dev/brownout/scenarios/score"
+	"github.com/brownout-dev/brownout/yamlfile"
 )
 
 // TestGameDayLibrary runs every game day in examples/gamedays in sim mode;
@@ -61,4 +66,28 @@ func TestGameDayLibrarySeeds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFalseAlarmSLA: sla-tighter-than-normal's false alarms come from its
+// SLA, not from the scoring: the demotions it counts are health's, for
+// sla_first_token, on a run with no fault; the same traffic with the SLA
+// at 1s raises none and keeps the primary in traffic.
+func TestFalseAlarmSLA(t *testing.T) {
+	s, err := Load("../examples/gamedays/sla-tighter-than-normal.yaml")
+	require.NoError(t, err)
+	res, err := Run(context.Background(), s, Options{})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Overall.FalseAlarms)
+	for _, a := range res.Overall.FalseAlarms {
+		require.Equal(t, "health", a.Source, "%+v", a)
+		require.Equal(t, "sla_first_token", a.Reason, "%+v", a)
+		require.Equal(t, "openai:gpt-4o", a.Target)
+	}
+	s.Gateway.Routes[0].Targets[0].SLA.FirstToken = yamlfile.Duration(time.Second)
+	res, err = Run(context.Background(), s, Options{})
+	require.NoError(t, err)
+	require.Empty(t, res.Overall.FalseAlarms)
+	tg, ok := res.Target("openai/gpt-4o")
+	require.True(t, ok)
+	require.Zero(t, tg.UnnecessaryFallback)
 }
