@@ -39,15 +39,22 @@ func TestInputSizeCap(t *testing.T) {
 }
 
 // TestWarningsRecoveryCannotFit: a fault step ending closer to the end of
-// the run than the least recovery time (health window, breaker open_for)
-// gets a warning at its `for`; one with room gets none.
+// the run than a demoted target likely needs to recover (the health
+// cooldown's ramp or the breaker's open_for, then one SLO window) gets a
+// warning at its `for`; one with room gets none.
 func TestWarningsRecoveryCannotFit(t *testing.T) {
 	cases := []struct {
 		file string
 		want []string
 	}{
-		{"testdata/fidelity.yaml", []string{`testdata/fidelity.yaml:11:36: timeline.0.for: step "gpt4o-503" ends at 9s, 3s before the run ends, but a demoted target needs at least 30s to take traffic back (policy.health.window or policy.breaker.open_for): its time to recover can only read "not recovered"; lengthen duration or end the step earlier`}},
-		{"testdata/short.yaml", nil},
+		{"testdata/fidelity.yaml", []string{`testdata/fidelity.yaml:11:36: timeline.0.for: step "gpt4o-503" ends at 9s, 3s before the run ends, but a target demoted near the step's end needs about 1m4s to recover (90% of policy.health.cooldown to ramp its traffic back, or policy.breaker.open_for, then one SLO window for its share to show it): its time to recover will likely read "not recovered"; lengthen duration or end the step earlier`}},
+		// 1m left, 1m4s needed (cooldown 1m, SLO window 10s): 7 of 8 seeds
+		// end "not recovered".
+		{"../examples/gamedays/silent-corruption.yaml", []string{`../examples/gamedays/silent-corruption.yaml:27:10: timeline.0.for: step "broken-json" ends at 4m0s, 1m0s before the run ends, but a target demoted near the step's end needs about 1m4s to recover (90% of policy.health.cooldown to ramp its traffic back, or policy.breaker.open_for, then one SLO window for its share to show it): its time to recover will likely read "not recovered"; lengthen duration or end the step earlier`}},
+		// Health off (failures: 1000 in 10s at 16/s at most): only the
+		// breaker's 30s counts, and 1m is room enough.
+		{"../examples/gamedays/retry-storm-budget-on.yaml", nil},
+		{"testdata/short.yaml", []string{`testdata/short.yaml:12:10: timeline.0.for: step "gpt4o-down" ends at 1m0s, 30s before the run ends, but a target demoted near the step's end needs about 1m4s to recover (90% of policy.health.cooldown to ramp its traffic back, or policy.breaker.open_for, then one SLO window for its share to show it): its time to recover will likely read "not recovered"; lengthen duration or end the step earlier`}},
 	}
 	for _, tc := range cases {
 		s, err := Load(tc.file)
