@@ -205,3 +205,48 @@ func TestBudgetRetryRenewsReservation(t *testing.T) {
 	status, _, _ = send(t, g.url, "/v1/chat/completions", body, map[string]string{"Authorization": "Bearer " + keyApp})
 	require.Equal(t, 429, status, "the spend is past the budget")
 }
+
+// TestFleetTokensPerMinute: tokens per minute holds fleet-wide like a
+// budget. 50 concurrent requests spread over a three-replica fleet on a
+// real redis-server, against a limit that covers a few worst cases: each
+// admission draws its worst case from the fleet's token bucket, so the
+// fleet admits no more than the limit's worth (each replica alone would
+// admit its own bucket's: three times as many). The syncs then settle
+// what the requests used, and the bucket refills.
+func TestFleetTokensPerMinute(t *testing.T) {
+	srv := redistest.Start(t)
+	p := pricey(t)
+	body := `{"model":"chat","max_tokens":100,"messages":[{"role":"user","content":"price me"}]}`
+	worst := len(body)/4 + 1 + 100 // the prompt estimate and max_tokens
+	const tpm = 1000
+	state := fmt.Sprintf("state: {backend: redis, url: %q}\n", srv.URL())
+	cfg := func() *gateway.Config {
+		c := budgetConfig(t, p, 1000, state)
+		c.Clients[0].TokensPerMinute = tpm
+		return c
+	}
+	gs := make([]*gw, 3)
+	for i := range gs {
+		gs[i] = startGateway(t, cfg(), gateway.Options{Logger: discardLogger()})
+	}
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			status, h, b := send(t, gs[i%3].url, "/v1/chat/completions", body, map[string]string{"Authorization": "Bearer " + keyApp})
+			if status != 200 {
+				require.Equal(t, 429, status, b)
+				require.NotEmpty(t, h.Get("Retry-After"))
+			}
+			mu.Lock()
+			statuses[status]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	t.Logf("statuses %v (limit %d tokens a minute, worst case %d a request)", statuses, tpm, worst)
+	require.LessOrEqual(t, statuses[200], tpm/worst+1, "the fleet admitted beyond the limit's worth of worst cases")
+	require.GreaterOrEqual(t, statuses[200], 2)
+	require.Positive(t, statuses[429])
+}

@@ -204,6 +204,36 @@ func (s *Server) reserveInFleet(ctx context.Context, acct *clients.Account, res 
 	return nil
 }
 
+// drawTokensInFleet draws tokens (a request's worst case, already taken
+// from acct's own bucket) from the fleet's token bucket of acct's tokens
+// per minute as well, so the replicas together admit no more than the
+// limit: the syncs settle what the request really used when it ends
+// (fleet.Buckets). It returns the refusal, if the store refuses. Without a
+// fleet, without the limit or while the store is unavailable it refuses
+// nothing, as reserveInFleet.
+func (s *Server) drawTokensInFleet(ctx context.Context, acct *clients.Account, res *clients.Reservation, tokens int) *clients.Decision {
+	fs := s.fleet
+	if fs == nil || tokens <= 0 || !fs.f.Up() {
+		return nil
+	}
+	tpm := acct.TokensPerMinute()
+	if tpm <= 0 {
+		return nil
+	}
+	c, cancel := context.WithTimeout(ctx, fs.timeout)
+	defer cancel()
+	ok, wait, err := fs.store.Draw(c, fleet.TokensKey(acct.ID()), float64(tpm), float64(tokens), time.Now())
+	if err != nil {
+		s.log.Debug("tokens per minute: state store unavailable, admitted by local state", "client", acct.ID())
+		return nil
+	}
+	if !ok {
+		return &clients.Decision{Verdict: clients.RateLimited, Limit: clients.LimitTokens, RetryAfter: wait}
+	}
+	res.DrewTokens(float64(tokens))
+	return nil
+}
+
 // logStore logs the store's state changes (state.degraded events): the
 // replica falling back to local state, and its resync.
 func (s *Server) logStore(ev *events.Event) {

@@ -184,6 +184,10 @@ func (s *Server) guard(in llm.Codec) http.HandlerFunc {
 				refuse(fd.Verdict.String(), admissionError(*fd))
 				return
 			}
+			if fd := s.drawTokensInFleet(r.Context(), acct, res, ask.Tokens); fd != nil {
+				refuse(fd.Verdict.String(), admissionError(*fd))
+				return
+			}
 			r = r.WithContext(context.WithValue(r.Context(), clientKey{}, &admission{id: acct.ID(), acct: acct, res: res, maxTokens: maxTokens, dollars: dollars}))
 		}
 		s.m.rejected(label, "") // admitted

@@ -105,6 +105,10 @@ type Account struct {
 	reserved float64 // dollars reserved by the requests in flight
 	inFlight int
 	pending  Consumption // not yet heard by the fleet (see fleet.go)
+	// unsettled is what the fleet's token bucket has not been told yet:
+	// the tokens charged, less the worst cases drawn from it by requests
+	// that ended (see fleet.go, Settlement).
+	unsettled float64
 }
 
 // ID returns the client's ID.
@@ -246,6 +250,8 @@ type Reservation struct {
 	// storedWindow (see Stored).
 	stored       float64
 	storedWindow int64
+	// storedTokens were drawn from the fleet's token bucket (DrewTokens).
+	storedTokens float64
 }
 
 // Admit decides whether a's request may start at now. On Allow it takes a
@@ -366,6 +372,10 @@ func (r *Reservation) Release(now time.Time) {
 	a.toks.give(r.tokens)
 	a.reserved = max(a.reserved-r.dollars, 0)
 	r.tokens, r.dollars = 0, 0
+	if r.storedTokens > 0 {
+		a.unsettled -= r.storedTokens
+		r.storedTokens = 0
+	}
 	if r.stored > 0 {
 		a.advanceWindow(now)
 		if r.storedWindow == a.window { // an earlier window's reservations no longer count
@@ -384,6 +394,9 @@ func (a *Account) Charge(now time.Time, tokens int, dollars float64) {
 	a.toks.advance(now)
 	a.toks.take(float64(tokens))
 	a.pending.Tokens += float64(tokens)
+	if a.toks.limited() {
+		a.unsettled += float64(tokens)
+	}
 	if dollars > 0 {
 		a.advanceWindow(now)
 		a.spent += dollars

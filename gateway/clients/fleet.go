@@ -136,3 +136,40 @@ func (t *Table) All() iter.Seq[*Account] {
 		}
 	}
 }
+
+// TokensPerMinute returns a's tokens-per-minute limit (0: none).
+func (a *Account) TokensPerMinute() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lim.TokensPerMinute
+}
+
+// DrewTokens records that n tokens of r's worst case were drawn from the
+// fleet's token bucket as well (gateway/fleet Buckets.Draw): when r is
+// released they are settled against what the request really used.
+func (r *Reservation) DrewTokens(n float64) {
+	a := r.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r.storedTokens += n
+}
+
+// Settlement returns what the fleet's token bucket has not been told yet:
+// the tokens a charged since the last settlement, less the worst cases its
+// ended requests drew (negative: tokens to give back). A sync takes it from
+// the bucket (Buckets.Settle) and then calls Settled. While a request is in
+// flight its charges are counted beside its worst case: never less than it
+// may use.
+func (a *Account) Settlement() float64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.unsettled
+}
+
+// Settled records that delta (what Settlement returned) reached the
+// fleet's token bucket.
+func (a *Account) Settled(delta float64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.unsettled -= delta
+}

@@ -118,3 +118,26 @@ func TestStoredReservation(t *testing.T) {
 	r.Release(t0.Add(time.Hour))
 	require.Zero(t, a.Pending(t0.Add(time.Hour)).Released)
 }
+
+// TestSettlement: what the fleet's token bucket is told when a request
+// ends is what it used less the worst case it drew: a request that drew
+// 121 tokens and used 50 gives 71 back; a charge of a request admitted
+// without a draw (the store was down) is taken whole; a settled amount is
+// not told twice.
+func TestSettlement(t *testing.T) {
+	a, _ := table(t, Client{ID: "c", Digest: Digest("k"), Limits: Limits{TokensPerMinute: 1000}}).Lookup("k")
+	now := time.Unix(1e9, 0)
+	_, r := a.Admit(now, Ask{Route: "chat", Tokens: 121})
+	r.DrewTokens(121)
+	a.Charge(now, 50, 0)
+	require.Equal(t, 50.0, a.Settlement(), "in flight: the charge beside the worst case drawn")
+	r.Release(now)
+	require.Equal(t, -71.0, a.Settlement())
+	a.Settled(-71)
+	require.Zero(t, a.Settlement())
+
+	_, r = a.Admit(now, Ask{Route: "chat", Tokens: 121}) // no draw: the store was down
+	a.Charge(now, 30, 0)
+	r.Release(now)
+	require.Equal(t, 30.0, a.Settlement())
+}

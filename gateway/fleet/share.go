@@ -14,13 +14,17 @@ import (
 // Sharing counters costs no store call on the request path: every
 // Options.Share (default 100ms) the Fleet's goroutine makes three calls for
 // the whole replica, whatever its traffic (the third reads the fleet's
-// health demotions, see health.go):
+// health demotions, see health.go), and one per client with tokens per
+// minute whose requests used tokens since:
 //
 //   - retry budgets: Tally.Report of this replica's requests and retries
 //     per route over the budget window ("budget:ROUTE"), answered with the
 //     other replicas' sums (policy.Engine.SetFleetBudget). Reports are
 //     snapshots, not increments: a lost or repeated one changes nothing,
 //     and a replica that stops reporting drops out after one window.
+//   - client token buckets: Buckets.Settle of what each client's ended
+//     requests used against the worst cases they drew at admission
+//     (Buckets.Draw), so tokens per minute holds fleet-wide like a budget;
 //   - client limits: Tally.Add of each limited client's use since the last
 //     sync ("client:ID:MINUTE": requests, tokens; "spend:ID:WINDOW":
 //     dollars), answered with the fleet's totals; the growth of a total
@@ -157,5 +161,33 @@ func (f *Fleet) shareClients(ctx context.Context, tally Tally, now time.Time) bo
 		a.Merge(now, p, fl)
 	}
 	f.seen = seen
+	return f.settleTokens(ctx, accts, now)
+}
+
+// settleTokens tells the fleet's token buckets what the clients' ended
+// requests really used against the worst cases they drew (and the charges
+// of requests admitted without a draw): each account's Settlement, taken
+// from its bucket. It reports whether the store answered; an account not
+// settled keeps its settlement for the next sync.
+func (f *Fleet) settleTokens(ctx context.Context, accts []*clients.Account, now time.Time) bool {
+	bs, ok := f.store.(Buckets)
+	if !ok {
+		return true
+	}
+	for _, a := range accts {
+		tpm := a.TokensPerMinute()
+		delta := a.Settlement()
+		if tpm <= 0 || delta == 0 {
+			continue
+		}
+		c, cancel := context.WithTimeout(ctx, f.o.Timeout)
+		err := bs.Settle(c, TokensKey(a.ID()), float64(tpm), delta, now)
+		cancel()
+		if err != nil {
+			f.degrade(err)
+			return false
+		}
+		a.Settled(delta)
+	}
 	return true
 }

@@ -52,6 +52,7 @@ type Memory struct {
 	counters map[string]*memCounter
 	reports  map[string]map[string]memReport
 	records  map[string]*memRecord
+	buckets  map[string]*memBucket
 }
 
 type memState struct {
