@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/brownout-dev/brownout/scenarios/score"
 )
@@ -66,7 +67,22 @@ func breach(f score.FaultScore) string {
 	if f.Breaches == 0 {
 		return "0s"
 	}
-	return fmt.Sprintf("%s in %d", fmtDur(f.BreachTime), f.Breaches)
+	return fmt.Sprintf("%s in %d", fmtDur(f.BreachTime), f.Breaches) + breachParts(f.BreachByPart)
+}
+
+// breachParts names the SLO parts that broke and for how long, "" when
+// none did: " (latency 9.8s, correctness 2s)".
+func breachParts(m map[string]time.Duration) string {
+	var parts []string
+	for _, p := range []string{score.PartSuccess, score.PartCorrectness, score.PartLatency, score.PartTTFTP95, score.PartLatencyP95} {
+		if d := m[p]; d > 0 {
+			parts = append(parts, p+" "+fmtDur(d))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // falseAlarms prints the run's false alarms: "0", or "2 (20s a:m
@@ -225,7 +241,7 @@ func overallRows(r *score.Result) [][2]string {
 		{"cost multiplier during faults", costMultiplier(r)},
 		{"prompt-cache warm-up penalty", fmtMoney(c.CacheWarmupPenalty)},
 		{"flaps (by target)", flapsByTarget(r)},
-		{"SLO breach time", fmtDur(r.Overall.BreachTime)},
+		{"SLO breach time", fmtDur(r.Overall.BreachTime) + breachParts(r.Overall.BreachByPart)},
 		{"false alarms (no fault to find)", falseAlarms(r)},
 	}
 }

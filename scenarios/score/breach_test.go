@@ -219,3 +219,57 @@ func TestScoreFalseAlarmsEcho(t *testing.T) {
 		t.Errorf("false alarms %q, want %q", got, want)
 	}
 }
+
+// TestScoreBreachByPart: the good-request SLI breaks when any part of the
+// SLO does; BreachByPart says which. Slow answers (10s-20s, 2s against a
+// 1s bound) break the latency part only; wrong answers served with a 200
+// (40s-50s) break correctness only; a 503 spell (70s-75s) breaks success,
+// and with it every part that counts successes. Over the whole run and
+// per fault.
+func TestScoreBreachByPart(t *testing.T) {
+	b := &logb{}
+	b.fault("slow", "a:m", 10*time.Second, 20*time.Second)
+	b.fault("wrong", "a:m", 40*time.Second, 50*time.Second)
+	b.fault("down", "a:m", 70*time.Second, 75*time.Second)
+	b.traffic(0, 90*time.Second, func(d time.Duration) (string, []att) {
+		switch {
+		case d >= 10*time.Second && d < 20*time.Second:
+			return events.OutcomeServed, []att{{target: "a:m", class: "ok", dur: 2 * time.Second}}
+		case d >= 70*time.Second && d < 75*time.Second:
+			return events.OutcomeFailed, []att{fail("a:m")}
+		}
+		return events.OutcomeServed, []att{ok("a:m")}
+	})
+	var evs []EvalRecord
+	for _, e := range b.evs {
+		if e.Kind == events.RequestEnd && e.Outcome != events.OutcomeFailed {
+			wrong := e.Time.After(at(40*time.Second)) && !e.Time.After(at(50*time.Second))
+			evs = append(evs, EvalRecord{Time: e.Time, RequestID: e.RequestID, Target: e.Target, Pass: !wrong})
+		}
+	}
+	res := Score(Input{Events: b.evs, Evals: evs, Start: t0, End: at(90 * time.Second),
+		SLO: SLO{SuccessRate: 0.99, Correctness: true, Latency: LatencyObjective{Max: time.Second}, Window: 10 * time.Second}, PrimaryTarget: "a:m"})
+	parts := res.Overall.BreachByPart
+	if len(parts) != 3 {
+		t.Fatalf("parts %v: want success, correctness and latency (no p95 declared)", parts)
+	}
+	// Each spell breaks its part while the 10s window holds one of its
+	// requests: from its first bad end to 10s after its last.
+	if parts[PartSuccess] < 10*time.Second || parts[PartSuccess] > 16*time.Second {
+		t.Errorf("success broken %v, want about the 503 spell plus a window", parts[PartSuccess])
+	}
+	if parts[PartCorrectness] < 20*time.Second || parts[PartCorrectness] > parts[PartSuccess]+22*time.Second {
+		t.Errorf("correctness broken %v: the wrong answers and the 503s", parts[PartCorrectness])
+	}
+	if parts[PartLatency] < 20*time.Second || parts[PartLatency] > parts[PartSuccess]+22*time.Second {
+		t.Errorf("latency broken %v: the slow answers and the 503s", parts[PartLatency])
+	}
+	slow, _ := res.Fault("slow", "a:m")
+	if slow.BreachByPart[PartSuccess] != 0 || slow.BreachByPart[PartCorrectness] != 0 || slow.BreachByPart[PartLatency] == 0 {
+		t.Errorf("slow step: %v, want latency only", slow.BreachByPart)
+	}
+	wrong, _ := res.Fault("wrong", "a:m")
+	if wrong.BreachByPart[PartSuccess] != 0 || wrong.BreachByPart[PartLatency] != 0 || wrong.BreachByPart[PartCorrectness] == 0 {
+		t.Errorf("wrong step: %v, want correctness only", wrong.BreachByPart)
+	}
+}

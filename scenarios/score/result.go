@@ -123,8 +123,10 @@ type Overall struct {
 	BadServed    int          `json:"bad_served"`
 	Flaps        int          `json:"flaps"`
 	// BreachTime is how long the windowed SLI was below the SLO over the
-	// whole run, faults or not.
-	BreachTime time.Duration `json:"breach_ns"`
+	// whole run, faults or not; BreachByPart how long each declared part
+	// of the SLO was broken (PartSuccess...): which part broke it.
+	BreachTime   time.Duration            `json:"breach_ns"`
+	BreachByPart map[string]time.Duration `json:"breach_by_part_ns,omitempty"`
 	// FalseAlarms are the detections, demotions and pages about a target
 	// with no fault of its own active (before, between or after the
 	// faults), and alerts fired outside every fault window; their count
@@ -271,6 +273,9 @@ type FaultScore struct {
 	FirstMitigation time.Duration `json:"first_mitigation_ns,omitempty"`
 	BreachTime      time.Duration `json:"breach_ns"`
 	Breaches        int           `json:"breaches"`
+	// BreachByPart is how long each declared part of the SLO was broken
+	// during the fault (see Overall.BreachByPart).
+	BreachByPart map[string]time.Duration `json:"breach_by_part_ns,omitempty"`
 	Relapses        int           `json:"relapses"`
 	// Returns counts the times the gateway let traffic back onto the
 	// faulted target while the fault lasted (its breaker closed or its

@@ -142,6 +142,7 @@ func (s *scorer) result() *Result {
 		res.Overall.BadServed += t.BadServed
 	}
 	res.Overall.BreachTime = s.breachTime()
+	res.Overall.BreachByPart = s.breachByPart(0, s.binOf(s.end))
 	res.Overall.FalseAlarms = s.falseAlarms()
 	return res
 }
@@ -194,6 +195,10 @@ type scorer struct {
 	cf               float64 // the counterfactual cost of all requests
 	okEnd, allEnd    prefix  // successful and all requests by end time
 	goodEnd          prefix  // good requests (the SLI) by end time
+	// correctEnd and fastEnd count the requests that met the correctness
+	// part, and the per-request latency part, by end time (parts apart:
+	// BreachByPart).
+	correctEnd, fastEnd prefix
 	// Streamed TTFTs and non-streamed total times of successful requests
 	// by bin of their end, kept when the SLO has a window percentile.
 	ttftBins, totalBins [][]time.Duration
@@ -523,6 +528,7 @@ func (s *scorer) faultScores() []FaultScore {
 			fs.TTM = s.start.Add(time.Duration(lastBad+1) * bin).Sub(f.start)
 		}
 		s.breaches(&fs, lo, hi, w)
+		fs.BreachByPart = s.breachByPart(lo, hi)
 		fs.Returns = s.returns(f, fs)
 
 		// TTR.

@@ -155,6 +155,7 @@ func (s *scorer) sums() {
 	base.ttft, base.total = make([]time.Duration, 0, nBase), make([]time.Duration, 0, nBase)
 	fault.ttft, fault.total = make([]time.Duration, 0, n-nBase), make([]time.Duration, 0, n-nBase)
 	okB, goodB, totB := s.newBins(), s.newBins(), s.newBins()
+	correctB, fastB := s.newBins(), s.newBins()
 	pct := s.slo.TTFT.P95 > 0 || s.slo.Latency.P95 > 0
 	if pct {
 		s.ttftBins, s.totalBins = make([][]time.Duration, s.nbins), make([][]time.Duration, s.nbins)
@@ -206,6 +207,13 @@ func (s *scorer) sums() {
 			if r.good {
 				s.put(goodB, r.end, 1)
 			}
+			ok := r.outcome != outFailed
+			if ok && !r.bad {
+				s.put(correctB, r.end, 1)
+			}
+			if ok && GoodEnd(&SLO{TTFT: s.slo.TTFT, Latency: s.slo.Latency}, EndFacts{OK: true, Stream: r.stream, TTFT: r.ttft, Dur: r.dur}) {
+				s.put(fastB, r.end, 1)
+			}
 		}
 		t := base
 		if r.inFault {
@@ -216,6 +224,7 @@ func (s *scorer) sums() {
 		t.collect(s, r)
 	}
 	s.okEnd, s.goodEnd, s.allEnd = counts(okB), counts(goodB), counts(totB)
+	s.correctEnd, s.fastEnd = counts(correctB), counts(fastB)
 	s.baseFailed = base.failed // read by every latency, never reordered
 	s.baseTTFT, s.baseITL, s.baseTotal = percentiles(base.ttft), percentiles(base.itl), percentiles(base.total)
 }
@@ -274,6 +283,62 @@ func (s *scorer) sliBad(k, w int) bool {
 		return true
 	}
 	return overP95(s.ttftBins, k-w, k, s.slo.TTFT.P95) || overP95(s.totalBins, k-w, k, s.slo.Latency.P95)
+}
+
+// SLO parts, by their names in BreachByPart.
+const (
+	PartSuccess     = "success"     // the share of requests that succeeded
+	PartCorrectness = "correctness" // ... and were not corrupted answers
+	PartLatency     = "latency"     // ... and kept to the per-request latency bound (ttft.max, latency.max)
+	PartTTFTP95     = "ttft_p95"    // the window's p95 time to first token
+	PartLatencyP95  = "latency_p95" // the window's p95 total time
+)
+
+// breachByPart is how long each declared part of the SLO was broken over
+// the bin edges (lo, hi]: the share of requests meeting it below the
+// success rate, or a window p95 over its bound. The good-request SLI
+// (BreachTime) breaks when any part does; this says which did. Success is
+// always a part; the others only when the SLO declares them.
+func (s *scorer) breachByPart(lo, hi int) map[string]time.Duration {
+	w := max(int(s.slo.Window/bin), 1)
+	out := map[string]time.Duration{PartSuccess: 0}
+	if s.slo.Correctness {
+		out[PartCorrectness] = 0
+	}
+	if s.slo.TTFT.Max > 0 || s.slo.Latency.Max > 0 {
+		out[PartLatency] = 0
+	}
+	if s.slo.TTFT.P95 > 0 {
+		out[PartTTFTP95] = 0
+	}
+	if s.slo.Latency.P95 > 0 {
+		out[PartLatencyP95] = 0
+	}
+	below := func(p *prefix, k int) bool {
+		tot := s.allEnd.sum(k-w, k)
+		return tot > 0 && p.sum(k-w, k)/tot < s.slo.SuccessRate-1e-12
+	}
+	for k := lo + 1; k <= hi; k++ {
+		for part := range out {
+			var bad bool
+			switch part {
+			case PartSuccess:
+				bad = below(&s.okEnd, k)
+			case PartCorrectness:
+				bad = below(&s.correctEnd, k)
+			case PartLatency:
+				bad = below(&s.fastEnd, k)
+			case PartTTFTP95:
+				bad = overP95(s.ttftBins, k-w, k, s.slo.TTFT.P95)
+			case PartLatencyP95:
+				bad = overP95(s.totalBins, k-w, k, s.slo.Latency.P95)
+			}
+			if bad {
+				out[part] += bin
+			}
+		}
+	}
+	return out
 }
 
 // overP95 reports whether the 95th percentile of the samples in bins
