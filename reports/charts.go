@@ -117,17 +117,18 @@ func charts(r *score.Result) []string {
 		out = append(out, p.String())
 	}
 
-	// 2. User success rate over the SLO window, with the SLO line.
+	// 2. User success rate and good-request rate (the SLI) over the SLO
+	// window, with the SLO line.
 	{
 		lo := 1.0
-		vs := make([]float64, len(ts))
+		vs, good := make([]float64, len(ts)), make([]float64, len(ts))
 		for i, pt := range s.Points {
 			if pt.Success < 0 {
-				vs[i] = math.NaN()
+				vs[i], good[i] = math.NaN(), math.NaN()
 				continue
 			}
-			vs[i] = pt.Success
-			lo = math.Min(lo, pt.Success)
+			vs[i], good[i] = pt.Success, pt.Good
+			lo = math.Min(lo, math.Min(pt.Success, pt.Good))
 		}
 		if r.SLO.SuccessRate > 0 {
 			lo = math.Min(lo, r.SLO.SuccessRate)
@@ -138,6 +139,9 @@ func charts(r *score.Result) []string {
 			p.hline(r.SLO.SuccessRate, "SLO "+fmtPct(r.SLO.SuccessRate), "slo")
 		}
 		decorate(p, true, true)
+		// The good rate first: where it equals the success rate, the
+		// success line covers it.
+		p.line(ts, good, "good", "good-request rate (every per-request part of the SLO)")
 		p.line(ts, vs, "success", "success rate")
 		out = append(out, p.String())
 	}
@@ -217,12 +221,11 @@ func charts(r *score.Result) []string {
 // successTitle names the success chart. The series keeps the success rate
 // (served or degraded) per window, not the good rate, so when the SLO has
 // latency or correctness parts the title says the line leaves them out.
+// successTitle names the success chart: the success rate (solid) and the
+// good-request rate, the SLI (dashed: success and every per-request part
+// of the SLO, latency and correctness).
 func successTitle(o score.SLO) string {
-	t := fmt.Sprintf("User success rate (%s window)", fmtDur(o.Window))
-	if o.TTFT != (score.LatencyObjective{}) || o.Latency != (score.LatencyObjective{}) || o.Correctness {
-		t = fmt.Sprintf("User success rate (%s window; the SLO's latency and correctness parts not counted)", fmtDur(o.Window))
-	}
-	return t
+	return fmt.Sprintf("Success and good requests (the SLI, dashed), %s window", fmtDur(o.Window))
 }
 
 // ttftObjective is the TTFT bound the chart draws and its label: the
@@ -238,17 +241,12 @@ func ttftObjective(o score.LatencyObjective) (time.Duration, string) {
 	return 0, ""
 }
 
-// ttftTitle names the TTFT chart after what it plots. The series
-// (score.Point.P95TTFT) keeps one p95 per bucket over every served
-// request's time to first token, streamed or not, and cannot tell them
-// apart; the tables keep streamed requests only. When the run served no
-// non-streamed request, the two agree and the title says streamed.
-func ttftTitle(r *score.Result) string {
-	l := r.Overall.Latency
-	if l.BaselineTotal.N+l.FaultTotal.N == 0 && l.BaselineTTFT.N+l.FaultTTFT.N > 0 {
-		return "p95 time to first token (streamed requests)"
-	}
-	return "p95 time to first token (all served requests, non-streamed included)"
+// ttftTitle names the TTFT chart: the series (score.Point.P95TTFT) keeps
+// one p95 per bucket over the streamed requests served in it, as the
+// tables do; a non-streamed answer has no first token apart from its
+// whole.
+func ttftTitle(*score.Result) string {
+	return "p95 time to first token (streamed requests)"
 }
 
 func stateColor(state string) string {

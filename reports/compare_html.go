@@ -114,11 +114,13 @@ func overlayCharts(c *scenarios.Comparison) []string {
 		}
 		return p.String()
 	}
+	// The good-request rate (the SLI): a contestant that serves wrong or
+	// slow answers with a 200 shows here, where a success rate hides it.
 	success := func(p score.Point, _ float64) float64 {
-		if p.Success < 0 {
+		if p.Good < 0 {
 			return math.NaN()
 		}
-		return p.Success
+		return p.Good
 	}
 	lo := 1.0
 	for _, cr := range c.Contestants {
@@ -139,7 +141,7 @@ func overlayCharts(c *scenarios.Comparison) []string {
 	degraded := func(p score.Point, step float64) float64 { return float64(p.Degraded) / step }
 	bound, boundLabel := ttftObjective(first.SLO.TTFT)
 	return []string{
-		chart("User success rate", percentTicks(1-1.25*(1-lo)), success,
+		chart(fmt.Sprintf("Good requests, the SLI (success and every per-request part of the SLO), %s window", fmtDur(first.SLO.Window)), percentTicks(1-1.25*(1-lo)), success,
 			func(p *plot) { p.hline(first.SLO.SuccessRate, "SLO "+fmtPct(first.SLO.SuccessRate), "slo") }),
 		chart(ttftTitle(first), durationTicks(math.Max(top(ttft), bound.Seconds())*1.05), ttft, func(p *plot) {
 			if bound > 0 {

@@ -73,7 +73,7 @@ svg .fault{fill:#d62728;fill-opacity:.08;stroke:#d62728;stroke-opacity:.25}
 svg .faultlabel{font-size:10px;fill:#a33}
 svg .area{fill-opacity:.85;stroke:none}
 svg polyline{fill:none;stroke-width:1.8}
-svg .success{stroke:#3b6fd6}svg .ttft{stroke:#e08a1e}svg .cost{stroke:#3b6fd6}svg .counterfactual{stroke:#999;stroke-dasharray:5 4}
+svg .success{stroke:#3b6fd6}svg .good{stroke:#2ca02c;stroke-dasharray:6 3}svg .ttft{stroke:#e08a1e}svg .cost{stroke:#3b6fd6}svg .counterfactual{stroke:#999;stroke-dasharray:5 4}
 svg .slo{stroke:#2e9e6a;stroke-dasharray:6 4}svg .slo-label{font-size:10px;fill:#2e9e6a;text-anchor:end}
 svg .detect{stroke:#9b59b6;stroke-width:1.5}svg .detect-label{font-size:10px;fill:#9b59b6}
 svg .mitigate{stroke:#17a2b8;stroke-width:1.5;stroke-dasharray:3 3}svg .mitigate-label{font-size:10px;fill:#17a2b8}

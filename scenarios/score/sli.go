@@ -167,7 +167,7 @@ func (s *scorer) sums() {
 		r.good = s.isGood(r)
 		all.count(r)
 		if r.ended && r.outcome != outFailed {
-			if r.ttft > 0 {
+			if r.stream && r.ttft > 0 {
 				s.ttftAt[s.point(r.end)+1]++
 			}
 			if r.tgt >= 0 {

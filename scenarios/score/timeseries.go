@@ -33,8 +33,14 @@ type Point struct {
 	Degraded int           `json:"degraded"`
 	// Success is the success rate over the SLO window ending at the bucket's end
 	// (-1 when the window holds no request).
-	Success float64       `json:"success"`
-	P95TTFT time.Duration `json:"p95_ttft_ns"` // of requests served in the bucket
+	Success float64 `json:"success"`
+	// Good is the share of good requests (every per-request part of the
+	// SLO met: the SLI) over the same window (-1 when it holds none).
+	Good float64 `json:"good"`
+	// P95TTFT is the p95 time to first token of the streamed requests
+	// served in the bucket (0 when none): a non-streamed answer has no
+	// first token apart from its whole.
+	P95TTFT time.Duration `json:"p95_ttft_ns"`
 	// Cost and Counterfactual are cumulative up to the bucket's end.
 	Cost           float64 `json:"cost"`
 	Counterfactual float64 `json:"counterfactual"`
@@ -80,6 +86,7 @@ func (s *scorer) timeseries() Series {
 	}
 	ttfts := make([]time.Duration, ttftAt[n])
 	fill := slices.Clone(ttftAt[:n])
+	goods := make([]int, n)
 	for i := range s.reqs {
 		r := &s.reqs[i]
 		if !r.ended {
@@ -88,6 +95,9 @@ func (s *scorer) timeseries() Series {
 		b := bucket(r.end)
 		p := &ser.Points[b]
 		p.Requests++
+		if r.good {
+			goods[b]++
+		}
 		switch r.outcome {
 		case outFailed:
 			p.Failed++
@@ -98,7 +108,7 @@ func (s *scorer) timeseries() Series {
 			if r.tgt >= 0 {
 				p.ByTarget[s.tgtPos[r.tgt]]++
 			}
-			if r.ttft > 0 {
+			if r.stream && r.ttft > 0 {
 				ttfts[fill[b]] = r.ttft
 				fill[b]++
 			}
@@ -108,20 +118,23 @@ func (s *scorer) timeseries() Series {
 	cost := s.ptCost
 	// Windowed success rate over the SLO window, by buckets.
 	win := max(int(s.slo.Window/step), 1)
-	var okSum, allSum int
+	var okSum, allSum, goodSum int
 	var cumCost, cumCF float64
 	for i := range ser.Points {
 		p := &ser.Points[i]
 		okSum += p.Requests - p.Failed
 		allSum += p.Requests
+		goodSum += goods[i]
 		if i >= win {
 			q := &ser.Points[i-win]
 			okSum -= q.Requests - q.Failed
 			allSum -= q.Requests
+			goodSum -= goods[i-win]
 		}
-		p.Success = -1
+		p.Success, p.Good = -1, -1
 		if allSum > 0 {
 			p.Success = float64(okSum) / float64(allSum)
+			p.Good = float64(goodSum) / float64(allSum)
 		}
 		if ds := ttfts[ttftAt[i]:ttftAt[i+1]]; len(ds) > 0 {
 			p.P95TTFT = selectNth(ds, RankOf(0.95, len(ds)))
