@@ -276,7 +276,7 @@ type FaultScore struct {
 	// BreachByPart is how long each declared part of the SLO was broken
 	// during the fault (see Overall.BreachByPart).
 	BreachByPart map[string]time.Duration `json:"breach_by_part_ns,omitempty"`
-	Relapses        int           `json:"relapses"`
+	Relapses     int                      `json:"relapses"`
 	// Returns counts the times the gateway let traffic back onto the
 	// faulted target while the fault lasted (its breaker closed or its
 	// health restored, then an attempt sent to it), after detecting it.
