@@ -25,20 +25,7 @@ func TestBakeOff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a live bake-off takes 100s of real time")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := newProxy([]upstream{{"http://127.0.0.1:19301/v1", "gpt-4o"}, {"http://127.0.0.1:19301/v1", "gpt-4o-mini"}}, 2, "")
-	go func() { _ = serve(ln, p) }()
-	t.Cleanup(func() { ln.Close() })
-
-	s, err := scenarios.Load("../gamedays/bakeoff-429-storm.yaml")
-	require.NoError(t, err)
-	c, err := scenarios.Compare(context.Background(), s, []scenarios.Contestant{
-		{Name: "brownout", Config: "../gamedays/env/gateway-bakeoff.yaml"},
-		{Name: "naive", URL: "http://" + ln.Addr().String()},
-	}, scenarios.Options{})
-	require.NoError(t, err)
-	require.Len(t, c.Contestants, 2)
+	c := bakeOff(t, "../gamedays/bakeoff-429-storm.yaml")
 	for _, cr := range c.Contestants {
 		assert.True(t, cr.Result.BlackBox, cr.Name)
 		assert.Empty(t, cr.Result.Failed(), cr.Name)
@@ -78,21 +65,7 @@ func TestBakeOffStructured(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a live bake-off takes 90s of real time")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := newProxy([]upstream{{"http://127.0.0.1:19301/v1", "gpt-4o"}, {"http://127.0.0.1:19301/v1", "gpt-4o-mini"}}, 2, "")
-	p.drop = []string{"response_format"}
-	go func() { _ = serve(ln, p) }()
-	t.Cleanup(func() { ln.Close() })
-
-	s, err := scenarios.Load("../gamedays/bakeoff-structured-fallback.yaml")
-	require.NoError(t, err)
-	c, err := scenarios.Compare(context.Background(), s, []scenarios.Contestant{
-		{Name: "brownout", Config: "../gamedays/env/gateway-bakeoff.yaml"},
-		{Name: "naive", URL: "http://" + ln.Addr().String()},
-	}, scenarios.Options{})
-	require.NoError(t, err)
-	require.Len(t, c.Contestants, 2)
+	c := bakeOff(t, "../gamedays/bakeoff-structured-fallback.yaml", "response_format")
 	brownout, naive := c.Contestants[0].Result, c.Contestants[1].Result
 	assert.Empty(t, brownout.Failed(), "brownout keeps response_format on the fallback")
 	assert.Zero(t, brownout.Overall.BadServed)
@@ -105,4 +78,27 @@ func TestBakeOffStructured(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"good", "bad_served"}, failed)
 	assert.False(t, c.Pass)
+}
+
+// bakeOff plays game day file live: brownout's gateway (from the
+// bake-off config) against this proxy, started with drop as
+// -drop-on-fallback, on the example's mock (gpt-4o, then gpt-4o-mini).
+func bakeOff(t *testing.T, file string, drop ...string) *scenarios.Comparison {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := newProxy([]upstream{{"http://127.0.0.1:19301/v1", "gpt-4o"}, {"http://127.0.0.1:19301/v1", "gpt-4o-mini"}}, 2, "")
+	p.drop = drop
+	go func() { _ = serve(ln, p) }()
+	t.Cleanup(func() { ln.Close() })
+
+	s, err := scenarios.Load(file)
+	require.NoError(t, err)
+	c, err := scenarios.Compare(context.Background(), s, []scenarios.Contestant{
+		{Name: "brownout", Config: "../gamedays/env/gateway-bakeoff.yaml"},
+		{Name: "naive", URL: "http://" + ln.Addr().String()},
+	}, scenarios.Options{})
+	require.NoError(t, err)
+	require.Len(t, c.Contestants, 2)
+	return c
 }
