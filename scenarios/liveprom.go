@@ -36,7 +36,7 @@ type liveProm struct {
 	hc          *http.Client
 	scrapeEvery time.Duration
 	evalEvery   time.Duration
-	rules       []string
+	rules       []score.PromRule
 	severity    map[string]string
 	stopHeld    bool
 	stopSince   time.Duration
@@ -70,7 +70,7 @@ func startLiveProm(ctx context.Context, s *Scenario, targets []string) (*livePro
 		ruleFiles = append(ruleFiles, strconv.Quote(name))
 	}
 	if rs := s.env.promRules; rs != nil {
-		p.rules = rs.Names()
+		p.rules = promRules(rs)
 		for _, r := range rs.List {
 			p.severity[r.Name] = r.Severity
 		}

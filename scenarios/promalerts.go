@@ -198,7 +198,7 @@ func (p *promRun) score(res *score.Result) *score.PromAlerts {
 		return nil
 	}
 	out := &score.PromAlerts{Source: "promql", ScrapeInterval: p.scrapeEvery, EvalInterval: p.evalEvery,
-		Rules: p.rules.Names()}
+		Rules: promRules(p.rules)}
 	for _, e := range p.episodes {
 		if !e.FiredAt.IsZero() {
 			out.Episodes = append(out.Episodes, e)
@@ -217,4 +217,15 @@ func faultWindows(res *score.Result) []score.StepWindow {
 		}
 	}
 	return ws
+}
+
+// promRules are the rules' scored form, one per alert name.
+func promRules(rs *promrules.Rules) []score.PromRule {
+	var out []score.PromRule
+	for _, r := range rs.List {
+		if !slices.ContainsFunc(out, func(x score.PromRule) bool { return x.Name == r.Name }) {
+			out = append(out, score.PromRule{Name: r.Name, Severity: r.Severity, For: r.For})
+		}
+	}
+	return out
 }

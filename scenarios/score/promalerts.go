@@ -21,8 +21,8 @@ type PromAlerts struct {
 	Source         string        `json:"source"`
 	ScrapeInterval time.Duration `json:"scrape_interval_ns"`
 	EvalInterval   time.Duration `json:"eval_interval_ns"`
-	// Rules are the alert names evaluated, in file order.
-	Rules    []string      `json:"rules"`
+	// Rules are the alerting rules evaluated, in file order.
+	Rules    []PromRule    `json:"rules"`
 	Episodes []PromEpisode `json:"episodes,omitempty"`
 	// Incidents are the fault windows: fault steps that overlap or touch
 	// are one incident.
@@ -35,6 +35,13 @@ type PromAlerts struct {
 	// PagesPerIncident is the page-severity episodes attributed to
 	// incidents over the number of incidents.
 	PagesPerIncident float64 `json:"pages_per_incident"`
+}
+
+// PromRule is an alerting rule that was evaluated.
+type PromRule struct {
+	Name     string        `json:"name"`
+	Severity string        `json:"severity,omitempty"`
+	For      time.Duration `json:"for_ns,omitempty"`
 }
 
 // PromEpisode is one alert instance from pending to resolved.
@@ -140,8 +147,8 @@ func ScorePromAlerts(p *PromAlerts, windows []StepWindow) {
 	}
 	p.NeverFired = nil
 	for _, r := range p.Rules {
-		if !fired[r] {
-			p.NeverFired = append(p.NeverFired, r)
+		if !fired[r.Name] && !slices.Contains(p.NeverFired, r.Name) {
+			p.NeverFired = append(p.NeverFired, r.Name)
 		}
 	}
 }
