@@ -127,7 +127,7 @@ func comparePromAlerts(sim, live *score.PromAlerts) []FidelityAlert {
 	}
 	if sim == nil || live == nil {
 		return []FidelityAlert{{Incident: "–", Rule: "prometheus rules", TimeToFire: FidelityCell{
-			Sim: map[bool]string{true: "evaluated", false: "not evaluated"}[sim != nil],
+			Sim:  map[bool]string{true: "evaluated", false: "not evaluated"}[sim != nil],
 			Live: map[bool]string{true: "evaluated", false: "not evaluated"}[live != nil]}}}
 	}
 	tol := sim.ScrapeInterval + sim.EvalInterval

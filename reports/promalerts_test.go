@@ -13,7 +13,7 @@ import (
 func promResult(mode score.Mode, fire time.Duration) *score.Result {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	p := &score.PromAlerts{Source: "promql", ScrapeInterval: time.Second, EvalInterval: time.Second,
-		Rules: []score.PromRule{{Name: "FallbackRate", Severity: "page"}, {Name: "Never", Severity: "warn"}},
+		Rules:    []score.PromRule{{Name: "FallbackRate", Severity: "page"}, {Name: "Never", Severity: "warn"}},
 		Episodes: []score.PromEpisode{{Rule: "FallbackRate", Severity: "page", PendingAt: t0.Add(9 * time.Second), FiredAt: t0.Add(8*time.Second + fire)}}}
 	score.ScorePromAlerts(p, []score.StepWindow{{Step: "outage", Start: t0.Add(8 * time.Second), End: t0.Add(20 * time.Second)}})
 	return &score.Result{Scenario: "s", Mode: mode, Start: t0, PromAlerts: p}
