@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/common/promslog"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
@@ -154,7 +155,7 @@ func (e *Evaluator) evalRule(ctx context.Context, i int, r *Rule, ts time.Time) 
 	var changes []Change
 	for _, smpl := range res {
 		lb.Reset(smpl.Metric)
-		lb.Del(labels.MetricName)
+		lb.Del(model.MetricNameLabel)
 		for k, v := range r.Labels {
 			lb.Set(k, v)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
@@ -106,7 +107,7 @@ func formatLe(f float64) string {
 
 func (s *Store) labels(name string, m *dto.Metric, extra, value string) labels.Labels {
 	s.lb.Reset()
-	s.lb.Add(labels.MetricName, name)
+	s.lb.Add(model.MetricNameLabel, name)
 	for _, lp := range m.GetLabel() {
 		s.lb.Add(lp.GetName(), lp.GetValue())
 	}
