@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,7 @@ func withRules(t *testing.T, duration string, rules []string, extra string) *Sce
 	s = strings.Replace(s, "prometheus_rules: [../prometheus/brownout-alerts.yaml]",
 		"prometheus_rules: ["+strings.Join(rel, ", ")+"]"+extra, 1)
 	s = strings.Replace(s, "duration: 6m", "duration: "+duration, 1)
+	s = regexp.MustCompile(`(?m)^  prometheus_alerts:\n(    .*\n)*`).ReplaceAllString(s, "")
 	p := filepath.Join(filepath.Dir(flagship), ".promalerts-"+strings.ReplaceAll(t.Name(), "/", "-")+".yaml")
 	require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
 	t.Cleanup(func() { os.Remove(p) })
