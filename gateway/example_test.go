@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/mockprovider"
@@ -74,4 +75,21 @@ routes:
 	// Output:
 	// gateway.yaml:5:14: providers.0.api_key: environment variable OPENAI_API_KEY is not set
 	// gateway.yaml:9:67: routes.0.targets.0.timeouts.first_token: invalid duration "5" (use a unit, e.g. "30s", "2m", "250ms")
+}
+
+// The gateway's event-fed metrics without a gateway: feed events, gather
+// the exact series its /metrics endpoint serves.
+func ExampleNewEventMetrics() {
+	m := gateway.NewEventMetrics()
+	m.Emit(&events.Event{Kind: events.RequestEnd, Route: "chat", Outcome: "degraded", Tier: "equivalent"})
+	mfs, _ := m.Gatherer().Gather()
+	for _, mf := range mfs {
+		if mf.GetName() == "brownout_requests_total" {
+			for _, lp := range mf.GetMetric()[0].GetLabel() {
+				fmt.Printf("%s=%s ", lp.GetName(), lp.GetValue())
+			}
+			fmt.Println(mf.GetMetric()[0].GetCounter().GetValue())
+		}
+	}
+	// Output: outcome=degraded route=chat tier=equivalent 1
 }

@@ -118,6 +118,17 @@ func withTarget(target string, rest ...string) []string {
 type stateFunc func() *policy.Engine
 
 func newMetrics(state stateFunc, busDropped func() uint64) *metrics {
+	m := newEventMetrics()
+	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
+	f(&stateCollector{state: state, busDropped: busDropped})
+	f(collectors.NewGoCollector())
+	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// newEventMetrics are the metrics the event log feeds, and the shell's
+// counters, on a registry of their own.
+func newEventMetrics() *metrics {
 	m := &metrics{reg: prometheus.NewRegistry(), targets: map[string]*targetMetrics{}}
 	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brownout_requests_total",
@@ -187,11 +198,27 @@ func newMetrics(state stateFunc, busDropped func() uint64) *metrics {
 		m.reloads, m.cacheLookups, m.idemReplays, m.panics, m.signals, m.probes} {
 		f(c)
 	}
-	f(&stateCollector{state: state, busDropped: busDropped})
-	f(collectors.NewGoCollector())
-	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
+
+// EventMetrics are the gateway's metrics that its event log feeds, with
+// the exact names and labels of its /metrics endpoint, for an engine that
+// plays the gateway's events without a gateway: the simulator scrapes them
+// in virtual time to evaluate a team's Prometheus rules. The series read at
+// scrape time from the engine (brownout_breaker_state,
+// brownout_target_health, retry budgets) and the Go and process collectors
+// are not in it. Not safe for concurrent Emit.
+type EventMetrics struct{ m *metrics }
+
+// NewEventMetrics returns event-fed metrics with no series yet.
+func NewEventMetrics() *EventMetrics { return &EventMetrics{newEventMetrics()} }
+
+// Emit updates the metrics ev carries, as the gateway does for each event
+// it emits.
+func (e *EventMetrics) Emit(ev *events.Event) { e.m.emit(ev) }
+
+// Gatherer is the registry to scrape.
+func (e *EventMetrics) Gatherer() prometheus.Gatherer { return e.m.reg }
 
 func (m *metrics) target(key string) *targetMetrics {
 	m.mu.RLock()

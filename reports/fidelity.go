@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,6 +54,18 @@ type Fidelity struct {
 	Amplification FidelityCell
 	Verdict       FidelityCell // PASS/FAIL of the expectations
 	Steps         []FidelityStep
+	// Alerts compares the team's Prometheus alerts (alerts.prometheus_rules):
+	// each rule's time to fire per incident, which agree within one scrape
+	// interval plus one evaluation interval (when a sample lands in a
+	// scrape and a rule sees it are each quantised to their interval).
+	Alerts []FidelityAlert
+}
+
+// FidelityAlert is one Prometheus alert's time to fire in an incident, in
+// both engines.
+type FidelityAlert struct {
+	Incident, Rule string
+	TimeToFire     FidelityCell
 }
 
 // Agrees reports whether every score agrees within tolerance.
@@ -60,6 +73,9 @@ func (f *Fidelity) Agrees() bool {
 	ok := f.Availability.Within && f.Amplification.Within
 	for _, s := range f.Steps {
 		ok = ok && s.TTD.Within && s.TTM.Within && s.TTR.Within
+	}
+	for _, a := range f.Alerts {
+		ok = ok && a.TimeToFire.Within
 	}
 	return ok
 }
@@ -99,7 +115,54 @@ func CompareFidelity(sim, live *score.Result, tol FidelityTolerances) (*Fidelity
 		}
 		f.Steps = append(f.Steps, st)
 	}
+	f.Alerts = comparePromAlerts(sim.PromAlerts, live.PromAlerts)
 	return f, nil
+}
+
+// comparePromAlerts pairs the incidents of two runs by name and compares
+// each rule's time to fire (nil when neither run evaluated rules).
+func comparePromAlerts(sim, live *score.PromAlerts) []FidelityAlert {
+	if sim == nil && live == nil {
+		return nil
+	}
+	if sim == nil || live == nil {
+		return []FidelityAlert{{Incident: "–", Rule: "prometheus rules", TimeToFire: FidelityCell{
+			Sim:  map[bool]string{true: "evaluated", false: "not evaluated"}[sim != nil],
+			Live: map[bool]string{true: "evaluated", false: "not evaluated"}[live != nil]}}}
+	}
+	tol := sim.ScrapeInterval + sim.EvalInterval
+	fire := func(p *score.PromAlerts, incident, rule string) (time.Duration, bool) {
+		for _, in := range p.Incidents {
+			if in.Name != incident {
+				continue
+			}
+			for _, a := range in.Alerts {
+				if a.Rule == rule {
+					return a.TimeToFire, true
+				}
+			}
+		}
+		return 0, false
+	}
+	var out []FidelityAlert
+	for _, in := range sim.Incidents {
+		for _, r := range sim.Rules {
+			sd, sok := fire(sim, in.Name, r.Name)
+			ld, lok := fire(live, in.Name, r.Name)
+			if !sok && !lok {
+				continue
+			}
+			text := func(d time.Duration, ok bool) string {
+				if !ok {
+					return "never fired"
+				}
+				return fmtDur(d)
+			}
+			out = append(out, FidelityAlert{Incident: in.Name, Rule: r.Name,
+				TimeToFire: durCell(text(sd, sok), text(ld, lok), sok, lok, sd, ld, tol)})
+		}
+	}
+	return out
 }
 
 // windowed is the tolerance of a windowed duration score (TTM, TTR).
@@ -190,6 +253,15 @@ func WriteFidelity(w io.Writer, fs []*Fidelity) error {
 	for _, f := range fs {
 		for _, s := range f.Steps {
 			fmt.Fprintf(&b, "| %s | %s · %s | %s | %s | %s |\n", f.Scenario, s.Step, s.Target, cell(s.TTD), cell(s.TTM), cell(s.TTR))
+		}
+	}
+	if slices.ContainsFunc(fs, func(f *Fidelity) bool { return len(f.Alerts) > 0 }) {
+		b.WriteString("\n| game day | incident · Prometheus alert | time to fire sim / live |\n")
+		b.WriteString("|---|---|---|\n")
+		for _, f := range fs {
+			for _, a := range f.Alerts {
+				fmt.Fprintf(&b, "| %s | %s · %s | %s |\n", f.Scenario, a.Incident, a.Rule, cell(a.TimeToFire))
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())

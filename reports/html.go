@@ -20,6 +20,9 @@ func WriteHTML(w io.Writer, r *score.Result) error {
 	for _, s := range charts(r) {
 		data.Charts = append(data.Charts, template.HTML(s)) // #nosec: built by plot with every text escaped
 	}
+	if r.PromAlerts != nil {
+		data.PromAlerts, data.PromAlertsAbout = promAlertsTable(r), promAlertsAbout(r)
+	}
 	for _, al := range r.Alerts {
 		data.Alerts = append(data.Alerts, []string{al.Name, al.Severity, fmt.Sprint(al.Fired), countMap(al.Delivered), countMap(al.Undelivered)})
 	}
@@ -40,6 +43,8 @@ type htmlData struct {
 	FalseAlarms                table
 	FalseAlarmsAbout           string
 	Alerts                     [][]string
+	PromAlerts                 table
+	PromAlertsAbout            string
 	Timeline                   []timelineRow
 	Kinds                      []kindCount
 	KindTotals                 map[string]int // every notable event of the run per kind
@@ -115,6 +120,10 @@ label.kind{margin-right:10px;font-size:12px;white-space:nowrap}
 <table><tr><th>alert</th><th>severity</th><th>fired</th><th>delivered</th><th>undelivered</th></tr>
 {{range .Alerts}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
+
+{{if .PromAlerts.Rows}}<h2>Prometheus alerts</h2>
+<p class="meta">{{.PromAlertsAbout}}</p>
+{{template "table" .PromAlerts}}{{end}}
 
 <h2>Event timeline</h2>
 {{if .TimelineNote}}<p class="cut"><strong>Not the whole run:</strong> this timeline holds {{.TimelineNote}}.</p>{{end}}

@@ -72,6 +72,10 @@ func WriteMarkdown(w io.Writer, r *score.Result) error {
 			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s |\n", mdEscape(al.Name), al.Severity, al.Fired, first, countMap(al.Delivered), countMap(al.Undelivered))
 		}
 	}
+	if r.PromAlerts != nil {
+		b.WriteString("\n## Prometheus alerts\n\n" + promAlertsAbout(r) + "\n\n")
+		writeMDTable(&b, promAlertsTable(r))
+	}
 	writeMDTimeline(&b, r)
 	_, err := io.WriteString(w, b.String())
 	return err

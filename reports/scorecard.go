@@ -105,6 +105,11 @@ func WriteScorecard(w io.Writer, r *score.Result, color bool) error {
 			b.WriteString(wrap(items, 2))
 		}
 	}
+	if r.PromAlerts != nil {
+		b.WriteString("\nPrometheus alerts\n")
+		b.WriteString(wrap([]string{promAlertsAbout(r)}, 0))
+		writeTable(&b, promAlertsTable(r))
+	}
 	if note := timelineNote(r); note != "" {
 		b.WriteString("\n" + wrap([]string{"Timeline: not the whole run: the reports hold " + note}, 0))
 	}

@@ -53,3 +53,30 @@ func benchSim(b *testing.B, file string) {
 	// threads, GC included) says what one core does.
 	b.ReportMetric(float64(reqs)/(cpuTime()-cpu0).Seconds(), "sim-req/cpu-s")
 }
+
+// BenchmarkSimHourPromRules is BenchmarkSimHour with the example
+// Prometheus rules (9) scraped and evaluated every 15s of virtual time
+// (on), and the same scenario with them left out (off).
+func BenchmarkSimHourPromRules(b *testing.B) {
+	for _, on := range []bool{true, false} {
+		b.Run(map[bool]string{true: "on", false: "off"}[on], func(b *testing.B) {
+			s, err := Load("testdata/hour-promrules.yaml")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !on {
+				s.env.promRules = nil
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := Run(context.Background(), s, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if on != (res.PromAlerts != nil) {
+					b.Fatal("rules on/off not as asked")
+				}
+			}
+		})
+	}
+}

@@ -30,8 +30,12 @@
 // scheduler (evals/probe) sends its probes to the mocks in virtual time and
 // reports them to the decision core (probe.result events); the alert
 // evaluator (gateway/alerts) runs on its period and deliveries succeed or
-// fail as the scenario's sinks are up or down. The same file and seed give
-// byte-identical result.json and events.jsonl.
+// fail as the scenario's sinks are up or down. The team's own Prometheus
+// rules (alerts.prometheus_rules) are evaluated by the PromQL engine
+// (package promrules) over the gateway's event-fed metrics
+// (gateway.EventMetrics) scraped in virtual time; in live mode a real
+// Prometheus server scrapes the gateway instead. The same file and seed
+// give byte-identical result.json and events.jsonl.
 //
 // [ModeLive] starts the mock providers and the gateway in-process on
 // loopback (or drives the external gateway at gateway.url, with the

@@ -64,6 +64,7 @@ type liveRun struct {
 	targetCount    map[string]int
 	aborted        string
 	stopOnce       sync.Once
+	prom           *liveProm // alerts.prometheus_rules, stop_when.promql; nil without
 	stop           chan struct{}
 	// err stops the run with an error, as in the simulator: a timeline
 	// step that could not be carried out (a fault a mock refused).
@@ -181,6 +182,13 @@ func runLiveWith(ctx context.Context, s *Scenario, seed uint64, opts Options, gw
 		defer stop()
 	}
 
+	prom, err := l.startProm(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer prom.close()
+	l.prom = prom
+
 	l.promptsByTraffic = make([][]string, len(s.Traffic))
 	for i, t := range s.Traffic {
 		l.promptsByTraffic[i] = s.prompts[i]
@@ -271,7 +279,11 @@ func runLiveWith(ctx context.Context, s *Scenario, seed uint64, opts Options, gw
 			break
 		}
 	}
-	res := finish(s, score.Score(in), in, score.ModeLive, seed, l.aborted)
+	sc := score.Score(in)
+	if sc.PromAlerts, err = l.prom.score(ctx, sc, l.start, end); err != nil {
+		return nil, err
+	}
+	res := finish(s, sc, in, score.ModeLive, seed, l.aborted)
 	res.Start = l.start
 	res.Elapsed = end.Sub(l.start)
 	if res.TraceSample = l.traces.sample(); res.TraceSample != nil && l.opts.Progress != nil {
@@ -729,6 +741,9 @@ func shareLine(now, then map[string]int) string {
 }
 
 func (l *liveRun) checkStop(elapsed time.Duration) bool {
+	if l.s.StopWhen.PromQL != "" {
+		return l.checkPromStop(elapsed)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var bad func(string) bool

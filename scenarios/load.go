@@ -18,6 +18,7 @@ import (
 	"github.com/brownout-dev/brownout/gateway/alerts"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/mockprovider"
+	"github.com/brownout-dev/brownout/promrules"
 	"github.com/brownout-dev/brownout/scenarios/score"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
@@ -136,6 +137,8 @@ type environment struct {
 	models    map[string][]string // provider -> models
 	policy    policy.Config
 	rules     []alerts.Rule
+	// promRules are alerts.prometheus_rules, loaded (nil without).
+	promRules *promrules.Rules
 	// gatewayFile is the gateway config path (live in-process runs).
 	gatewayFile string
 	blackBox    bool
@@ -552,9 +555,15 @@ func (s *Scenario) validate() yamlfile.Errors {
 		}
 	}
 
-	if s.StopWhen != nil && s.StopWhen.SuccessRateBelow <= 0 {
-		add("stop_when.success_rate_below", "required, e.g. 50%%")
+	if sw := s.StopWhen; sw != nil {
+		switch {
+		case sw.SuccessRateBelow <= 0 && sw.PromQL == "":
+			add("stop_when.success_rate_below", "required, e.g. 50%% (or promql: an expression)")
+		case sw.SuccessRateBelow > 0 && sw.PromQL != "":
+			add("stop_when", "set success_rate_below or promql, not both")
+		}
 	}
+	s.validatePromRules(add, addErr)
 
 	// Expectations.
 	e := &s.Expect

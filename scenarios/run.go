@@ -63,7 +63,14 @@ func runSim(ctx context.Context, s *Scenario, seed uint64) (*score.Result, error
 		return nil, m.err
 	}
 	in := m.input()
-	res := finish(s, m.score.Score(in), in, score.ModeSim, seed, m.aborted)
+	sc := m.score.Score(in)
+	if m.prom != nil {
+		if m.prom.err != nil {
+			return nil, m.prom.err
+		}
+		sc.PromAlerts = m.prom.score(sc)
+	}
+	res := finish(s, sc, in, score.ModeSim, seed, m.aborted)
 	res.JournalFrom(m.journalOf())
 	res.Start = Epoch
 	res.Elapsed = time.Duration(m.end)

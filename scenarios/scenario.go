@@ -405,9 +405,19 @@ func (s *Step) faultFor(target string) faults.Spec {
 	return spec
 }
 
-// Alerts configures where the gateway's alerts go.
+// Alerts configures where the gateway's alerts go, and the team's own
+// Prometheus alerting rules to evaluate over the run's metrics.
 type Alerts struct {
 	Sinks []Sink `yaml:"sinks,omitempty"`
+	// PrometheusRules are Prometheus rule files (paths relative to the
+	// scenario file) whose alerting rules are evaluated over the gateway's
+	// metrics: by the PromQL engine over scrapes in virtual time in sim
+	// mode, by a real Prometheus server scraping the run in live mode.
+	PrometheusRules []string `yaml:"prometheus_rules,omitempty"`
+	// ScrapeInterval and EvaluationInterval are Prometheus' scrape and rule
+	// evaluation intervals. Default 15s each.
+	ScrapeInterval     yamlfile.Duration `yaml:"scrape_interval,omitempty"`
+	EvaluationInterval yamlfile.Duration `yaml:"evaluation_interval,omitempty"`
 }
 
 // Sink is an alert destination. In sim mode a sink is up unless a sink_down
@@ -422,8 +432,14 @@ type Sink struct {
 // of the requests that ended over the last For (checked every second, once
 // For has passed) is below SuccessRateBelow. With an SLO of success alone,
 // the good-request rate is the success rate.
+//
+// PromQL instead stops the run when a PromQL expression over the run's
+// metrics returns a sample at every rule evaluation for For (at once when
+// For is 0), evaluated as an alert condition is (alerts.prometheus_rules'
+// scrapes and evaluation interval).
 type StopWhen struct {
-	SuccessRateBelow yamlfile.Percent  `yaml:"success_rate_below"`
+	SuccessRateBelow yamlfile.Percent  `yaml:"success_rate_below,omitempty"`
+	PromQL           string            `yaml:"promql,omitempty"`
 	For              yamlfile.Duration `yaml:"for"`
 }
 

@@ -60,6 +60,7 @@ const (
 	tProbe
 	tProbeDone
 	tFleet // a step of a replica's store syncer (idx: its simStore item)
+	tProm  // a Prometheus scrape or rule evaluation (promRun)
 )
 
 type simReq struct {
@@ -160,6 +161,7 @@ type sim struct {
 	aborted    string
 	err        error      // a step that could not be carried out; the run stops
 	stopWin    stopWindow // per-second user results for stop_when
+	prom       *promRun   // alerts.prometheus_rules, stop_when.promql; nil without
 	slo        score.SLO  // the scenario's, with defaults: stop_when judges by it
 	// routes are the routes of the gateway config in effect, by name;
 	// alertRules and detCfg its alert rules and detector settings.
@@ -216,6 +218,9 @@ func (m *sim) Emit(e events.Event) {
 	m.score.Event(&e)
 	if m.alerts != nil {
 		m.alerts.ObserveEvent(&e)
+	}
+	if m.prom != nil {
+		m.prom.emit(&e)
 	}
 }
 
@@ -345,6 +350,7 @@ func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 		}
 		m.served[i] = make([]bool, len(m.prompts[i]))
 	}
+	m.prom = newPromRun(s)
 	return m, nil
 }
 
@@ -381,7 +387,10 @@ func (m *sim) run() {
 	}
 	m.scheduleTick()
 	m.scheduleProbe()
-	if m.s.StopWhen != nil {
+	if m.prom != nil {
+		m.schedule(int64(m.prom.due()), tProm, 0, nil)
+	}
+	if m.s.StopWhen != nil && m.s.StopWhen.PromQL == "" {
 		m.slo = m.s.SLO.slo().WithDefaults()
 		m.schedule(int64(time.Second), tStop, 0, nil)
 	}
@@ -440,6 +449,12 @@ func (m *sim) run() {
 			m.probeDone(int(tm.idx))
 		case tFleet:
 			m.fleetStep(tm.idx)
+		case tProm:
+			if why := m.prom.tick(m.ctx, time.Duration(m.now)); why != "" {
+				m.aborted, m.end = why, m.now
+			} else {
+				m.schedule(int64(m.prom.due()), tProm, 0, nil)
+			}
 		case tStop:
 			if m.checkStop() {
 				m.end = m.now
@@ -878,7 +893,7 @@ func (m *sim) killStreams(p provider) {
 }
 
 func (m *sim) userResult(r *simReq, ok bool) {
-	if m.s.StopWhen == nil {
+	if m.s.StopWhen == nil || m.s.StopWhen.PromQL != "" {
 		return
 	}
 	f := score.EndFacts{OK: ok, Stream: r.req.Stream, Corrupted: r.corrupted, Dur: time.Duration(m.now - r.start)}

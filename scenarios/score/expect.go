@@ -246,6 +246,7 @@ func (e *Expect) Judge(res *Result) []Verdict {
 		}
 		v(name, "", "", want, got, pass)
 	}
+	judgePromAlerts(e.PrometheusAlerts, res.PromAlerts, func(name, want, got string, pass bool) { v(name, "", "", want, got, pass) })
 	return out
 }
 
@@ -455,11 +456,14 @@ type Expect struct {
 	// FalseAlarms bounds the detections, demotions and pages with no
 	// fault to find (Overall.FalseAlarms); BreachTime the time the SLI was
 	// below the SLO over the whole run.
-	FalseAlarms *NumberBound            `yaml:"false_alarms,omitempty"`
-	BreachTime  *DurationBound          `yaml:"breach_time,omitempty"`
-	Alerts      []AlertExpect           `yaml:"alerts,omitempty"`
-	Steps       map[string]StepExpect   `yaml:"steps,omitempty"`
-	Targets     map[string]TargetExpect `yaml:"targets,omitempty"`
+	FalseAlarms *NumberBound   `yaml:"false_alarms,omitempty"`
+	BreachTime  *DurationBound `yaml:"breach_time,omitempty"`
+	Alerts      []AlertExpect  `yaml:"alerts,omitempty"`
+	// PrometheusAlerts bounds the team's own Prometheus alerts
+	// (alerts.prometheus_rules), by alert name.
+	PrometheusAlerts map[string]PromAlertExpect `yaml:"prometheus_alerts,omitempty"`
+	Steps            map[string]StepExpect      `yaml:"steps,omitempty"`
+	Targets          map[string]TargetExpect    `yaml:"targets,omitempty"`
 	// Fleet bounds the scores of a fleet of replicas (see FleetScore).
 	Fleet *FleetExpect `yaml:"fleet,omitempty"`
 	// PassRate is the share of a seed sweep's seeds (gameday run --seeds)

@@ -59,6 +59,9 @@ type Result struct {
 	Faults  []FaultScore  `json:"faults"`
 	Targets []TargetScore `json:"targets"`
 	Alerts  []AlertScore  `json:"alerts,omitempty"`
+	// PromAlerts scores the team's Prometheus alerting rules
+	// (alerts.prometheus_rules); nil without them.
+	PromAlerts *PromAlerts `json:"prometheus_alerts,omitempty"`
 	// Measured says, for every score an expectation can name (by the
 	// expectation's name: "cost_multiplier", "degraded", "flaps",
 	// "alerts"...), whether this run measured it. A black box hides its

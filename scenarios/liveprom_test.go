@@ -1,0 +1,65 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brownout-dev/brownout/scenarios/score"
+)
+
+// requirePrometheus skips a test without a Prometheus server, or fails it
+// when BROWNOUT_REQUIRE_PROMETHEUS=1 (CI installs Debian's prometheus).
+func requirePrometheus(t *testing.T, err error) {
+	t.Helper()
+	if !errors.Is(err, ErrNoPrometheus) {
+		return
+	}
+	if os.Getenv("BROWNOUT_REQUIRE_PROMETHEUS") == "1" {
+		t.Fatal("prometheus is not installed and BROWNOUT_REQUIRE_PROMETHEUS=1 (apt-get install prometheus)")
+	}
+	t.Skip("prometheus is not installed (apt-get install prometheus); set BROWNOUT_REQUIRE_PROMETHEUS=1 to make this a failure")
+}
+
+// TestLivePrometheusAlerts plays a 30-second game day live with a real
+// Prometheus server scraping the in-process gateway every second, and in
+// the simulator: the rule with for: 3s fires in both, within a scrape
+// interval plus an evaluation interval of each other (from the fault's
+// start), and the for: 5m one in neither.
+func TestLivePrometheusAlerts(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("live run takes 30s of real time; timings need a build without -race")
+	}
+	s, err := Load("testdata/prom-live.yaml")
+	require.NoError(t, err)
+	sim, err := Run(context.Background(), s, Options{Mode: score.ModeSim})
+	require.NoError(t, err)
+	live, err := Run(context.Background(), s, Options{Mode: score.ModeLive})
+	requirePrometheus(t, err)
+	require.NoError(t, err)
+	require.NotNil(t, live.PromAlerts)
+	require.Equal(t, "prometheus", live.PromAlerts.Source)
+	ttf := func(r *score.Result) time.Duration {
+		t.Helper()
+		require.Len(t, r.PromAlerts.Incidents, 1, "%s: %+v", r.Mode, r.PromAlerts)
+		for _, a := range r.PromAlerts.Incidents[0].Alerts {
+			if a.Rule == "LiveFallbackRate" {
+				return a.TimeToFire
+			}
+		}
+		t.Fatalf("%s: LiveFallbackRate never fired: %+v", r.Mode, r.PromAlerts)
+		return 0
+	}
+	ss, ls := ttf(sim), ttf(live)
+	t.Logf("LiveFallbackRate fired %s after the fault's start in sim, %s live", ss, ls)
+	tol := s.Alerts.scrapeEvery() + s.Alerts.evalEvery()
+	require.InDelta(t, float64(ss), float64(ls), float64(tol), "sim %s, live %s: more than %s apart", ss, ls, tol)
+	for _, r := range []*score.Result{sim, live} {
+		require.Contains(t, r.PromAlerts.NeverFired, "LiveFallbackRateFor5m", "%s", r.Mode)
+		require.True(t, r.Pass, "%s: %+v", r.Mode, r.Expectations)
+	}
+}
