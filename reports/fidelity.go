@@ -59,6 +59,16 @@ type Fidelity struct {
 	// interval plus one evaluation interval (when a sample lands in a
 	// scrape and a rule sees it are each quantised to their interval).
 	Alerts []FidelityAlert
+	// Fleet compares a fleet game day's scores (gateway.replicas): the
+	// attempts the fleet sent to a faulted primary per user request, and
+	// the half-open trials its worst recovery took. Nil for one gateway.
+	Fleet []FidelityFleet
+}
+
+// FidelityFleet is one fleet score in both engines.
+type FidelityFleet struct {
+	Score string
+	Cell  FidelityCell
 }
 
 // FidelityAlert is one Prometheus alert's time to fire in an incident, in
@@ -76,6 +86,9 @@ func (f *Fidelity) Agrees() bool {
 	}
 	for _, a := range f.Alerts {
 		ok = ok && a.TimeToFire.Within
+	}
+	for _, c := range f.Fleet {
+		ok = ok && c.Cell.Within
 	}
 	return ok
 }
@@ -116,7 +129,47 @@ func CompareFidelity(sim, live *score.Result, tol FidelityTolerances) (*Fidelity
 		f.Steps = append(f.Steps, st)
 	}
 	f.Alerts = comparePromAlerts(sim.PromAlerts, live.PromAlerts)
+	f.Fleet = compareFleet(sim.Fleet, live.Fleet, tol)
 	return f, nil
+}
+
+// Fleet score names in Fidelity.Fleet (as a sweep names them).
+const (
+	fleetAttempts = "fleet.primary_attempts_per_request"
+	fleetTrials   = "fleet.trials_per_recovery"
+)
+
+// compareFleet compares two runs' fleet scores: attempts per request on a
+// faulted primary within the amplification tolerance, the worst
+// recovery's half-open trials within one (a trial in flight as the store
+// answers may count on either side). Nil when neither run was a fleet.
+func compareFleet(sim, live *score.FleetScore, tol FidelityTolerances) []FidelityFleet {
+	if sim == nil && live == nil {
+		return nil
+	}
+	if sim == nil || live == nil {
+		c := FidelityCell{Sim: "one gateway", Live: "one gateway"}
+		if sim != nil {
+			c.Sim = fmt.Sprintf("%d replicas", sim.Replicas)
+		}
+		if live != nil {
+			c.Live = fmt.Sprintf("%d replicas", live.Replicas)
+		}
+		return []FidelityFleet{{Score: "fleet", Cell: c}}
+	}
+	sa, la := sim.PrimaryAttemptsPerRequest, live.PrimaryAttemptsPerRequest
+	st, lt := sim.TrialsPerRecovery, live.TrialsPerRecovery
+	return []FidelityFleet{
+		{fleetAttempts, FidelityCell{fmt.Sprintf("%.2f", sa), fmt.Sprintf("%.2f", la), math.Abs(sa-la) <= tol.Amplification+1e-9}},
+		{fleetTrials, FidelityCell{fmt.Sprint(st), fmt.Sprint(lt), abs(st-lt) <= 1}},
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // comparePromAlerts pairs the incidents of two runs by name and compares
@@ -264,6 +317,15 @@ func WriteFidelity(w io.Writer, fs []*Fidelity) error {
 			}
 		}
 	}
+	if slices.ContainsFunc(fs, func(f *Fidelity) bool { return len(f.Fleet) > 0 }) {
+		b.WriteString("\n| game day | fleet score | sim / live |\n")
+		b.WriteString("|---|---|---|\n")
+		for _, f := range fs {
+			for _, c := range f.Fleet {
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", f.Scenario, c.Score, cell(c.Cell))
+			}
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -347,6 +409,14 @@ func CompareFidelitySweep(sw *scenarios.Sweep, live *score.Result, tol FidelityT
 			}
 		}
 		f.Steps = append(f.Steps, st)
+	}
+	if fl := live.Fleet; fl != nil {
+		f.Fleet = []FidelityFleet{
+			{fleetAttempts, rangeCell(score(fleetAttempts, "", ""), fl.PrimaryAttemptsPerRequest, true, tol.Amplification,
+				func(v float64) string { return fmt.Sprintf("%.2f", v) })},
+			{fleetTrials, rangeCell(score(fleetTrials, "", ""), float64(fl.TrialsPerRecovery), true, 1,
+				func(v float64) string { return fmt.Sprint(int(v)) })},
+		}
 	}
 	return f, nil
 }

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 	"time"
 
@@ -145,4 +146,64 @@ func TestCompareFidelitySweep(t *testing.T) {
 	}
 	_, err := CompareFidelitySweep(sweep(), fixture(), DefaultFidelityTolerances)
 	require.ErrorContains(t, err, "want a live run")
+}
+
+// TestFidelityFleet: a fleet game day adds fleet rows: attempts per
+// request on the faulted primary within the amplification tolerance, the
+// worst recovery's trials within one; against a sweep, inside the seeds'
+// range widened as much. A fleet in one engine only disagrees.
+func TestFidelityFleet(t *testing.T) {
+	fleet := func(apr float64, trials int) *score.FleetScore {
+		return &score.FleetScore{Replicas: 3, State: "redis", PrimaryAttemptsPerRequest: apr, TrialsPerRecovery: trials}
+	}
+	cases := []struct {
+		name      string
+		sim, live *score.FleetScore
+		within    []bool
+	}{
+		{"agree", fleet(0.12, 1), fleet(0.2, 2), []bool{true, true}},
+		{"attempts apart", fleet(0.12, 1), fleet(0.5, 1), []bool{false, true}},
+		{"trials apart", fleet(0.12, 1), fleet(0.12, 3), []bool{true, false}},
+		{"a fleet in one engine only", fleet(0.12, 1), nil, []bool{false}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sim, live := fixture(), fixture()
+			live.Mode = score.ModeLive
+			sim.Fleet, live.Fleet = c.sim, c.live
+			f, err := CompareFidelity(sim, live, DefaultFidelityTolerances)
+			require.NoError(t, err)
+			require.Len(t, f.Fleet, len(c.within))
+			for i, w := range c.within {
+				require.Equal(t, w, f.Fleet[i].Cell.Within, "%s: %+v", f.Fleet[i].Score, f.Fleet[i].Cell)
+			}
+			require.Equal(t, !slices.Contains(c.within, false), f.Agrees())
+			var b bytes.Buffer
+			require.NoError(t, WriteFidelity(&b, []*Fidelity{f}))
+			require.Contains(t, b.String(), "| game day | fleet score | sim / live |")
+		})
+	}
+	sim := fixture()
+	f, err := CompareFidelity(sim, func() *score.Result { l := fixture(); l.Mode = score.ModeLive; return l }(), DefaultFidelityTolerances)
+	require.NoError(t, err)
+	require.Nil(t, f.Fleet, "no fleet rows for one gateway")
+
+	v := func(x float64) *float64 { return &x }
+	live := fixture()
+	live.Mode = score.ModeLive
+	live.Fleet = fleet(0.3, 4)
+	sw := &scenarios.Sweep{Scenario: live.Scenario, Mode: score.ModeSim, Seeds: []uint64{1, 2},
+		Scores: []scenarios.SweepScore{
+			{Name: "fleet.primary_attempts_per_request", Unit: "ratio", HigherIsWorse: true, N: 2, Best: v(0.1), Worst: v(0.15)},
+			{Name: "fleet.trials_per_recovery", Unit: "count", HigherIsWorse: true, N: 2, Best: v(1), Worst: v(2)},
+		}}
+	fs, err := CompareFidelitySweep(sw, live, DefaultFidelityTolerances)
+	require.NoError(t, err)
+	require.Len(t, fs.Fleet, 2)
+	require.False(t, fs.Fleet[0].Cell.Within, "0.3 is past 0.15 + 0.1")
+	require.False(t, fs.Fleet[1].Cell.Within, "4 trials is past 2 + 1")
+	live.Fleet = fleet(0.2, 3)
+	fs, err = CompareFidelitySweep(sw, live, DefaultFidelityTolerances)
+	require.NoError(t, err)
+	require.True(t, fs.Fleet[0].Cell.Within && fs.Fleet[1].Cell.Within, "%+v", fs.Fleet)
 }
