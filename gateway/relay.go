@@ -241,7 +241,7 @@ func (x *exchange) sendOnce(parent context.Context, d *policy.Decision) policy.O
 		r.Model = d.Target.Model
 	}
 	obs.Usage, obs.HaveUsage = r.Usage, true
-	if x.structured && len(r.ToolCalls) == 0 && !json.Valid([]byte(r.Content)) {
+	if x.at.Rejects(r, jsonValid) {
 		// A structured answer that does not parse is not served: another
 		// target may produce a valid one.
 		x.rejected = r
@@ -255,6 +255,8 @@ func (x *exchange) sendOnce(parent context.Context, d *policy.Decision) policy.O
 	}
 	return lifecycle.Classify(&obs)
 }
+
+func jsonValid(s string) bool { return json.Valid([]byte(s)) }
 
 // firstByte notes when the first byte of a body arrives.
 type firstByte struct {

@@ -718,7 +718,7 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 		// A non-streamed structured answer is validated before the client
 		// sees it, so invalid JSON fails over.
 		r.ob, r.haveOb = evals.Observe(&plan.Response, true, m.refusals), true
-		obs.Invalid = !r.ob.JSONValid
+		obs.Invalid = a.Rejects(&plan.Response, func(string) bool { return r.ob.JSONValid })
 	}
 	if req.Stream && a.Continuing() && len(plan.Response.ToolCalls) == 0 {
 		end = continueAttempt(a, plan, &obs, m.t(start), end)

@@ -88,6 +88,16 @@ func (a *Attempt) Prepare(out *llm.Request, user *llm.Request, t *policy.Target,
 	return nil
 }
 
+// Rejects reports whether resp, a complete non-streamed answer, is
+// invalid output that is not served (Observation.Invalid; another target
+// may produce a valid one): the request is structured (Structured) and the
+// answer is text, not tool calls, that does not parse as JSON. valid is
+// the JSON check, called only then (json.Valid, or the detectors' scanner,
+// which gives the same verdict).
+func (a *Attempt) Rejects(resp *llm.Response, valid func(content string) bool) bool {
+	return a.r.att.Request().Structured && len(resp.ToolCalls) == 0 && !valid(resp.Content)
+}
+
 // Continuing reports whether the attempt continues a partial answer.
 func (a *Attempt) Continuing() bool { return a.cont != nil || a.err != nil }
 

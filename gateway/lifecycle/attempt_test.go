@@ -193,3 +193,18 @@ func BenchmarkAttemptText(b *testing.B) {
 		}
 	}
 }
+
+// A structured request rejects a text answer that does not parse; tool
+// calls are not held to JSON content.
+func TestAttemptRejects(t *testing.T) {
+	valid := func(s string) bool { return s == "{}" }
+	for _, structured := range []bool{false, true} {
+		r := new(Request)
+		r.Begin(engine(t, &events.Log{}), epoch, policy.Request{ID: "r1", Route: "chat", Structured: structured})
+		s := r.Next(epoch)
+		a := r.Attempt(&s.Decision, s.Target.Key(), question)
+		require.Equal(t, structured, a.Rejects(&llm.Response{Content: "Sure! {"}, valid))
+		require.False(t, a.Rejects(&llm.Response{Content: "{}"}, valid))
+		require.False(t, a.Rejects(&llm.Response{ToolCalls: []llm.ToolCall{{Name: "get"}}}, valid))
+	}
+}
