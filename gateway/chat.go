@@ -623,10 +623,7 @@ func (x *exchange) detect(now time.Time, t *policy.Target, resp *llm.Response) {
 	} else {
 		o = evals.Observe(resp, x.structured, x.rt.refusals)
 	}
-	o.Target, o.Route, o.MaxTokens = t.Key(), x.req.Model, x.req.MaxTokens
-	if o.InputTokens == 0 {
-		o.InputTokens = x.promptTokens
-	}
+	o.Of(t.Key(), x.req.Model, x.req.MaxTokens, x.promptTokens)
 	for _, sig := range det.Observe(now, o) {
 		ev := sig.Event()
 		ev.RequestID, ev.Route = x.id, x.req.Model
