@@ -713,7 +713,7 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 		}
 	}
 	end, obs := lifecycle.Play(plan, d, m.t(start), req.Stream)
-	obs.PromptTokens = r.promptEst // metered, as by the gateway, when no usage came
+	obs.PromptTokens = r.promptEst // lifecycle.EstimatePromptTokens: metered when no usage came
 	if obs.End == lifecycle.Answered && obs.Status == 200 && !req.Stream && r.structured {
 		// A non-streamed structured answer is validated before the client
 		// sees it, so invalid JSON fails over.
@@ -815,7 +815,8 @@ func (m *sim) cancel(r *simReq) {
 		r.planProv.Abandon(now, r.plan, 0)
 		r.plan = nil
 	}
-	// As the gateway: the request ends (request.end failed, 499), with an
+	// The client left (lifecycle.Request.Cancel, which the gateway calls
+	// too): the request ends (request.end failed, 499), with an
 	// attempt.end client_canceled when one was outstanding; its pending
 	// outcome is void.
 	r.gen++
