@@ -37,6 +37,21 @@
 //		}
 //	}
 //
+// # The attempt
+//
+// Between a Send and its Observe sits one Attempt (Request.Attempt), the
+// same object in both engines: Prepare writes the request to send (the
+// target's parameters, the prefill and the continuation budget; a request
+// the target cannot take is an outcome, not a send), Malformed counts the
+// unparseable events a stream may skip, Rejects holds a structured answer
+// to JSON, and Text, ToolCall and Finish take the upstream's output in
+// order and return what reaches the client — committing the stream at the
+// first delta and, on a continuation, only what the join check lets
+// through (Judged gives its verdict once). What reached the client is the
+// Request's (Partial, Tools, Sent, ServedBy), for the next attempt to
+// continue. The gateway's relay feeds it decoded events; the simulator
+// feeds it a plan's chunks.
+//
 // When the client leaves with an attempt outstanding, call Cancel instead
 // of Observe. On a configuration reload, Reload gives the engine new
 // requests begin on.
