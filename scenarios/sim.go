@@ -139,7 +139,7 @@ type sim struct {
 	store      *simStore           // the replicas' shared store; nil with state: memory
 	provs      map[string]provider // provider name
 	killed     map[string]bool
-	faultIDs   map[int][]faultRef
+	steps      *stepper // the timeline, interpreted on the simulator
 	log        events.Packed
 	score      *score.Feed // scores the log as it is recorded
 	alerts     *alerts.Evaluator
@@ -199,12 +199,6 @@ func (m *sim) target(t *policy.Target) *simTarget {
 
 // key returns t.Key().
 func (m *sim) key(t *policy.Target) string { return m.target(t).key }
-
-type faultRef struct {
-	prov   provider
-	id     string
-	target string
-}
 
 // Emit records an event (events.Sink).
 func (m *sim) Emit(e events.Event) {
@@ -302,8 +296,9 @@ func seedFor(seed uint64, name string) uint64 {
 
 func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 	m := &sim{s: s, ctx: ctx, nowT: Epoch, rnd: rand.New(rand.NewPCG(seed, seedFor(seed, "traffic"))),
-		provs: map[string]provider{}, killed: map[string]bool{}, faultIDs: map[int][]faultRef{},
+		provs: map[string]provider{}, killed: map[string]bool{},
 		sinksDown: map[string]bool{}, end: int64(s.Duration), tgts: map[*policy.Target]*simTarget{}}
+	m.steps = newStepper(s, m)
 	if err := m.newReplicas(seed); err != nil {
 		return nil, fmt.Errorf("%w: gateway policy: %w", ErrInvalid, err)
 	}
@@ -422,9 +417,9 @@ func (m *sim) run() {
 				rp.eng.Tick(m.nowT)
 			}
 		case tStepStart:
-			m.stepStart(int(tm.idx))
+			m.steps.start(int(tm.idx), m.nowT)
 		case tStepEnd:
-			m.stepEnd(int(tm.idx))
+			m.steps.end(int(tm.idx), m.nowT)
 		case tAlerts:
 			m.evaluateAlerts()
 			m.schedule(m.now+int64(m.alertEvery), tAlerts, 0, nil)
@@ -454,11 +449,7 @@ func (m *sim) run() {
 		}
 	}
 	// A run cut short ends the steps still active.
-	for i := range m.s.Timeline {
-		if _, active := m.faultIDs[i]; active {
-			m.stepEnd(i)
-		}
-	}
+	m.steps.endActive(m.nowT)
 }
 
 // scheduleTick makes sure Engine.Tick runs when the core next has timed
