@@ -355,13 +355,7 @@ func (m *sim) storeRetry(rp *simReplica) {
 	}
 	now := m.nowT
 	states, _ := st.mem.Get(context.Background(), rp.eng.Keys())
-	var props []policy.Proposal
-	for _, s := range states {
-		local, _ := rp.eng.Breaker(s.Key)
-		if s.Version <= local.Version && s.State != local.State {
-			props = append(props, policy.Proposal{Key: s.Key, Base: s.Version, State: local.State, OpenUntil: local.OpenUntil, Reason: "resync", Time: now})
-		}
-	}
+	props := fleet.Resync(rp.eng, states, now)
 	rp.up = true
 	clear(rp.claimed)
 	rp.eng.SetShared(now, true)

@@ -315,16 +315,7 @@ func (f *Fleet) resync(ctx context.Context) {
 		return
 	}
 	now := f.o.Now()
-	var props []policy.Proposal
-	for _, st := range states {
-		local, _ := e.Breaker(st.Key)
-		switch {
-		case st.Version > local.Version:
-		case st.State != local.State:
-			p := policy.Proposal{Key: st.Key, Base: st.Version, State: local.State, OpenUntil: local.OpenUntil, Reason: "resync", Time: now}
-			props = append(props, p)
-		}
-	}
+	props := Resync(e, states, now)
 	f.mu.Lock()
 	was := f.up
 	f.up = true
@@ -346,4 +337,19 @@ func (f *Fleet) resync(ctx context.Context) {
 	if f.o.Up != nil {
 		f.o.Up(true)
 	}
+}
+
+// Resync is what a replica coming back to the store proposes, in the
+// gateway and the simulator alike: where the store's state of a breaker is
+// newer than the replica's it wins (apply it), and where the replica's
+// changed while the store was away it is proposed on the store's version.
+func Resync(e *policy.Engine, states []policy.BreakerUpdate, now time.Time) []policy.Proposal {
+	var props []policy.Proposal
+	for _, st := range states {
+		local, _ := e.Breaker(st.Key)
+		if st.Version <= local.Version && st.State != local.State {
+			props = append(props, policy.Proposal{Key: st.Key, Base: st.Version, State: local.State, OpenUntil: local.OpenUntil, Reason: "resync", Time: now})
+		}
+	}
+	return props
 }
