@@ -210,12 +210,7 @@ func (s *Server) build(cfg *Config, old *runtime) (*runtime, error) {
 			oldDet, oldCfg = old.detectors, &old.cfg.Detectors.DetectorConfig
 		}
 		rt.detectors = evals.ReloadDetectors(oldDet, oldCfg, cfg.Detectors.DetectorConfig, false)
-		switch cfg.Detectors.Action {
-		case "", "demote":
-			rt.action = policy.Demote
-		case "open":
-			rt.action = policy.Trip
-		}
+		rt.action = cfg.Detectors.Signal()
 		rt.refusals = cfg.Detectors.Refusals
 	}
 	seed := cfg.Seed

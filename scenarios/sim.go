@@ -602,15 +602,9 @@ func (m *sim) configure(rules []alerts.Rule, dc gateway.DetectorsConfig, routes 
 	}
 	m.det = m.reps[0].det
 	m.detCfg = &dc
-	m.refusals, m.detAction = nil, ""
+	m.refusals, m.detAction = nil, dc.Signal()
 	if !dc.Disable {
 		m.refusals = dc.Refusals
-		switch dc.Action {
-		case "", "demote":
-			m.detAction = policy.Demote
-		case "open":
-			m.detAction = policy.Trip
-		}
 	}
 }
 
