@@ -31,7 +31,7 @@ type simReplica struct {
 	det *evals.Detectors
 	// up: the replica follows the store (shared state only).
 	up      bool
-	claimed map[string]uint64 // key → store version whose trials it claimed
+	claimed fleet.Claims // the half-open versions whose trials it claimed
 	// member is its name in the store's reports; healthAt the newest fleet
 	// demotion applied per target (fleet.LoadDemotions).
 	member   string
@@ -113,7 +113,7 @@ func (m *sim) newReplicas(seed uint64) error {
 		m.store.mem.Clock = func() time.Time { return m.nowT }
 	}
 	for i := range n {
-		rp := &simReplica{m: m, idx: int32(i), up: true, claimed: map[string]uint64{},
+		rp := &simReplica{m: m, idx: int32(i), up: true, claimed: fleet.Claims{},
 			member: "replica-" + strconv.Itoa(i+1), healthAt: map[string]int64{}}
 		if n > 1 {
 			rp.n = i + 1
@@ -256,13 +256,9 @@ func (m *sim) storeApply(rp *simReplica, u policy.BreakerUpdate) {
 	if !rp.eng.Shared() {
 		return
 	}
-	if _, err := rp.eng.Apply(m.nowT, u); err != nil || u.State != policy.HalfOpen {
+	if _, err := rp.eng.Apply(m.nowT, u); err != nil || !rp.claimed.First(u) {
 		return
 	}
-	if rp.claimed[u.Key] == u.Version {
-		return
-	}
-	rp.claimed[u.Key] = u.Version
 	if !m.storeReachable(rp) {
 		return
 	}
