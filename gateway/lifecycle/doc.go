@@ -87,8 +87,9 @@
 // skipped, a replay must repeat what was sent and only its rest is
 // forwarded, and anything else diverged: set Observation.Diverged (a
 // diverged prefill is replayed on routes with replay), and the stream ends
-// in band. The gateway feeds it delta by delta; the simulator runs a plan's
-// chunks through Verify, so both engines judge the same way.
+// in band. Both engines reach it through an Attempt: the gateway feeds it
+// delta by delta from the wire, the simulator a plan's chunks, so both
+// judge the same way.
 //
 // The continuation probe (ProbeRequest, JudgeProbe) verifies a target's
 // prefill capability: a known text cut mid-word must be continued, not
