@@ -778,9 +778,11 @@ func (m *sim) observe(r *simReq) {
 	if m.isDone(r.n) {
 		return
 	}
-	if r.resp != nil {
+	if r.resp != nil && (o.Class == policy.OK || !r.req.Stream) {
 		// Every complete answer is evidence for the detectors, served or
-		// rejected as invalid output (see the evals package).
+		// rejected as invalid output (see the evals package); a stream
+		// that diverged from what the client had is not an answer, and
+		// the gateway does not show it to them either.
 		m.complete(r, now, o.Class == policy.OK, corrupted)
 	}
 	// Nothing reads the plan any more (r.resp was its Response): the next

@@ -22,7 +22,15 @@ func (m *sim) complete(r *simReq, now time.Time, served, corrupted bool) {
 		if r.filler && !structured {
 			refusals = noPhrases // see fillerRefusalFree
 		}
-		ob = evals.Observe(r.resp, structured, refusals)
+		if r.req.Stream && r.at != nil && r.at.Continuing() {
+			// A continued stream: the detectors see the answer the client
+			// received (what was sent before and the continuation), as the
+			// gateway's do, with the fall-back's finish and usage.
+			refusals = m.refusals
+			ob = evals.ObserveStream(r.lc.Partial(), r.lc.Tools(), r.resp.FinishReason, r.resp.Usage, 0, structured, refusals)
+		} else {
+			ob = evals.Observe(r.resp, structured, refusals)
+		}
 	}
 	ob.Of(target, r.req.Model, r.req.MaxTokens, r.promptEst)
 	pass := !(ob.FinishReason == llm.FinishLength && (r.req.MaxTokens == 0 || ob.OutputTokens < r.req.MaxTokens)) &&
