@@ -470,6 +470,38 @@ func commonPrefix[T string | []byte](a T, b string) int {
 	return n
 }
 
+// Verify runs a whole output through c at once (tests and tools; the
+// engines feed an Attempt delta by delta): chunks are the text deltas the
+// attempt delivered, in order; ended says the output finished after them.
+// It returns the text forwarded to the client, the number of deltas that
+// carried it (a delta per chunk that lets text through, held ones as they
+// came: Pieces) and, when the output diverged, the index of the chunk that
+// showed it (-1 when it did not).
+func Verify(c *Continuation, chunks []string, ended bool) (forwarded string, deltas, diverged int) {
+	var b strings.Builder
+	for i, ch := range chunks {
+		s, err := c.Text(ch)
+		if err != nil {
+			return b.String(), deltas, i
+		}
+		if s != "" {
+			deltas += max(len(c.Pieces()), 1)
+		}
+		b.WriteString(s)
+	}
+	if ended {
+		s, err := c.End()
+		if err != nil {
+			return b.String(), deltas, max(len(chunks)-1, 0)
+		}
+		if s != "" {
+			deltas += max(len(c.Pieces()), 1)
+		}
+		b.WriteString(s)
+	}
+	return b.String(), deltas, -1
+}
+
 // runesLen returns the byte length of s's first n characters (all of a
 // shorter s).
 func runesLen(s string, n int) int {
