@@ -29,6 +29,18 @@ type Observation struct {
 	EmptyToolArgs int `json:"empty_tool_args,omitempty"`
 }
 
+// Of fills in what the request tells about an observed answer, the same
+// way in both engines (the gateway and the simulator): the target
+// ("provider:model") that answered, the route, the request's max_tokens,
+// and the input tokens — the usage's, else promptEstimate (the gateway's
+// estimate of the prompt) when the answer reported none.
+func (o *Observation) Of(target, route string, maxTokens, promptEstimate int) {
+	o.Target, o.Route, o.MaxTokens = target, route, maxTokens
+	if o.InputTokens == 0 {
+		o.InputTokens = promptEstimate
+	}
+}
+
 // RefusalScan is how many leading bytes of content [Observe] searches for
 // refusal phrases: refusals open the answer, and the bound keeps the cost per
 // response constant.

@@ -105,3 +105,12 @@ func BenchmarkObserve(b *testing.B) {
 		})
 	}
 }
+
+func TestObservationOf(t *testing.T) {
+	o := Observe(&llm.Response{Usage: llm.Usage{InputTokens: 12}}, false, nil)
+	o.Of("a:m", "chat", 64, 9)
+	require.Equal(t, Observation{Target: "a:m", Route: "chat", MaxTokens: 64, InputTokens: 12}, o)
+	o = Observe(&llm.Response{}, false, nil)
+	o.Of("a:m", "chat", 0, 9)
+	require.Equal(t, 9, o.InputTokens, "no usage: the prompt estimate")
+}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/brownout-dev/brownout/evals"
@@ -58,16 +57,17 @@ type exchange struct {
 	// error decisions (package lifecycle).
 	lc lifecycle.Request
 
-	// Stream state.
+	// at is the attempt in progress (lc.Attempt): the request sent, and
+	// what of its answer reaches the client.
+	at *lifecycle.Attempt
+
+	// Stream state. The answer that reached the client is lc's (Partial,
+	// Tools, Sent, ServedBy).
 	committed  bool // the response headers were written
 	enc        llm.StreamEncoder
-	partial    strings.Builder // answer text that reached the client
-	tools      []llm.ToolCall  // tool calls assembled from the deltas
 	finish     llm.FinishReason
 	usage      llm.Usage
 	structured bool
-	sentTokens int    // output deltas that reached the client
-	servedBy   string // the target whose output the client received last
 	respID     string
 	model      string // the model that served
 
@@ -390,6 +390,7 @@ func (x *exchange) attempt(ctx context.Context, d *policy.Decision) {
 		x.s.m.fallbacks.WithLabelValues(x.req.Model, x.lastTarget, key).Inc()
 	}
 	x.lastTarget = key
+	x.at = x.lc.Attempt(d, key, x.req)
 	var o policy.Outcome
 	if x.req.Stream {
 		o = x.sendStream(ctx, d)
@@ -482,11 +483,11 @@ func (x *exchange) done(d *policy.Decision, cacheable bool) {
 	}
 	put := cacheable && d.Tier != policy.TierCached && x.resp != nil
 	if x.tr != nil {
-		x.traceServed(cmp.Or(x.servedBy, target), d.Tier, x.lc.Attempts())
+		x.traceServed(cmp.Or(x.lc.ServedBy(), target), d.Tier, x.lc.Attempts())
 	}
 	if x.req.Stream && x.committed {
-		if x.servedBy != "" {
-			x.w.Header()[HeaderTarget] = []string{x.servedBy} // the trailer
+		if by := x.lc.ServedBy(); by != "" {
+			x.w.Header()[HeaderTarget] = []string{by} // the trailer
 		}
 		x.keep()
 		_ = x.enc.Close()
@@ -618,14 +619,11 @@ func (x *exchange) detect(now time.Time, t *policy.Target, resp *llm.Response) {
 	}
 	var o evals.Observation
 	if x.req.Stream {
-		o = evals.ObserveStream(x.partial.String(), x.tools, x.finish, x.usage, 0, x.structured, x.rt.refusals)
+		o = evals.ObserveStream(x.lc.Partial(), x.lc.Tools(), x.finish, x.usage, 0, x.structured, x.rt.refusals)
 	} else {
 		o = evals.Observe(resp, x.structured, x.rt.refusals)
 	}
-	o.Target, o.Route, o.MaxTokens = t.Key(), x.req.Model, x.req.MaxTokens
-	if o.InputTokens == 0 {
-		o.InputTokens = x.promptTokens
-	}
+	o.Of(t.Key(), x.req.Model, x.req.MaxTokens, x.promptTokens)
 	for _, sig := range det.Observe(now, o) {
 		ev := sig.Event()
 		ev.RequestID, ev.Route = x.id, x.req.Model

@@ -175,6 +175,22 @@ type DetectorsConfig struct {
 	Disable bool `yaml:"disable,omitempty"`
 }
 
+// Signal returns the policy action a detector signal takes
+// (policy.Demote, policy.Trip; "" when none, or the detectors are off),
+// in the gateway and the simulator alike.
+func (c *DetectorsConfig) Signal() policy.Action {
+	if c.Disable {
+		return ""
+	}
+	switch c.Action {
+	case "", "demote":
+		return policy.Demote
+	case "open":
+		return policy.Trip
+	}
+	return ""
+}
+
 // ReloadConfig configures hot reload.
 type ReloadConfig struct {
 	// Poll is how often the file's modification time is checked. Default

@@ -198,10 +198,10 @@ func (x *exchange) keep() {
 	answer := llm.Message{Role: llm.RoleAssistant}
 	if x.committed { // a stream relayed event by event
 		id = x.respID
-		if x.partial.Len() > 0 {
-			answer.Content = []llm.Part{llm.TextPart(x.partial.String())}
+		if p := x.lc.Partial(); p != "" {
+			answer.Content = []llm.Part{llm.TextPart(p)}
 		}
-		answer.ToolCalls = append([]llm.ToolCall(nil), x.tools...)
+		answer.ToolCalls = append([]llm.ToolCall(nil), x.lc.Tools()...)
 	} else if x.resp != nil { // a complete answer, written whole or as a stream
 		id = x.resp.ID
 		if x.resp.Content != "" {

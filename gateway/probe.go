@@ -342,17 +342,10 @@ func (p *prober) probePrefill(ctx context.Context, timeout time.Duration, key st
 	if ctx.Err() != nil {
 		return // shutting down: no verdict
 	}
-	var ok bool
-	var reason string
-	var le *llm.Error
-	switch {
-	case errors.As(err, &le) && le.Status == 400:
-		reason = "the prefill was rejected: " + le.Message
-	case err != nil:
+	ok, reason, has := lifecycle.ProbeVerdict(resp, err)
+	if !has {
 		p.s.log.Debug("continuation probe got no answer; no verdict", "target", key, "error", err)
 		return
-	default:
-		ok, reason = lifecycle.JudgeProbe(resp.Content)
 	}
 	_ = p.s.rt.Load().engine.PrefillVerdict(key, ok)
 	p.s.emit(events.Event{Time: time.Now(), Kind: events.PrefillVerdict, Target: key, Name: "continuation", OK: ok, Reason: reason})

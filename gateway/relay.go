@@ -162,29 +162,15 @@ func (x *exchange) prepare(ctx context.Context, d *policy.Decision, stream bool)
 	if u == nil {
 		return nil, nil, &policy.Outcome{Class: policy.Auth, Err: &llm.Error{Status: 500, Type: llm.ErrServer, Message: "no provider named " + d.Target.Provider}}
 	}
-	req, err := d.Target.Request(x.req)
-	if err != nil {
-		return nil, nil, &policy.Outcome{Class: policy.BadRequestParam, Status: 400, Err: llm.BadRequest("", "%v", err)}
+	req := new(llm.Request)
+	if bad := x.at.Prepare(req, x.req, d.Target, x.rt.cfg.Continuation.Instruction); bad != nil {
+		return nil, nil, bad
 	}
 	if skip := x.honour(req, u.codec.Format(), d.Target.Key()); skip != nil {
 		return nil, nil, skip
 	}
 	req.Stream = stream
 	req.IncludeUsage = stream && u.streamUsage
-	if prefill := lifecycle.PrefillText(x.partial.String()); d.Prefill && prefill != "" {
-		msgs := make([]llm.Message, len(req.Messages), len(req.Messages)+1)
-		copy(msgs, req.Messages)
-		req.Messages = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart(prefill)}})
-		if x.rt.cfg.Continuation.Instruction {
-			req.Messages = lifecycle.WithInstruction(req.Messages)
-		}
-		if req.MaxTokens > 0 {
-			// The continuation budget: what the client asked for, less
-			// what it already received. (A replay regenerates the whole
-			// answer, so it keeps the whole budget.)
-			req.MaxTokens = max(1, req.MaxTokens-x.sentTokens)
-		}
-	}
 	hr, err := u.newRequest(ctx, req, x.id)
 	if err != nil {
 		var ue *llm.UnsupportedError
@@ -255,7 +241,7 @@ func (x *exchange) sendOnce(parent context.Context, d *policy.Decision) policy.O
 		r.Model = d.Target.Model
 	}
 	obs.Usage, obs.HaveUsage = r.Usage, true
-	if x.structured && len(r.ToolCalls) == 0 && !json.Valid([]byte(r.Content)) {
+	if x.at.Rejects(r, jsonValid) {
 		// A structured answer that does not parse is not served: another
 		// target may produce a valid one.
 		x.rejected = r
@@ -269,6 +255,8 @@ func (x *exchange) sendOnce(parent context.Context, d *policy.Decision) policy.O
 	}
 	return lifecycle.Classify(&obs)
 }
+
+func jsonValid(s string) bool { return json.Valid([]byte(s)) }
 
 // firstByte notes when the first byte of a body arrives.
 type firstByte struct {
@@ -345,7 +333,8 @@ func drainEnd(body io.Reader, cancel context.CancelCauseFunc) {
 //
 //go:noinline
 func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *upstream, resp *http.Response, w *watch) policy.Outcome {
-	continuing := x.committed // a continuation of a partial answer
+	a := x.at
+	continuing := a.Continuing() // a continuation of a partial answer
 	// Events are flushed to the client before the attempt waits for more
 	// upstream input, not one by one: events that arrived together leave
 	// in one write, and nothing that arrived waits on the network.
@@ -353,20 +342,15 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 	defer lf.now()
 	dec := u.codec.NewStreamDecoder(lf)
 	var (
-		tokens    int
-		usage     *llm.Usage
-		finish    llm.FinishReason
-		upID      string
-		upStart   *llm.Usage // the usage the upstream's start reported
-		obs       = lifecycle.Observation{Status: resp.StatusCode}
-		ended     bool // obs.End is known
-		finished  bool
-		malformed int
-		cont      *continuation
+		tokens   int
+		usage    *llm.Usage
+		finish   llm.FinishReason
+		upID     string
+		upStart  *llm.Usage // the usage the upstream's start reported
+		obs      = lifecycle.Observation{Status: resp.StatusCode}
+		ended    bool // obs.End is known
+		finished bool
 	)
-	if continuing {
-		cont = x.newContinuation(d)
-	}
 	flush := func() { lf.pending = true }
 	emit := func(ev llm.StreamEvent) bool {
 		if err := x.enc.Encode(ev); err != nil {
@@ -409,7 +393,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 			switch {
 			case err == io.EOF || (finished && errors.Is(context.Cause(ctx), errFinishedNoEnd)):
 				obs.End = lifecycle.Answered
-				if cont != nil && !cont.check(x, d, emit, cont.v.End) {
+				if continuing && !x.continued(a, d, emit, a.Finish) {
 					obs.Diverged = true
 				}
 			case parent.Err() != nil:
@@ -422,10 +406,9 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 			case errors.As(err, &ee):
 				// An event that does not parse in a stream that goes on:
 				// skipped and counted, up to the limit.
-				malformed++
-				if malformed <= x.rt.cfg.Policy.MalformedLimit() {
+				if skip, n := a.Malformed(x.rt.cfg.Policy.MalformedLimit()); skip {
 					x.s.emit(events.Event{Time: time.Now(), Kind: events.StreamMalformed, RequestID: x.id, Route: x.req.Model,
-						Target: x.lastTarget, Attempt: d.Try, Stream: true, Value: float64(malformed), Reason: "unparseable event after token " + strconv.Itoa(tokens) + " skipped"})
+						Target: x.lastTarget, Attempt: d.Try, Stream: true, Value: float64(n), Reason: lifecycle.MalformedReason(tokens)})
 					continue
 				}
 				obs.End = lifecycle.Malformed
@@ -444,39 +427,37 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 			now := time.Now()
 			w.token(now)
 			tokens++
-			if cont != nil {
-				if !cont.forward(x, d, emit, &ev) {
+			if continuing {
+				if !x.continueDelta(a, d, emit, &ev) {
 					obs.End, obs.Diverged, ended = lifecycle.Answered, true, true
 				}
 				break
 			}
 			begin()
-			x.lc.Commit(ev.Type == llm.EventToolCallDelta)
-			x.sentTokens++
-			x.servedBy = x.lastTarget
 			if ev.Type == llm.EventTextDelta {
-				x.partial.WriteString(ev.Text)
+				a.Text(ev.Text)
 				x.hold(len(ev.Text))
-			} else if ev.ToolCall != nil {
-				if ev.ToolCall.ID != "" {
+			} else {
+				if ev.ToolCall != nil && ev.ToolCall.ID != "" {
 					tc := *ev.ToolCall
 					tc.ID = inbound.ToolCallID(x.in.Format(), tc.ID)
 					ev.ToolCall = &tc
 				}
-				x.tools = accumulateTool(x.tools, ev.ToolCall)
+				a.ToolCall(ev.ToolCall)
 			}
 			if !emit(ev) {
 				obs.End, ended = lifecycle.ClientGone, true
 			}
 		case llm.EventFinish:
-			if cont != nil && !cont.check(x, d, emit, cont.v.End) {
+			if !continuing {
+				a.Finish()
+			} else if !x.continued(a, d, emit, a.Finish) {
 				obs.End, obs.Diverged, ended = lifecycle.Answered, true, true
 				break
 			}
 			finish = ev.FinishReason
 			finished = true
 			begin()
-			x.lc.Commit(false)
 			w.finish()
 			if !emit(ev) {
 				obs.End, ended = lifecycle.ClientGone, true
@@ -491,9 +472,9 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 						// The client is owed the usage of the answer it got:
 						// the output it received, and its own prompt (a
 						// prefill bills what was sent as input too).
-						u.OutputTokens = x.sentTokens
+						u.OutputTokens = x.lc.Sent()
 						if d.Prefill {
-							u.InputTokens = max(0, u.InputTokens-cont.before)
+							u.InputTokens = max(0, u.InputTokens-a.Before())
 						}
 					}
 					emit(llm.StreamEvent{Type: llm.EventUsage, Usage: &u})
@@ -522,13 +503,11 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 				emit(llm.StreamEvent{Type: llm.EventFinish, FinishReason: finish})
 			}
 		}
-		if x.servedBy == "" || cont != nil {
-			x.servedBy = x.lastTarget
-		}
+		a.Answered()
 		x.finish = finish
 		x.usage = outcome.Usage
 		if x.rt.cacheable[x.req.Model] && !continuing {
-			x.resp = &llm.Response{ID: x.respID, Model: x.model, Content: x.partial.String(), ToolCalls: x.tools,
+			x.resp = &llm.Response{ID: x.respID, Model: x.model, Content: x.lc.Partial(), ToolCalls: x.lc.Tools(),
 				FinishReason: finish, Usage: outcome.Usage}
 		}
 		return outcome
@@ -585,22 +564,4 @@ func (l *lazyFlush) now() {
 		l.pending = false
 		l.flush()
 	}
-}
-
-func accumulateTool(tcs []llm.ToolCall, d *llm.ToolCallDelta) []llm.ToolCall {
-	if d.Index < 0 || d.Index > 1024 {
-		return tcs
-	}
-	for len(tcs) <= d.Index {
-		tcs = append(tcs, llm.ToolCall{})
-	}
-	tc := &tcs[d.Index]
-	if d.ID != "" {
-		tc.ID = d.ID
-	}
-	if d.Name != "" {
-		tc.Name = d.Name
-	}
-	tc.Arguments += d.Arguments
-	return tcs
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/gateway/lifecycle"
 )
 
 // Reload swaps in a new, validated configuration. Requests in flight finish
@@ -33,13 +35,9 @@ func (s *Server) Reload(cfg *Config) error {
 	s.rt.Store(rt)
 	s.al.configure(cfg)
 	s.pr.configure(time.Now(), cfg)
-	kept := "carried over"
-	if rt.engine == old.engine {
-		kept = "kept"
-	}
-	s.emit(events.Event{Time: time.Now(), Kind: events.ConfigReload, OK: true, Name: rt.version,
-		Reason: "policy state " + kept})
-	s.log.Info("configuration reloaded", "version", rt.version, "policy_state", kept)
+	reason := lifecycle.ReloadReason(rt.engine == old.engine)
+	s.emit(events.Event{Time: time.Now(), Kind: events.ConfigReload, OK: true, Name: rt.version, Reason: reason})
+	s.log.Info("configuration reloaded", "version", rt.version, "policy_state", strings.TrimPrefix(reason, "policy state "))
 	s.warnUnqualified(cfg)
 	return nil
 }

@@ -11,7 +11,6 @@ import (
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
-	"reflect"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -25,6 +24,7 @@ import (
 	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway/clients"
+	"github.com/brownout-dev/brownout/gateway/lifecycle"
 	"github.com/brownout-dev/brownout/gateway/policy"
 	"github.com/brownout-dev/brownout/gateway/tracing"
 	"github.com/brownout-dev/brownout/gateway/usage"
@@ -210,39 +210,33 @@ func (s *Server) build(cfg *Config, old *runtime) (*runtime, error) {
 			oldDet, oldCfg = old.detectors, &old.cfg.Detectors.DetectorConfig
 		}
 		rt.detectors = evals.ReloadDetectors(oldDet, oldCfg, cfg.Detectors.DetectorConfig, false)
-		switch cfg.Detectors.Action {
-		case "", "demote":
-			rt.action = policy.Demote
-		case "open":
-			rt.action = policy.Trip
-		}
+		rt.action = cfg.Detectors.Signal()
 		rt.refusals = cfg.Detectors.Refusals
 	}
-	if old != nil && reflect.DeepEqual(old.cfg.Config, cfg.Config) && old.cfg.Seed == cfg.Seed {
-		rt.engine = old.engine
-	} else {
-		seed := cfg.Seed
-		if seed == 0 {
-			seed = uint64(time.Now().UnixNano())
-		}
-		po := policy.Options{
-			Rand:   mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-			Events: (*serverSink)(s),
-			Fleet:  s.fleetSink(),
-		}
-		var eng *policy.Engine
-		var err error
-		if old != nil {
-			// Breaker and health state of the targets both configurations
-			// use carries over (see policy.Engine.Reload).
-			eng, err = old.engine.Reload(cfg.Config, po)
-		} else {
-			eng, err = policy.New(cfg.Config, po)
-		}
-		if err != nil {
-			return nil, err
-		}
-		rt.engine = eng
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	po := policy.Options{
+		Rand:   mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		Events: (*serverSink)(s),
+		Fleet:  s.fleetSink(),
+	}
+	var err error
+	switch {
+	case old == nil:
+		rt.engine, err = policy.New(cfg.Config, po)
+	case old.cfg.Seed != cfg.Seed:
+		// A new seed: a new core (its randomness), which takes over the
+		// breaker and health state of the targets both configurations use.
+		rt.engine, err = old.engine.Reload(cfg.Config, po)
+	default:
+		// The simulator's rule too: unchanged routes and policy keep the
+		// core; a change carries breaker and health state over.
+		rt.engine, _, err = lifecycle.Reload(old.engine, cfg.Config, po)
+	}
+	if err != nil {
+		return nil, err
 	}
 	for i := range cfg.Providers {
 		p := &cfg.Providers[i]

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -16,12 +17,11 @@ import (
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
-// The simulator checks a continuation's planned output as the gateway
-// checks a stream (lifecycle.Continuation): a restart's overlap is not
-// forwarded, a divergence ends the attempt at the chunk that showed it, a
-// replay must repeat what was sent.
+// The simulator runs a continuation's planned output through the attempt
+// the gateway feeds delta by delta (lifecycle.Attempt): a restart's overlap
+// is not forwarded, a divergence ends the attempt at the chunk that showed
+// it, a replay must repeat what was sent.
 func TestSimContinuation(t *testing.T) {
-	const sent = "The cat sat on"
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	plan := func(chunks ...string) *faults.Plan {
 		p := &faults.Plan{Chunks: chunks}
@@ -30,9 +30,10 @@ func TestSimContinuation(t *testing.T) {
 		}
 		return p
 	}
+	user := &llm.Request{Model: "chat", Stream: true, Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart("where did the cat sit?")}}}}
 	tests := []struct {
 		name     string
-		d        policy.Decision
+		replay   bool
 		plan     *faults.Plan
 		fwd      string
 		deltas   int
@@ -40,23 +41,37 @@ func TestSimContinuation(t *testing.T) {
 		diverged bool
 		end      time.Duration // when the attempt ends
 	}{
-		{name: "continued", d: policy.Decision{Prefill: true}, plan: plan(" the", " mat."), fwd: " the mat.", deltas: 2, how: lifecycle.Continued, end: time.Second},
-		{name: "restart: overlap skipped", d: policy.Decision{Prefill: true}, plan: plan("The cat", " sat on", " the", " mat."), fwd: " the mat.", deltas: 2, how: lifecycle.Continued, end: time.Second},
-		{name: "restart diverges", d: policy.Decision{Prefill: true}, plan: plan("The cat", " sat under", " it."), how: lifecycle.Failed, diverged: true, end: 200 * time.Millisecond},
-		{name: "a fresh answer glued on: the join check", d: policy.Decision{Prefill: true}, plan: plan("Every", " cat", " sits."), how: lifecycle.Failed, diverged: true, end: 300 * time.Millisecond},
-		{name: "replayed", d: policy.Decision{Replay: true}, plan: plan("The cat sat", " on the mat."), fwd: " the mat.", deltas: 1, how: lifecycle.Replayed, end: time.Second},
-		{name: "replay diverges", d: policy.Decision{Replay: true}, plan: plan("A cat", " sat on the mat."), how: lifecycle.Failed, diverged: true, end: 100 * time.Millisecond},
+		{name: "continued", plan: plan(" the", " mat."), fwd: " the mat.", deltas: 2, how: lifecycle.Continued, end: time.Second},
+		{name: "restart: overlap skipped", plan: plan("The cat", " sat on", " the", " mat."), fwd: " the mat.", deltas: 2, how: lifecycle.Continued, end: time.Second},
+		{name: "restart diverges", plan: plan("The cat", " sat under", " it."), how: lifecycle.Failed, diverged: true, end: 200 * time.Millisecond},
+		{name: "a fresh answer glued on: the join check", plan: plan("Every", " cat", " sits."), how: lifecycle.Failed, diverged: true, end: 300 * time.Millisecond},
+		{name: "replayed", replay: true, plan: plan("The cat sat", " on the mat."), fwd: " the mat.", deltas: 1, how: lifecycle.Replayed, end: time.Second},
+		{name: "replay diverges", replay: true, plan: plan("A cat", " sat on the mat."), how: lifecycle.Failed, diverged: true, end: 100 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			eng, err := policy.New(policy.Config{Routes: []policy.Route{{Name: "chat", Targets: []policy.Target{
+				{Provider: "a", Model: "m"}, {Provider: "b", Model: "m", Priority: 1, Capabilities: policy.Capabilities{Streaming: true, Prefill: true}},
+			}}}}, policy.Options{Rand: rand.New(rand.NewPCG(1, 2))})
+			require.NoError(t, err)
+			var r lifecycle.Request
+			r.Begin(eng, start, policy.Request{ID: "r", Route: "chat", Stream: true})
+			s := r.Next(start)
+			a := r.Attempt(&s.Decision, "a:m", user)
+			a.Text("The cat sat on")
+			r.Observe(start, lifecycle.Classify(&lifecycle.Observation{End: lifecycle.Cut, Status: 200, Tokens: 1}))
+			s = r.Next(start)
+			require.Equal(t, policy.Send, s.Kind)
+			s.Prefill, s.Replay = !tt.replay, tt.replay
+			a = r.Attempt(&s.Decision, "b:m", user)
+
 			obs := lifecycle.Observation{End: lifecycle.Answered, Status: 200, Tokens: len(tt.plan.Chunks), HaveUsage: true,
 				Usage: llm.Usage{OutputTokens: len(tt.plan.Chunks)}}
-			var c simCont
-			end := c.verify(sent, "where did the cat sit?", &tt.d, tt.plan, &obs, start, start.Add(time.Second))
-			require.True(t, c.on)
-			require.Equal(t, tt.how, c.how)
-			require.Equal(t, tt.fwd, c.fwd)
-			require.Equal(t, tt.deltas, c.deltas)
+			end := continueAttempt(a, tt.plan, &obs, start, start.Add(time.Second))
+			how, _, _ := a.Judged()
+			require.Equal(t, tt.how, how)
+			require.Equal(t, "The cat sat on"+tt.fwd, r.Partial())
+			require.Equal(t, 1+tt.deltas, r.Sent())
 			require.Equal(t, tt.diverged, obs.Diverged)
 			require.Equal(t, start.Add(tt.end), end)
 			o := lifecycle.Classify(&obs)
@@ -69,8 +84,7 @@ func TestSimContinuation(t *testing.T) {
 	}
 }
 
-// TestSimContinuationBudget: as the gateway, the simulator gives a
-// continuing fallback the client's max_tokens less the deltas the client
+// TestSimContinuationBudget: the simulator gives a continuing fallback the client's max_tokens less the deltas the client
 // already received (a cut after 3 of 6 leaves 3).
 func TestSimContinuationBudget(t *testing.T) {
 	c := diffCase{name: "continuation_budget", traffic: "max_tokens: 6", timeline: faultStep("{kind: cut, after: 3}")}
@@ -150,7 +164,7 @@ func TestSimContinuationProbe(t *testing.T) {
 	require.Greater(t, n, 3, "at start and with the active probes (every 30-60s)")
 	s.env.probes.Enabled = false
 
-	// A reload checks every prefill target again, as the gateway does.
+	// A reload checks every prefill target again, in both engines.
 	s.Timeline = append(s.Timeline, Step{Name: "reload", At: yamlfile.Duration(4 * time.Minute), Reload: &Reload{Config: "env/gateway-prefill-probe.yaml"}})
 	res, err = Run(context.Background(), s, Options{Mode: ModeSim})
 	require.NoError(t, err)

@@ -21,6 +21,7 @@ import (
 	"github.com/brownout-dev/brownout/evals"
 	"github.com/brownout-dev/brownout/evals/client"
 	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/codecs"
@@ -53,7 +54,7 @@ type liveRun struct {
 	headers  map[string]gateway.Secret // sent with every user request
 	hc       *http.Client
 	sinks    map[string]*sinkServer
-	faultIDs map[int][]faultRef
+	steps    *stepper // the timeline, interpreted on the live run
 
 	nreq           atomic.Int64
 	inflight       sync.WaitGroup
@@ -133,8 +134,9 @@ func runLive(ctx context.Context, s *Scenario, seed uint64, opts Options) (*scor
 
 func runLiveWith(ctx context.Context, s *Scenario, seed uint64, opts Options, gw liveGateway) (*score.Result, error) {
 	l := &liveRun{s: s, opts: opts, provs: map[string]*mockprovider.Provider{}, specs: map[string]mockprovider.ProviderSpec{},
-		sinks: map[string]*sinkServer{}, faultIDs: map[int][]faultRef{}, targetCount: map[string]int{}, stop: make(chan struct{}),
+		sinks: map[string]*sinkServer{}, targetCount: map[string]int{}, stop: make(chan struct{}),
 		blackBox: gw.blackBox, headers: gw.headers, external: gw.url != "", gwConfig: gw.config, stopSLO: s.SLO.slo().WithDefaults()}
+	l.steps = newStepper(s, l)
 	if opts.Traces && !l.blackBox {
 		l.traces = newTraceKeeper()
 	}
@@ -248,7 +250,7 @@ func runLiveWith(ctx context.Context, s *Scenario, seed uint64, opts Options, gw
 	if runErr != nil {
 		return nil, runErr
 	}
-	l.endSteps(end)
+	l.steps.endActive(end)
 	if l.srv != nil {
 		for _, srv := range l.replicas {
 			srv.EvaluateAlerts(time.Now())
@@ -567,122 +569,81 @@ func (l *liveRun) timeline(ctx context.Context) {
 			}
 		}
 		if a.start {
-			l.stepStart(a.step)
+			l.steps.start(a.step, time.Now())
 		} else {
-			l.stepEnd(a.step, time.Now())
+			l.steps.end(a.step, time.Now())
 		}
 	}
 }
 
-func (l *liveRun) stepStart(i int) {
-	st := &l.s.Timeline[i]
-	now := time.Now()
-	switch st.Kind() {
-	case StepFault:
-		targets, _ := l.s.expandTarget(st.Target)
-		for _, k := range targets {
-			prov, _, _ := strings.Cut(k, ":")
-			p := l.provs[prov]
-			if p == nil {
-				continue
-			}
-			id, err := p.Model().AddFault(now, st.faultFor(k))
-			if err != nil {
-				// Never a fault.start for a fault that is not there: the
-				// run stops with the error, as the simulator's does.
-				l.mu.Lock()
-				if l.err == nil {
-					l.err = fmt.Errorf("%w: step %s: fault on %s: %w", ErrInvalid, st.Name, k, err)
-				}
-				l.mu.Unlock()
-				l.stopOnce.Do(func() { close(l.stop) })
-				continue
-			}
-			l.mu.Lock()
-			l.faultIDs[i] = append(l.faultIDs[i], faultRef{id: id, target: k})
-			l.mu.Unlock()
-			l.Emit(events.Event{Time: now, Kind: events.FaultStart, Name: st.Name, Target: k, Reason: string(st.Fault.Kind)})
-		}
-	case StepKill:
-		p := l.provs[st.Kill]
-		if p == nil {
-			return
-		}
-		// Keep what the killed instance journaled: its restart starts afresh.
-		l.oldJournals = append(l.oldJournals, convertJournal(p.Model().Journal())...)
-		p.Close()
-		targets, _ := l.s.expandTarget(st.Kill)
-		l.mu.Lock()
-		for _, k := range targets {
-			l.faultIDs[i] = append(l.faultIDs[i], faultRef{target: k})
-		}
-		l.mu.Unlock()
-		for _, k := range targets {
-			l.Emit(events.Event{Time: now, Kind: events.FaultStart, Name: st.Name, Target: k, Reason: "kill"})
-		}
-	case StepReload:
-		if l.srv == nil {
-			return
-		}
-		if err := l.reloadReplicas(l.s.rel(st.Reload.Config)); err != nil {
-			l.Emit(events.Event{Time: now, Kind: events.ConfigReload, Name: st.Name, OK: false, Reason: firstLine(err.Error())})
-		}
-	case StepSinkDown:
-		if k := l.sinks[st.SinkDown]; k != nil {
-			k.down.Store(true)
-		}
-	case StepStoreDown, StepStoreSlow:
-		l.storeStep(st, true)
-	}
-}
+// The live engine as the environment of the timeline's steps (stepEnv;
+// the steps themselves are interpreted by the stepper).
 
-func (l *liveRun) stepEnd(i int, now time.Time) {
-	st := &l.s.Timeline[i]
+func (l *liveRun) addFault(now time.Time, prov string, f faults.Spec) (string, bool, error) {
 	l.mu.Lock()
-	refs := l.faultIDs[i]
-	delete(l.faultIDs, i)
+	p := l.provs[prov]
 	l.mu.Unlock()
-	switch st.Kind() {
-	case StepFault:
-		for _, f := range refs {
-			prov, _, _ := strings.Cut(f.target, ":")
-			if p := l.provs[prov]; p != nil {
-				p.Model().RemoveFault(f.id)
-			}
-			l.Emit(events.Event{Time: now, Kind: events.FaultEnd, Name: st.Name, Target: f.target})
-		}
-	case StepKill:
-		if refs == nil {
-			return
-		}
-		// Restart on the same address.
-		if pv, err := mockprovider.Start(l.specs[st.Kill], mockprovider.Options{}); err == nil {
-			l.mu.Lock()
-			l.provs[st.Kill] = pv
-			l.mu.Unlock()
-		}
-		for _, f := range refs {
-			l.Emit(events.Event{Time: now, Kind: events.FaultEnd, Name: st.Name, Target: f.target})
-		}
-	case StepSinkDown:
-		if k := l.sinks[st.SinkDown]; k != nil {
-			k.down.Store(false)
-		}
-	case StepStoreDown, StepStoreSlow:
-		l.storeStep(st, false)
+	if p == nil {
+		return "", false, nil
+	}
+	id, err := p.Model().AddFault(now, f)
+	return id, err == nil, err
+}
+
+func (l *liveRun) removeFault(prov, id string) {
+	l.mu.Lock()
+	p := l.provs[prov]
+	l.mu.Unlock()
+	if p != nil {
+		p.Model().RemoveFault(id)
 	}
 }
 
-// endSteps ends the steps still active when the run ends.
-func (l *liveRun) endSteps(now time.Time) {
-	for i := range l.s.Timeline {
-		l.mu.Lock()
-		_, active := l.faultIDs[i]
-		l.mu.Unlock()
-		if active {
-			l.stepEnd(i, now)
-		}
+func (l *liveRun) kill(prov string) {
+	l.mu.Lock()
+	p := l.provs[prov]
+	l.mu.Unlock()
+	if p == nil {
+		return
 	}
+	// Keep what the killed instance journaled: its restart starts afresh.
+	l.oldJournals = append(l.oldJournals, convertJournal(p.Model().Journal())...)
+	p.Close()
+}
+
+// restart starts the killed provider again on the same address.
+func (l *liveRun) restart(prov string) {
+	spec, ok := l.specs[prov]
+	if !ok {
+		return
+	}
+	if pv, err := mockprovider.Start(spec, mockprovider.Options{}); err == nil {
+		l.mu.Lock()
+		l.provs[prov] = pv
+		l.mu.Unlock()
+	}
+}
+
+func (l *liveRun) reload(_ time.Time, st *Step) error {
+	if l.srv == nil {
+		return nil // a gateway at a URL: not ours to reload
+	}
+	return l.reloadReplicas(l.s.rel(st.Reload.Config))
+}
+
+func (l *liveRun) sinkDown(name string, down bool) {
+	if k := l.sinks[name]; k != nil {
+		k.down.Store(down)
+	}
+}
+
+func (l *liveRun) fail(err error) {
+	l.mu.Lock()
+	if l.err == nil {
+		l.err = err
+	}
+	l.mu.Unlock()
+	l.stopOnce.Do(func() { close(l.stop) })
 }
 
 // monitor prints progress every second and enforces stop_when.

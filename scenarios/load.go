@@ -268,7 +268,8 @@ func (s *Scenario) validate() yamlfile.Errors {
 			env.continuation = gc.Continuation
 			env.probeDef = probe.Default()
 			if env.probes.Enabled && !reflect.DeepEqual(env.probes.Probe, probe.Spec{}) {
-				// A probe of its own, compiled as the gateway compiles it.
+				// A probe of its own, compiled by the gateway's compiler
+				// (probe.Spec.Definition).
 				def, err := env.probes.Probe.Definition(&yamlfile.Doc{File: env.gatewayFile}, "probes.probe")
 				if err != nil {
 					add("gateway.config", "%s: %v", g.Config, err)

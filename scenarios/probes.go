@@ -41,7 +41,8 @@ type probeFlight struct {
 	abort  bool // the probe timed out: the attempt is abandoned
 }
 
-// Probe transport failures as the gateway's client reports them.
+// The transport failures a simulated probe meets, worded as net/http
+// reports them.
 var (
 	errProbeReset   = errors.New("connection reset by peer")
 	errProbeTimeout = errors.New("probe timed out")
@@ -200,7 +201,9 @@ func (m *sim) probeDone(i int) {
 // (probes.continuation): every target that declares prefill is sent
 // lifecycle.ProbeRequest by its mock, and the verdict (lifecycle.JudgeProbe)
 // goes to every replica's policy engine and a prefill.verdict event, at
-// start as the gateway does. A probe that gets no answer gives no verdict.
+// start (the gateway's prober checks then too; the schedule is modelled
+// here, not shared). A probe that gets no answer gives no verdict
+// (lifecycle.ProbeVerdict).
 func (m *sim) checkPrefill(s *Scenario) {
 	if !s.env.probes.Continuation {
 		return
@@ -222,9 +225,9 @@ func (m *sim) checkPrefill(s *Scenario) {
 	}
 }
 
-// probePrefill sends the continuation probe to target, as the gateway's
-// prober does (at start, and after each active probe of a target that
-// declares prefill), and hands over the verdict.
+// probePrefill sends the continuation probe to target (at start, and after
+// each active probe of a target that declares prefill: the gateway
+// prober's schedule, modelled here) and hands over the verdict.
 func (m *sim) probePrefill(now time.Time, key string) {
 	prov, _, _ := strings.Cut(key, ":")
 	t, p := m.probeTarget(key), m.provs[prov]
@@ -240,16 +243,9 @@ func (m *sim) probePrefill(now time.Time, key string) {
 	p.PlanInto(plan, now, req, "prefill-probe-"+strconv.Itoa(m.pfProbes))
 	_, resp, err := probeAnswer(plan)
 	p.Finish(now, plan)
-	var ok bool
-	var reason string
-	var le *llm.Error
-	switch {
-	case errors.As(err, &le) && le.Status == 400:
-		reason = "the prefill was rejected: " + le.Message
-	case err != nil:
+	ok, reason, has := lifecycle.ProbeVerdict(resp, err)
+	if !has {
 		return // no answer: no verdict
-	default:
-		ok, reason = lifecycle.JudgeProbe(resp.Content)
 	}
 	_ = m.eng.PrefillVerdict(key, ok)
 	for _, rp := range m.reps {

@@ -95,14 +95,11 @@ type simReq struct {
 	// structured: the request needs structured output (lifecycle.Structured).
 	structured bool
 	tgt        *simTarget // the target of the attempt in flight
-	partial    string     // answer text that already reached the client
-	sent       int        // in how many output deltas
+	// at is the attempt in flight (lc.Attempt): the answer that reached
+	// the client is lc's.
+	at *lifecycle.Attempt
 	// rep is the replica that serves the request, nil for a gateway alone.
 	rep *simReplica
-	// servedBy is the target whose output the client received last; cont
-	// is the continuation the attempt in flight makes, if any.
-	servedBy string
-	cont     simCont
 	// filler: the answer is a window of its provider's filler corpus, which
 	// contains no refusal phrase (the scan is skipped).
 	filler bool
@@ -143,7 +140,7 @@ type sim struct {
 	store      *simStore           // the replicas' shared store; nil with state: memory
 	provs      map[string]provider // provider name
 	killed     map[string]bool
-	faultIDs   map[int][]faultRef
+	steps      *stepper // the timeline, interpreted on the simulator
 	log        events.Packed
 	score      *score.Feed // scores the log as it is recorded
 	alerts     *alerts.Evaluator
@@ -204,12 +201,6 @@ func (m *sim) target(t *policy.Target) *simTarget {
 
 // key returns t.Key().
 func (m *sim) key(t *policy.Target) string { return m.target(t).key }
-
-type faultRef struct {
-	prov   provider
-	id     string
-	target string
-}
 
 // Emit records an event (events.Sink).
 func (m *sim) Emit(e events.Event) {
@@ -310,8 +301,9 @@ func seedFor(seed uint64, name string) uint64 {
 
 func newSim(ctx context.Context, s *Scenario, seed uint64) (*sim, error) {
 	m := &sim{s: s, ctx: ctx, nowT: Epoch, rnd: rand.New(rand.NewPCG(seed, seedFor(seed, "traffic"))),
-		provs: map[string]provider{}, killed: map[string]bool{}, faultIDs: map[int][]faultRef{},
+		provs: map[string]provider{}, killed: map[string]bool{},
 		sinksDown: map[string]bool{}, end: int64(s.Duration), tgts: map[*policy.Target]*simTarget{}}
+	m.steps = newStepper(s, m)
 	if err := m.newReplicas(seed); err != nil {
 		return nil, fmt.Errorf("%w: gateway policy: %w", ErrInvalid, err)
 	}
@@ -434,9 +426,9 @@ func (m *sim) run() {
 				rp.eng.Tick(m.nowT)
 			}
 		case tStepStart:
-			m.stepStart(int(tm.idx))
+			m.steps.start(int(tm.idx), m.nowT)
 		case tStepEnd:
-			m.stepEnd(int(tm.idx))
+			m.steps.end(int(tm.idx), m.nowT)
 		case tAlerts:
 			m.evaluateAlerts()
 			m.schedule(m.now+int64(m.alertEvery), tAlerts, 0, nil)
@@ -472,11 +464,7 @@ func (m *sim) run() {
 		}
 	}
 	// A run cut short ends the steps still active.
-	for i := range m.s.Timeline {
-		if _, active := m.faultIDs[i]; active {
-			m.stepEnd(i)
-		}
-	}
+	m.steps.endActive(m.nowT)
 }
 
 // scheduleTick makes sure Engine.Tick runs when the core next has timed
@@ -629,15 +617,9 @@ func (m *sim) configure(rules []alerts.Rule, dc gateway.DetectorsConfig, routes 
 	}
 	m.det = m.reps[0].det
 	m.detCfg = &dc
-	m.refusals, m.detAction = nil, ""
+	m.refusals, m.detAction = nil, dc.Signal()
 	if !dc.Disable {
 		m.refusals = dc.Refusals
-		switch dc.Action {
-		case "", "demote":
-			m.detAction = policy.Demote
-		case "open":
-			m.detAction = policy.Trip
-		}
 	}
 }
 
@@ -697,6 +679,8 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	r.tgt = st
 	r.gen++
 	r.sentAt, r.killed, r.malformed, r.try = start, false, -1, d.Try
+	a := r.lc.Attempt(d, st.key, &r.req)
+	r.at = a
 	if p == nil || (len(m.killed) > 0 && m.killed[tgt.Provider]) {
 		// The process is gone: the connection is refused.
 		r.pending = lifecycle.Classify(&lifecycle.Observation{End: lifecycle.Refused})
@@ -706,27 +690,9 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	}
 	// The attempt's request is built in a scratch value the sim owns: the
 	// provider reads it only during Plan, and a local would escape per attempt.
-	m.req = r.req
 	req := &m.req
-	req.Model = tgt.Model
-	if prefill := lifecycle.PrefillText(r.partial); d.Prefill && prefill != "" {
-		// Part of the answer reached the client: the target continues it
-		// from an assistant prefill, as the gateway sends it.
-		req.Messages = append(append([]llm.Message(nil), req.Messages...),
-			llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.TextPart(prefill)}})
-		if m.s.env.continuation.Instruction {
-			req.Messages = lifecycle.WithInstruction(req.Messages)
-		}
-		if req.MaxTokens > 0 {
-			// The continuation budget, as the gateway sets it: what the
-			// client asked for, less the deltas it already received.
-			req.MaxTokens = max(1, req.MaxTokens-r.sent)
-		}
-	}
-	if err := tgt.Apply(req); err != nil {
-		// As the gateway: a request the target cannot take is a
-		// bad_request_param outcome, and another target may take it.
-		r.pending = policy.Outcome{Class: policy.BadRequestParam, Status: 400, Err: llm.BadRequest("", "%v", err)}
+	if bad := a.Prepare(req, &r.req, tgt, m.s.env.continuation.Instruction); bad != nil {
+		r.pending = *bad
 		r.plan, r.planProv, r.resp = nil, nil, nil
 		m.req = llm.Request{}
 		m.schedule(start+int64(time.Millisecond), tObserve, r.gen, r)
@@ -736,24 +702,26 @@ func (m *sim) send(r *simReq, d *policy.Decision) {
 	p.PlanInto(plan, m.t(start), req, r.id)
 	r.plan, r.planProv, r.resp, r.haveOb = plan, p, nil, false
 	r.filler = plan.Filler != "" && plan.Response.Content == plan.Filler && len(plan.Response.ToolCalls) == 0 && st.refusalFree
-	if req.Stream && plan.MalformedAt >= 0 && m.malformedOK() {
-		// As the gateway: an unparseable event in a stream that goes on is
-		// skipped (policy.max_malformed_events; a plan has at most one),
-		// and reported (stream.malformed) when the attempt ends.
-		r.malformed = plan.MalformedAt
-		plan.MalformedAt = -1
+	if req.Stream && plan.MalformedAt >= 0 {
+		set := m.eng.Settings()
+		if skip, _ := a.Malformed(set.MalformedLimit()); skip {
+			// An unparseable event in a stream that goes on is skipped (a
+			// plan has at most one) and reported (stream.malformed) when
+			// the attempt ends.
+			r.malformed = plan.MalformedAt
+			plan.MalformedAt = -1
+		}
 	}
 	end, obs := lifecycle.Play(plan, d, m.t(start), req.Stream)
-	obs.PromptTokens = r.promptEst // metered, as by the gateway, when no usage came
+	obs.PromptTokens = r.promptEst // lifecycle.EstimatePromptTokens: metered when no usage came
 	if obs.End == lifecycle.Answered && obs.Status == 200 && !req.Stream && r.structured {
 		// A non-streamed structured answer is validated before the client
 		// sees it, so invalid JSON fails over.
 		r.ob, r.haveOb = evals.Observe(&plan.Response, true, m.refusals), true
-		obs.Invalid = !r.ob.JSONValid
+		obs.Invalid = a.Rejects(&plan.Response, func(string) bool { return r.ob.JSONValid })
 	}
-	r.cont = simCont{}
-	if req.Stream && r.partial != "" && (d.Prefill || d.Replay) && len(plan.Response.ToolCalls) == 0 {
-		end = r.cont.verify(r.partial, r.req.LastUserText(), d, plan, &obs, m.t(start), end)
+	if req.Stream && a.Continuing() && len(plan.Response.ToolCalls) == 0 {
+		end = continueAttempt(a, plan, &obs, m.t(start), end)
 	}
 	o := lifecycle.Classify(&obs)
 	if o.Class == policy.OK || o.Class == policy.InvalidOutput {
@@ -784,30 +752,24 @@ func (m *sim) observe(r *simReq) {
 	o := r.pending
 	if r.malformed >= 0 && o.OutputTokens > r.malformed {
 		m.Emit(events.Event{Time: now, Kind: events.StreamMalformed, RequestID: r.id, Route: r.req.Model, Target: r.tgt.key,
-			Attempt: r.try, Stream: true, Value: 1, Reason: "unparseable event after token " + strconv.Itoa(r.malformed) + " skipped",
+			Attempt: r.try, Stream: true, Value: 1, Reason: lifecycle.MalformedReason(r.malformed),
 			Replica: r.replica()})
 	}
-	if c := &r.cont; c.on && c.how != "" {
+	if how, reason, ok := r.at.Judged(); ok {
 		m.Emit(events.Event{Time: now, Kind: events.StreamContinuation, RequestID: r.id, Route: r.req.Model, Target: r.tgt.key,
-			Attempt: c.try, Stream: true, From: r.servedBy, To: r.tgt.key, Outcome: c.how, Reason: c.reason, Replica: r.replica()})
-	}
-	if r.req.Stream && o.OutputTokens > 0 && (!r.cont.on || r.cont.fwd != "") {
-		r.servedBy = r.tgt.key
+			Attempt: r.try, Stream: true, From: r.at.From(), To: r.tgt.key, Outcome: how, Reason: reason, Replica: r.replica()})
 	}
 	if r.req.Stream && o.OutputTokens > 0 && o.Class != policy.OK {
 		// Tokens reached the client: the stream is committed, and the
 		// answer so far is what a continuation must extend; tool-call
-		// deltas sent end the request there (no target continues them;
-		// lifecycle.Request.Commit, which the gateway calls per delta).
+		// deltas sent end the request there (no target continues them).
+		// A continuation's output went through the attempt when it was
+		// sent; any other's goes now.
 		r.lc.Commit(r.plan != nil && len(r.plan.Response.ToolCalls) > 0)
-		switch {
-		case r.cont.on:
-			r.partial += r.cont.fwd
-			r.sent += r.cont.deltas
-		case r.plan != nil:
-			n := min(o.OutputTokens, len(r.plan.Chunks))
-			r.partial += strings.Join(r.plan.Chunks[:n], "")
-			r.sent += n
+		if !r.at.Continuing() && r.plan != nil {
+			for _, c := range r.plan.Chunks[:min(o.OutputTokens, len(r.plan.Chunks))] {
+				r.at.Text(c)
+			}
 		}
 	}
 	corrupted := r.plan != nil && r.plan.Corrupted
@@ -831,9 +793,11 @@ func (m *sim) observe(r *simReq) {
 	if m.isDone(r.n) {
 		return
 	}
-	if r.resp != nil {
+	if r.resp != nil && (o.Class == policy.OK || !r.req.Stream) {
 		// Every complete answer is evidence for the detectors, served or
-		// rejected as invalid output (see the evals package).
+		// rejected as invalid output (see the evals package); a stream
+		// that diverged from what the client had is not an answer, and
+		// the gateway does not show it to them either.
 		m.complete(r, now, o.Class == policy.OK, corrupted)
 	}
 	// Nothing reads the plan any more (r.resp was its Response): the next
@@ -853,7 +817,8 @@ func (m *sim) cancel(r *simReq) {
 		r.planProv.Abandon(now, r.plan, 0)
 		r.plan = nil
 	}
-	// As the gateway: the request ends (request.end failed, 499), with an
+	// The client left (lifecycle.Request.Cancel, which the gateway calls
+	// too): the request ends (request.end failed, 499), with an
 	// attempt.end client_canceled when one was outstanding; its pending
 	// outcome is void.
 	r.gen++

@@ -7,8 +7,9 @@ import (
 	"github.com/brownout-dev/brownout/llm"
 )
 
-// What the simulator does with a complete answer: the detectors and the
-// quality eval, as the gateway runs them.
+// What the simulator does with a complete answer: the detectors, fed the
+// observation the gateway feeds them (evals.Observe, Observation.Of), and
+// the quality eval.
 
 // complete runs the detectors on a complete answer, and the quality eval
 // when it reaches the client (served).
@@ -21,12 +22,17 @@ func (m *sim) complete(r *simReq, now time.Time, served, corrupted bool) {
 		if r.filler && !structured {
 			refusals = noPhrases // see fillerRefusalFree
 		}
-		ob = evals.Observe(r.resp, structured, refusals)
+		if r.req.Stream && r.at != nil && r.at.Continuing() {
+			// A continued stream: the detectors see the answer the client
+			// received (what was sent before and the continuation), as the
+			// gateway's do, with the fall-back's finish and usage.
+			refusals = m.refusals
+			ob = evals.ObserveStream(r.lc.Partial(), r.lc.Tools(), r.resp.FinishReason, r.resp.Usage, 0, structured, refusals)
+		} else {
+			ob = evals.Observe(r.resp, structured, refusals)
+		}
 	}
-	ob.Target = target
-	ob.Route = r.req.Model
-	ob.InputTokens = r.resp.Usage.InputTokens
-	ob.MaxTokens = r.req.MaxTokens
+	ob.Of(target, r.req.Model, r.req.MaxTokens, r.promptEst)
 	pass := !(ob.FinishReason == llm.FinishLength && (r.req.MaxTokens == 0 || ob.OutputTokens < r.req.MaxTokens)) &&
 		(!structured || ob.JSONValid) && !ob.Refusal && ob.EmptyToolArgs == 0
 	if corrupted {

@@ -5,45 +5,27 @@ import (
 
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/gateway/lifecycle"
-	"github.com/brownout-dev/brownout/gateway/policy"
 )
 
-// Stream tolerance and verified continuation in the simulator, as the
-// gateway applies them (gateway/lifecycle).
-
-// malformedOK reports whether a streamed attempt skips an unparseable event
-// (policy.max_malformed_events), as the gateway does.
-func (m *sim) malformedOK() bool {
-	s := m.eng.Settings()
-	return s.MalformedLimit() > 0
-}
-
-// simCont is an attempt that continues a partial answer, checked as the
-// gateway checks it (lifecycle.Continuation).
-type simCont struct {
-	on          bool
-	fwd         string // what of the output reached the client
-	deltas      int    // in how many deltas
-	how, reason string // the stream.continuation event's Outcome and Reason
-	try         int
-}
-
-// verify runs the planned output through the verifier: only what it lets
-// through reaches the client, and a divergence ends the attempt at the
-// chunk that showed it. It returns when the attempt ends.
-func (c *simCont) verify(sent, question string, d *policy.Decision, plan *faults.Plan, obs *lifecycle.Observation, start, end time.Time) time.Time {
-	mode := lifecycle.Prefill
-	if d.Replay {
-		mode = lifecycle.Replay
-	}
-	v, err := lifecycle.NewContinuation(mode, sent, nil)
-	if err != nil {
-		return end
-	}
-	v.Names(question) // the names the user's question uses, as the gateway reads them
+// continueAttempt runs the planned output of a continuing attempt through
+// the attempt (lifecycle.Attempt: the continuation check the gateway runs
+// delta by delta): only what it lets through reaches the client, and a
+// divergence ends the attempt at the chunk that showed it. It returns when
+// the attempt ends.
+func continueAttempt(a *lifecycle.Attempt, plan *faults.Plan, obs *lifecycle.Observation, start, end time.Time) time.Time {
 	n := min(obs.Tokens, len(plan.Chunks))
-	fwd, deltas, at := lifecycle.Verify(v, plan.Chunks[:n], obs.End == lifecycle.Answered && obs.Status == 200)
-	*c = simCont{on: true, fwd: fwd, deltas: deltas, how: v.Completion(), reason: v.Reason(), try: d.Try}
+	at := -1
+	for i, ch := range plan.Chunks[:n] {
+		if _, ok := a.Text(ch); !ok {
+			at = i
+			break
+		}
+	}
+	if at < 0 && obs.End == lifecycle.Answered && obs.Status == 200 {
+		if _, ok := a.Finish(); !ok {
+			at = max(n-1, 0)
+		}
+	}
 	if at < 0 {
 		return end
 	}

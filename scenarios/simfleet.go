@@ -31,7 +31,7 @@ type simReplica struct {
 	det *evals.Detectors
 	// up: the replica follows the store (shared state only).
 	up      bool
-	claimed map[string]uint64 // key → store version whose trials it claimed
+	claimed fleet.Claims // the half-open versions whose trials it claimed
 	// member is its name in the store's reports; healthAt the newest fleet
 	// demotion applied per target (fleet.LoadDemotions).
 	member   string
@@ -113,7 +113,7 @@ func (m *sim) newReplicas(seed uint64) error {
 		m.store.mem.Clock = func() time.Time { return m.nowT }
 	}
 	for i := range n {
-		rp := &simReplica{m: m, idx: int32(i), up: true, claimed: map[string]uint64{},
+		rp := &simReplica{m: m, idx: int32(i), up: true, claimed: fleet.Claims{},
 			member: "replica-" + strconv.Itoa(i+1), healthAt: map[string]int64{}}
 		if n > 1 {
 			rp.n = i + 1
@@ -256,13 +256,9 @@ func (m *sim) storeApply(rp *simReplica, u policy.BreakerUpdate) {
 	if !rp.eng.Shared() {
 		return
 	}
-	if _, err := rp.eng.Apply(m.nowT, u); err != nil || u.State != policy.HalfOpen {
+	if _, err := rp.eng.Apply(m.nowT, u); err != nil || !rp.claimed.First(u) {
 		return
 	}
-	if rp.claimed[u.Key] == u.Version {
-		return
-	}
-	rp.claimed[u.Key] = u.Version
 	if !m.storeReachable(rp) {
 		return
 	}
@@ -355,13 +351,7 @@ func (m *sim) storeRetry(rp *simReplica) {
 	}
 	now := m.nowT
 	states, _ := st.mem.Get(context.Background(), rp.eng.Keys())
-	var props []policy.Proposal
-	for _, s := range states {
-		local, _ := rp.eng.Breaker(s.Key)
-		if s.Version <= local.Version && s.State != local.State {
-			props = append(props, policy.Proposal{Key: s.Key, Base: s.Version, State: local.State, OpenUntil: local.OpenUntil, Reason: "resync", Time: now})
-		}
-	}
+	props := fleet.Resync(rp.eng, states, now)
 	rp.up = true
 	clear(rp.claimed)
 	rp.eng.SetShared(now, true)

@@ -61,7 +61,7 @@ type Fleet struct {
 	busy     bool
 	idle     *sync.Cond
 	up       bool
-	claimed  map[string]uint64 // key → version whose trials this replica claimed
+	claimed  Claims
 	sharedAt time.Time
 	healthAt map[string]int64      // target → the newest fleet demotion applied (Unix ms; Run's goroutine only)
 	seen     map[string]clientSeen // client counter key → totals at the last sync (Run's goroutine only)
@@ -99,7 +99,7 @@ func New(store Store, engine func() *policy.Engine, o Options) *Fleet {
 	if o.Member == "" {
 		o.Member = newMember()
 	}
-	f := &Fleet{store: store, engine: engine, o: o, wake: make(chan struct{}, 1), up: true, claimed: map[string]uint64{}, seen: map[string]clientSeen{}, healthAt: map[string]int64{}}
+	f := &Fleet{store: store, engine: engine, o: o, wake: make(chan struct{}, 1), up: true, claimed: Claims{}, seen: map[string]clientSeen{}, healthAt: map[string]int64{}}
 	f.idle = sync.NewCond(&f.mu)
 	return f
 }
@@ -263,14 +263,10 @@ func (f *Fleet) apply(ctx context.Context, u policy.BreakerUpdate) {
 	if _, err := e.Apply(f.o.Now(), u); err != nil {
 		return // a key this replica's routes don't use
 	}
-	if u.State != policy.HalfOpen {
-		return
-	}
 	f.mu.Lock()
-	done := f.claimed[u.Key] == u.Version
-	f.claimed[u.Key] = u.Version
+	first := f.claimed.First(u)
 	f.mu.Unlock()
-	if done {
+	if !first {
 		return
 	}
 	c, cancel := context.WithTimeout(ctx, f.o.Timeout)
@@ -315,16 +311,7 @@ func (f *Fleet) resync(ctx context.Context) {
 		return
 	}
 	now := f.o.Now()
-	var props []policy.Proposal
-	for _, st := range states {
-		local, _ := e.Breaker(st.Key)
-		switch {
-		case st.Version > local.Version:
-		case st.State != local.State:
-			p := policy.Proposal{Key: st.Key, Base: st.Version, State: local.State, OpenUntil: local.OpenUntil, Reason: "resync", Time: now}
-			props = append(props, p)
-		}
-	}
+	props := Resync(e, states, now)
 	f.mu.Lock()
 	was := f.up
 	f.up = true
@@ -346,4 +333,35 @@ func (f *Fleet) resync(ctx context.Context) {
 	if f.o.Up != nil {
 		f.o.Up(true)
 	}
+}
+
+// Resync is what a replica coming back to the store proposes, in the
+// gateway and the simulator alike: where the store's state of a breaker is
+// newer than the replica's it wins (apply it), and where the replica's
+// changed while the store was away it is proposed on the store's version.
+func Resync(e *policy.Engine, states []policy.BreakerUpdate, now time.Time) []policy.Proposal {
+	var props []policy.Proposal
+	for _, st := range states {
+		local, _ := e.Breaker(st.Key)
+		if st.Version <= local.Version && st.State != local.State {
+			props = append(props, policy.Proposal{Key: st.Key, Base: st.Version, State: local.State, OpenUntil: local.OpenUntil, Reason: "resync", Time: now})
+		}
+	}
+	return props
+}
+
+// Claims remembers, per breaker key, the half-open version a replica
+// claimed its share of trials for: each half-open version is claimed once
+// (a resync forgets them all).
+type Claims map[string]uint64
+
+// First reports whether u, a store state the replica just applied, opens
+// trials it has not claimed yet (half-open, a version not claimed), and
+// records the claim.
+func (c Claims) First(u policy.BreakerUpdate) bool {
+	if u.State != policy.HalfOpen || c[u.Key] == u.Version {
+		return false
+	}
+	c[u.Key] = u.Version
+	return true
 }

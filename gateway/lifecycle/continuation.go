@@ -470,15 +470,13 @@ func commonPrefix[T string | []byte](a T, b string) int {
 	return n
 }
 
-// Verify runs a whole planned output through c, as the gateway does delta
-// by delta (the simulator's use): chunks are the text deltas the attempt
-// delivered, in order; ended says the output finished after them. It
-// returns the text forwarded to the client, the number of deltas that
-// carried it (the gateway forwards a delta per chunk that lets text
-// through, held ones as they came (Pieces), and counts them against the
-// continuation budget) and, when the
-// output diverged, the index of the chunk that showed it (-1 when it did
-// not).
+// Verify runs a whole output through c at once (tests and tools; the
+// engines feed an Attempt delta by delta): chunks are the text deltas the
+// attempt delivered, in order; ended says the output finished after them.
+// It returns the text forwarded to the client, the number of deltas that
+// carried it (a delta per chunk that lets text through, held ones as they
+// came: Pieces) and, when the output diverged, the index of the chunk that
+// showed it (-1 when it did not).
 func Verify(c *Continuation, chunks []string, ended bool) (forwarded string, deltas, diverged int) {
 	var b strings.Builder
 	for i, ch := range chunks {

@@ -37,6 +37,21 @@
 //		}
 //	}
 //
+// # The attempt
+//
+// Between a Send and its Observe sits one Attempt (Request.Attempt), the
+// same object in both engines: Prepare writes the request to send (the
+// target's parameters, the prefill and the continuation budget; a request
+// the target cannot take is an outcome, not a send), Malformed counts the
+// unparseable events a stream may skip, Rejects holds a structured answer
+// to JSON, and Text, ToolCall and Finish take the upstream's output in
+// order and return what reaches the client — committing the stream at the
+// first delta and, on a continuation, only what the join check lets
+// through (Judged gives its verdict once). What reached the client is the
+// Request's (Partial, Tools, Sent, ServedBy), for the next attempt to
+// continue. The gateway's relay feeds it decoded events; the simulator
+// feeds it a plan's chunks.
+//
 // When the client leaves with an attempt outstanding, call Cancel instead
 // of Observe. On a configuration reload, Reload gives the engine new
 // requests begin on.
@@ -72,8 +87,9 @@
 // skipped, a replay must repeat what was sent and only its rest is
 // forwarded, and anything else diverged: set Observation.Diverged (a
 // diverged prefill is replayed on routes with replay), and the stream ends
-// in band. The gateway feeds it delta by delta; the simulator runs a plan's
-// chunks through Verify, so both engines judge the same way.
+// in band. Both engines reach it through an Attempt: the gateway feeds it
+// delta by delta from the wire, the simulator a plan's chunks, so both
+// judge the same way.
 //
 // The continuation probe (ProbeRequest, JudgeProbe) verifies a target's
 // prefill capability: a known text cut mid-word must be continued, not

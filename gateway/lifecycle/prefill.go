@@ -1,6 +1,10 @@
 package lifecycle
 
-import "github.com/brownout-dev/brownout/llm"
+import (
+	"errors"
+
+	"github.com/brownout-dev/brownout/llm"
+)
 
 // The continuation probe verifies a target's prefill capability instead of
 // trusting it: the target is sent ProbeQuestion with ProbeCut, a known text
@@ -48,6 +52,21 @@ func JudgeProbe(answer string) (ok bool, reason string) {
 		return false, "the prefill was ignored: the answer restarted from its start"
 	}
 	return true, ""
+}
+
+// ProbeVerdict judges what the continuation probe got, in both engines:
+// a 400 (the prefill rejected) fails, an answer is judged by JudgeProbe,
+// and any other error gives no verdict (has false).
+func ProbeVerdict(resp *llm.Response, err error) (ok bool, reason string, has bool) {
+	var le *llm.Error
+	switch {
+	case errors.As(err, &le) && le.Status == 400:
+		return false, "the prefill was rejected: " + le.Message, true
+	case err != nil:
+		return false, "", false
+	}
+	ok, reason = JudgeProbe(resp.Content)
+	return ok, reason, true
 }
 
 // Instruction is the system message a gateway may add to a prefill request

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"strings"
 	"time"
 
 	"github.com/brownout-dev/brownout/gateway/policy"
@@ -17,8 +18,15 @@ import (
 type Request struct {
 	att       policy.Attempt
 	committed bool       // tokens reached the client
-	tools     bool       // tool-call deltas reached the client
+	toolsSent bool       // tool-call deltas reached the client
 	cut       *llm.Error // the failure that interrupted the committed stream
+
+	// The answer so far, as the client received it (see Attempt).
+	partial  strings.Builder
+	tools    []llm.ToolCall
+	sent     int    // output deltas forwarded
+	servedBy string // the target whose output the client received last
+	cur      Attempt
 }
 
 // Step is what the caller must do next: a policy.Decision, and for a Fail
@@ -33,7 +41,9 @@ type Step struct {
 
 // Begin starts req on e at now (request.start), resetting r.
 func (r *Request) Begin(e *policy.Engine, now time.Time, req policy.Request) {
-	r.committed, r.tools, r.cut = false, false, nil
+	r.committed, r.toolsSent, r.cut = false, false, nil
+	r.partial.Reset()
+	r.tools, r.sent, r.servedBy, r.cur = nil, 0, "", Attempt{}
 	e.BeginInto(&r.att, now, req)
 }
 
@@ -55,7 +65,7 @@ func (r *Request) Next(now time.Time) (s Step) {
 // tool-call delta, which no target can continue.
 func (r *Request) Commit(tool bool) {
 	r.committed = true
-	r.tools = r.tools || tool
+	r.toolsSent = r.toolsSent || tool
 }
 
 // Committed reports whether part of the answer reached the client.
@@ -73,7 +83,7 @@ func (r *Request) Observe(now time.Time, o policy.Outcome) {
 		}
 	}
 	r.att.Observe(now, o)
-	if r.committed && r.tools && o.Class != policy.OK {
+	if r.committed && r.toolsSent && o.Class != policy.OK {
 		r.att.End(now, r.cut)
 	}
 }
@@ -88,6 +98,20 @@ func (r *Request) Shutdown(now time.Time, err *llm.Error) { r.att.Shutdown(now, 
 
 // Attempts returns the upstream attempts made so far.
 func (r *Request) Attempts() int { return r.att.Attempts() }
+
+// Partial returns the answer's text that reached the client.
+func (r *Request) Partial() string { return r.partial.String() }
+
+// Tools returns the tool calls that reached the client, assembled from
+// their deltas (the last may be partial).
+func (r *Request) Tools() []llm.ToolCall { return r.tools }
+
+// Sent returns how many output deltas reached the client.
+func (r *Request) Sent() int { return r.sent }
+
+// ServedBy returns the target whose output the client received last, ""
+// if none.
+func (r *Request) ServedBy() string { return r.servedBy }
 
 // Request returns the request as the core sees it.
 func (r *Request) Request() policy.Request { return r.att.Request() }

@@ -13,7 +13,7 @@ import (
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
-func engine(t *testing.T, log *events.Log) *policy.Engine {
+func engine(t testing.TB, log *events.Log) *policy.Engine {
 	t.Helper()
 	prefill := policy.Capabilities{Streaming: true, Tools: true, StructuredOutput: true, Prefill: true}
 	cfg := policy.Config{Routes: []policy.Route{{Name: "chat", Targets: []policy.Target{
