@@ -56,6 +56,15 @@ func TestLivePrometheusAlerts(t *testing.T) {
 	}
 	ss, ls := ttf(sim), ttf(live)
 	t.Logf("LiveFallbackRate fired %s after the fault's start in sim, %s live", ss, ls)
+	// By hand, live: the first request not served in full ends at ff; its
+	// series is first scraped within a scrape interval (1s) after ff,
+	// rate() over [5s] needs its second sample (1s later: pending at the
+	// next evaluation, within 1s), and for: 3s fires it 3s after that: from
+	// ff+4s (everything aligned) to ff+7s (each step a full interval late).
+	ff := firstFallback(t, live)
+	fire := live.PromAlerts.Incidents[0].Start.Sub(live.Start) + ls
+	require.True(t, fire >= ff+4*time.Second && fire <= ff+7*time.Second,
+		"first fallback at %s, fired at %s: want %s to %s", ff, fire, ff+4*time.Second, ff+7*time.Second)
 	tol := s.Alerts.scrapeEvery() + s.Alerts.evalEvery()
 	require.InDelta(t, float64(ss), float64(ls), float64(tol), "sim %s, live %s: more than %s apart", ss, ls, tol)
 	for _, r := range []*score.Result{sim, live} {
