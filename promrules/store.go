@@ -22,6 +22,12 @@ import (
 // part of a Prometheus server's TSDB that rule evaluation reads. It is a
 // storage.Queryable for the PromQL engine.
 type Store struct {
+	// TargetLabels are added to every series AppendFamilies adds, as a
+	// scrape adds the target's job and instance; a series' own label of
+	// the same name becomes exported_<name>, as Prometheus does without
+	// honor_labels.
+	TargetLabels labels.Labels
+
 	byHash map[uint64]*series
 	all    []*series // sorted by labels
 	sorted bool
@@ -107,8 +113,13 @@ func (s *Store) labels(name string, m *dto.Metric, extra, value string) labels.L
 	s.lb.Reset()
 	s.lb.Add(model.MetricNameLabel, name)
 	for _, lp := range m.GetLabel() {
-		s.lb.Add(lp.GetName(), lp.GetValue())
+		n := lp.GetName()
+		if s.TargetLabels.Has(n) {
+			n = "exported_" + n
+		}
+		s.lb.Add(n, lp.GetValue())
 	}
+	s.TargetLabels.Range(func(l labels.Label) { s.lb.Add(l.Name, l.Value) })
 	if extra != "" {
 		s.lb.Add(extra, value)
 	}

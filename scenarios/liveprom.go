@@ -79,8 +79,8 @@ func startLiveProm(ctx context.Context, s *Scenario, targets []string) (*livePro
 	for i, t := range targets {
 		quoted[i] = strconv.Quote(t)
 	}
-	cfg := fmt.Sprintf("global: {scrape_interval: %s, evaluation_interval: %s}\nrule_files: [%s]\nscrape_configs:\n  - job_name: brownout\n    static_configs: [{targets: [%s]}]\n",
-		promDuration(p.scrapeEvery), promDuration(p.evalEvery), strings.Join(ruleFiles, ", "), strings.Join(quoted, ", "))
+	cfg := fmt.Sprintf("global: {scrape_interval: %s, evaluation_interval: %s}\nrule_files: [%s]\nscrape_configs:\n  - job_name: %s\n    static_configs: [{targets: [%s]}]\n",
+		promDuration(p.scrapeEvery), promDuration(p.evalEvery), strings.Join(ruleFiles, ", "), promJob, strings.Join(quoted, ", "))
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
 		p.close()
 		return nil, err

@@ -7,11 +7,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/prometheus/model/labels"
+
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/promrules"
 	"github.com/brownout-dev/brownout/scenarios/score"
 )
+
+// promJob is the job name of the gateway's scrapes, in both engines.
+const promJob = "brownout"
 
 // defaultPromInterval is Prometheus' scrape and evaluation interval when a
 // scenario sets none.
@@ -107,6 +112,9 @@ func newPromRun(s *Scenario) *promRun {
 		rules = &promrules.Rules{}
 	}
 	st := promrules.NewStore()
+	// What a scrape of the gateway adds: the live engine's Prometheus
+	// scrapes it as job "brownout" (instance: its address).
+	st.TargetLabels = labels.FromStrings("instance", "gateway", "job", promJob)
 	p := &promRun{metrics: gateway.NewEventMetrics(), store: st, rules: rules,
 		scrapeEvery: s.Alerts.scrapeEvery(), evalEvery: s.Alerts.evalEvery(), stop: stop, open: map[string]int{}}
 	p.ev = promrules.NewEvaluator(rules, st, promrules.Options{EvalInterval: p.evalEvery})
