@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,4 +72,30 @@ func TestLivePrometheusAlerts(t *testing.T) {
 		require.Contains(t, r.PromAlerts.NeverFired, "LiveFallbackRateFor5m", "%s", r.Mode)
 		require.True(t, r.Pass, "%s: %+v", r.Mode, r.Expectations)
 	}
+}
+
+// The team's Prometheus URL is a secret: an unreachable server's error
+// names neither its credentials nor its URL.
+func TestTeamPrometheusURLNeverPrinted(t *testing.T) {
+	s := withRules(t, "6m", []string{"../examples/prometheus/brownout-alerts.yaml"}, "\n  prometheus_url: http://oncall:hunter2@127.0.0.1:1")
+	require.Equal(t, "[redacted]", s.Alerts.PrometheusURL.String())
+	p := teamProm(s, s.Alerts.PrometheusURL.Value())
+	defer p.close()
+	_, err := p.score(context.Background(), &score.Result{}, time.Now().Add(-time.Minute), time.Now())
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "hunter2")
+	require.NotContains(t, err.Error(), "oncall")
+	_, stop := p.stopHolds(context.Background(), &StopWhen{PromQL: "up", For: 0}, time.Second)
+	require.False(t, stop)
+}
+
+func TestTeamPrometheusURLMustBeHTTP(t *testing.T) {
+	src, err := os.ReadFile(flagship)
+	require.NoError(t, err)
+	bad := strings.Replace(string(src), "prometheus_rules: [../prometheus/brownout-alerts.yaml]",
+		"prometheus_rules: [../prometheus/brownout-alerts.yaml]\n  prometheus_url: ftp://secret@x", 1)
+	_, err = Parse(flagship, []byte(bad))
+	require.ErrorIs(t, err, ErrInvalid)
+	require.Contains(t, err.Error(), "alerts.prometheus_url: must be an http(s) URL")
+	require.NotContains(t, err.Error(), "secret@")
 }

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -52,6 +53,13 @@ func (s *Scenario) validatePromRules(add func(path, format string, args ...any),
 			addErr(err)
 		} else {
 			s.env.promRules = rs
+		}
+	}
+	if u := &s.Alerts.PrometheusURL; !u.IsZero() {
+		if err := u.Resolve(lookupPlaceholder); err != nil {
+			add("alerts.prometheus_url", "%v", err)
+		} else if pu, err := url.Parse(u.Value()); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			add("alerts.prometheus_url", "must be an http(s) URL of a Prometheus server, e.g. http://prometheus:9090")
 		}
 	}
 	if s.Alerts.ScrapeInterval < 0 || s.Alerts.EvaluationInterval < 0 {
