@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/stretchr/testify/require"
 
@@ -101,4 +102,21 @@ func TestBadRuleFilesHavePositions(t *testing.T) {
 			require.Positive(t, ye.Line)
 		})
 	}
+}
+
+func TestTargetLabels(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "x_total", Help: "x"}, []string{"job"})
+	reg.MustRegister(c)
+	c.WithLabelValues("inner").Add(2)
+	st := NewStore()
+	st.TargetLabels = labels.FromStrings("instance", "gateway", "job", "brownout")
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	st.AppendFamilies(t0, mfs)
+	ev := NewEvaluator(&Rules{}, st, Options{})
+	v, err := ev.Query(context.Background(), `x_total{job="brownout"}`, t0)
+	require.NoError(t, err)
+	require.Len(t, v, 1)
+	require.Equal(t, `{__name__="x_total", exported_job="inner", instance="gateway", job="brownout"}`, v[0].Metric.String())
 }

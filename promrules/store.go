@@ -22,6 +22,12 @@ import (
 // part of a Prometheus server's TSDB that rule evaluation reads. It is a
 // storage.Queryable for the PromQL engine.
 type Store struct {
+	// TargetLabels are added to every series AppendFamilies adds, as a
+	// scrape adds the target's job and instance; a series' own label of
+	// the same name becomes exported_<name>, as Prometheus does without
+	// honor_labels.
+	TargetLabels labels.Labels
+
 	byHash map[uint64]*series
 	all    []*series // sorted by labels
 	sorted bool
@@ -30,8 +36,7 @@ type Store struct {
 
 type series struct {
 	lset labels.Labels
-	t    []int64
-	v    []float64
+	pts  []fsample
 }
 
 // NewStore returns an empty store.
@@ -50,11 +55,10 @@ func (s *Store) Append(lset labels.Labels, t time.Time, v float64) {
 		s.sorted = false
 	}
 	ms := t.UnixMilli()
-	if n := len(sr.t); n > 0 && sr.t[n-1] >= ms {
+	if n := len(sr.pts); n > 0 && sr.pts[n-1].t >= ms {
 		return
 	}
-	sr.t = append(sr.t, ms)
-	sr.v = append(sr.v, v)
+	sr.pts = append(sr.pts, fsample{ms, v})
 }
 
 // AppendFamilies adds the samples of a scrape (what a prometheus.Gatherer
@@ -109,8 +113,13 @@ func (s *Store) labels(name string, m *dto.Metric, extra, value string) labels.L
 	s.lb.Reset()
 	s.lb.Add(model.MetricNameLabel, name)
 	for _, lp := range m.GetLabel() {
-		s.lb.Add(lp.GetName(), lp.GetValue())
+		n := lp.GetName()
+		if s.TargetLabels.Has(n) {
+			n = "exported_" + n
+		}
+		s.lb.Add(n, lp.GetValue())
 	}
+	s.TargetLabels.Range(func(l labels.Label) { s.lb.Add(l.Name, l.Value) })
 	if extra != "" {
 		s.lb.Add(extra, value)
 	}
@@ -142,12 +151,12 @@ func (q *querier) Select(_ context.Context, _ bool, hints *storage.SelectHints, 
 		if !matches(sr.lset, ms) {
 			continue
 		}
-		lo := sort.Search(len(sr.t), func(i int) bool { return sr.t[i] >= mint })
-		hi := sort.Search(len(sr.t), func(i int) bool { return sr.t[i] > maxt })
+		lo := sort.Search(len(sr.pts), func(i int) bool { return sr.pts[i].t >= mint })
+		hi := sort.Search(len(sr.pts), func(i int) bool { return sr.pts[i].t > maxt })
 		if lo >= hi {
 			continue
 		}
-		out = append(out, &listSeries{lset: sr.lset, t: sr.t[lo:hi], v: sr.v[lo:hi]})
+		out = append(out, &listSeries{lset: sr.lset, pts: sr.pts[lo:hi]})
 	}
 	return &seriesSet{list: out, i: -1}
 }
@@ -202,24 +211,21 @@ func (ss *seriesSet) Warnings() annotations.Annotations { return nil }
 
 type listSeries struct {
 	lset labels.Labels
-	t    []int64
-	v    []float64
+	pts  []fsample
 }
 
 func (l *listSeries) Labels() labels.Labels { return l.lset }
 
 func (l *listSeries) Iterator(chunkenc.Iterator) chunkenc.Iterator {
-	return storage.NewListSeriesIterator(floats{l.t, l.v})
+	return storage.NewListSeriesIterator(floats(l.pts))
 }
 
-// floats are a series' samples as storage.Samples.
-type floats struct {
-	t []int64
-	v []float64
-}
+// floats are a series' samples as storage.Samples; Get hands out a
+// pointer into the slice, which boxes without allocating.
+type floats []fsample
 
-func (f floats) Get(i int) chunks.Sample { return fsample{f.t[i], f.v[i]} }
-func (f floats) Len() int                { return len(f.t) }
+func (f floats) Get(i int) chunks.Sample { return &f[i] }
+func (f floats) Len() int                { return len(f) }
 
 // fsample is one float sample.
 type fsample struct {
@@ -227,10 +233,10 @@ type fsample struct {
 	f float64
 }
 
-func (s fsample) T() int64                      { return s.t }
-func (s fsample) ST() int64                     { return 0 }
-func (s fsample) F() float64                    { return s.f }
-func (s fsample) H() *histogram.Histogram       { return nil }
-func (s fsample) FH() *histogram.FloatHistogram { return nil }
-func (s fsample) Type() chunkenc.ValueType      { return chunkenc.ValFloat }
-func (s fsample) Copy() chunks.Sample           { return s }
+func (s *fsample) T() int64                      { return s.t }
+func (s *fsample) ST() int64                     { return 0 }
+func (s *fsample) F() float64                    { return s.f }
+func (s *fsample) H() *histogram.Histogram       { return nil }
+func (s *fsample) FH() *histogram.FloatHistogram { return nil }
+func (s *fsample) Type() chunkenc.ValueType      { return chunkenc.ValFloat }
+func (s *fsample) Copy() chunks.Sample           { c := *s; return &c }

@@ -41,6 +41,23 @@ type liveProm struct {
 	stopHeld    bool
 	stopSince   time.Duration
 	exited      chan struct{}
+	// team: url is the team's own server (alerts.prometheus_url), a
+	// secret that no error names.
+	team bool
+}
+
+// teamProm is the team's own Prometheus server at base (a secret: never
+// printed); the run starts nothing.
+func teamProm(s *Scenario, base string) *liveProm {
+	p := &liveProm{url: strings.TrimSuffix(base, "/"), team: true, hc: &http.Client{Timeout: 5 * time.Second},
+		scrapeEvery: s.Alerts.scrapeEvery(), evalEvery: s.Alerts.evalEvery(), severity: map[string]string{}}
+	if rs := s.env.promRules; rs != nil {
+		p.rules = promRules(rs)
+		for _, r := range rs.List {
+			p.severity[r.Name] = r.Severity
+		}
+	}
+	return p
 }
 
 // startLiveProm starts Prometheus scraping targets (host:port).
@@ -79,8 +96,8 @@ func startLiveProm(ctx context.Context, s *Scenario, targets []string) (*livePro
 	for i, t := range targets {
 		quoted[i] = strconv.Quote(t)
 	}
-	cfg := fmt.Sprintf("global: {scrape_interval: %s, evaluation_interval: %s}\nrule_files: [%s]\nscrape_configs:\n  - job_name: brownout\n    static_configs: [{targets: [%s]}]\n",
-		promDuration(p.scrapeEvery), promDuration(p.evalEvery), strings.Join(ruleFiles, ", "), strings.Join(quoted, ", "))
+	cfg := fmt.Sprintf("global: {scrape_interval: %s, evaluation_interval: %s}\nrule_files: [%s]\nscrape_configs:\n  - job_name: %s\n    static_configs: [{targets: [%s]}]\n",
+		promDuration(p.scrapeEvery), promDuration(p.evalEvery), strings.Join(ruleFiles, ", "), promJob, strings.Join(quoted, ", "))
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
 		p.close()
 		return nil, err
@@ -160,6 +177,9 @@ func (p *liveProm) close() {
 	if p == nil {
 		return
 	}
+	if p.team {
+		return
+	}
 	if p.cmd != nil && p.cmd.Process != nil {
 		_ = p.cmd.Process.Signal(os.Interrupt)
 		select {
@@ -188,10 +208,13 @@ type promResponse struct {
 func (p *liveProm) api(ctx context.Context, path string, q url.Values) (*promResponse, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url+path+"?"+q.Encode(), nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("prometheus %s: bad request", path)
 	}
 	resp, err := p.hc.Do(req)
 	if err != nil {
+		if ue, ok := err.(*url.Error); ok && p.team {
+			return nil, fmt.Errorf("prometheus_url %s: %w", path, ue.Err) // not the URL: it may hold credentials
+		}
 		return nil, err
 	}
 	defer resp.Body.Close()
@@ -317,6 +340,9 @@ func (l *liveRun) startProm(ctx context.Context) (*liveProm, error) {
 	s := l.s
 	if len(s.Alerts.PrometheusRules) == 0 && (s.StopWhen == nil || s.StopWhen.PromQL == "") {
 		return nil, nil
+	}
+	if u := s.Alerts.PrometheusURL; !u.IsZero() {
+		return teamProm(s, u.Value()), nil
 	}
 	urls := l.replicaURLs
 	if len(urls) == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,10 +57,45 @@ func TestLivePrometheusAlerts(t *testing.T) {
 	}
 	ss, ls := ttf(sim), ttf(live)
 	t.Logf("LiveFallbackRate fired %s after the fault's start in sim, %s live", ss, ls)
+	// By hand, live: the first request not served in full ends at ff; its
+	// series is first scraped within a scrape interval (1s) after ff,
+	// rate() over [5s] needs its second sample (1s later: pending at the
+	// next evaluation, within 1s), and for: 3s fires it 3s after that: from
+	// ff+4s (everything aligned) to ff+7s (each step a full interval late).
+	ff := firstFallback(t, live)
+	fire := live.PromAlerts.Incidents[0].Start.Sub(live.Start) + ls
+	require.True(t, fire >= ff+4*time.Second && fire <= ff+7*time.Second,
+		"first fallback at %s, fired at %s: want %s to %s", ff, fire, ff+4*time.Second, ff+7*time.Second)
 	tol := s.Alerts.scrapeEvery() + s.Alerts.evalEvery()
 	require.InDelta(t, float64(ss), float64(ls), float64(tol), "sim %s, live %s: more than %s apart", ss, ls, tol)
 	for _, r := range []*score.Result{sim, live} {
 		require.Contains(t, r.PromAlerts.NeverFired, "LiveFallbackRateFor5m", "%s", r.Mode)
 		require.True(t, r.Pass, "%s: %+v", r.Mode, r.Expectations)
 	}
+}
+
+// The team's Prometheus URL is a secret: an unreachable server's error
+// names neither its credentials nor its URL.
+func TestTeamPrometheusURLNeverPrinted(t *testing.T) {
+	s := withRules(t, "6m", []string{"../examples/prometheus/brownout-alerts.yaml"}, "\n  prometheus_url: http://oncall:hunter2@127.0.0.1:1")
+	require.Equal(t, "[redacted]", s.Alerts.PrometheusURL.String())
+	p := teamProm(s, s.Alerts.PrometheusURL.Value())
+	defer p.close()
+	_, err := p.score(context.Background(), &score.Result{}, time.Now().Add(-time.Minute), time.Now())
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "hunter2")
+	require.NotContains(t, err.Error(), "oncall")
+	_, stop := p.stopHolds(context.Background(), &StopWhen{PromQL: "up", For: 0}, time.Second)
+	require.False(t, stop)
+}
+
+func TestTeamPrometheusURLMustBeHTTP(t *testing.T) {
+	src, err := os.ReadFile(flagship)
+	require.NoError(t, err)
+	bad := strings.Replace(string(src), "prometheus_rules: [../prometheus/brownout-alerts.yaml]",
+		"prometheus_rules: [../prometheus/brownout-alerts.yaml]\n  prometheus_url: ftp://secret@x", 1)
+	_, err = Parse(flagship, []byte(bad))
+	require.ErrorIs(t, err, ErrInvalid)
+	require.Contains(t, err.Error(), "alerts.prometheus_url: must be an http(s) URL")
+	require.NotContains(t, err.Error(), "secret@")
 }

@@ -3,15 +3,21 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway"
 	"github.com/brownout-dev/brownout/promrules"
 	"github.com/brownout-dev/brownout/scenarios/score"
 )
+
+// promJob is the job name of the gateway's scrapes, in both engines.
+const promJob = "brownout"
 
 // defaultPromInterval is Prometheus' scrape and evaluation interval when a
 // scenario sets none.
@@ -47,6 +53,13 @@ func (s *Scenario) validatePromRules(add func(path, format string, args ...any),
 			addErr(err)
 		} else {
 			s.env.promRules = rs
+		}
+	}
+	if u := &s.Alerts.PrometheusURL; !u.IsZero() {
+		if err := u.Resolve(lookupPlaceholder); err != nil {
+			add("alerts.prometheus_url", "%v", err)
+		} else if pu, err := url.Parse(u.Value()); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			add("alerts.prometheus_url", "must be an http(s) URL of a Prometheus server, e.g. http://prometheus:9090")
 		}
 	}
 	if s.Alerts.ScrapeInterval < 0 || s.Alerts.EvaluationInterval < 0 {
@@ -107,6 +120,9 @@ func newPromRun(s *Scenario) *promRun {
 		rules = &promrules.Rules{}
 	}
 	st := promrules.NewStore()
+	// What a scrape of the gateway adds: the live engine's Prometheus
+	// scrapes it as job "brownout" (instance: its address).
+	st.TargetLabels = labels.FromStrings("instance", "gateway", "job", promJob)
 	p := &promRun{metrics: gateway.NewEventMetrics(), store: st, rules: rules,
 		scrapeEvery: s.Alerts.scrapeEvery(), evalEvery: s.Alerts.evalEvery(), stop: stop, open: map[string]int{}}
 	p.ev = promrules.NewEvaluator(rules, st, promrules.Options{EvalInterval: p.evalEvery})

@@ -418,6 +418,14 @@ type Alerts struct {
 	// evaluation intervals. Default 15s each.
 	ScrapeInterval     yamlfile.Duration `yaml:"scrape_interval,omitempty"`
 	EvaluationInterval yamlfile.Duration `yaml:"evaluation_interval,omitempty"`
+	// PrometheusURL is the team's own Prometheus server (live mode): its
+	// alerts and stop_when.promql are read from it instead of a server the
+	// run starts. It must already scrape the gateway under test (a black
+	// box at gateway.url) with the rules loaded; its evaluation interval is
+	// EvaluationInterval. The URL may hold credentials: it is a secret,
+	// never written to results, events, reports or errors. Simulated runs
+	// ignore it.
+	PrometheusURL gateway.Secret `yaml:"prometheus_url,omitempty"`
 }
 
 // Sink is an alert destination. In sim mode a sink is up unless a sink_down
