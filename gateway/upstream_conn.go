@@ -17,23 +17,26 @@ import (
 // while no request is in flight on it; what it cannot see is bytes that
 // arrive after the connection was handed the next request.
 //
-// A cleartext upstream (http://) therefore gets a connection per request,
-// closed after its answer (upstream.newRequest sets Request.Close): nothing
-// it sends after an answer can reach another request. Over TLS, where
-// HTTP/2 is the rule and its streams are numbered, a connection that
-// negotiated HTTP/1.1 is wrapped in quietConn: it takes a new request only
-// once it has been quiet (no byte received) for TransportOptions.ReuseQuiet
-// since the last byte of its previous answer. Bytes the upstream sends
-// within that time reach the Transport while the connection is idle, and
-// it closes the connection. A younger connection refuses the request
-// before writing a byte of it: the Transport closes it and sends the
-// request on another connection (a retry net/http makes for a reused
-// connection that wrote nothing; the request body is replayable). What the
-// quiet time cannot close is a narrow race: net/http may hand a connection
-// straight to a waiting request and read bytes that arrive in that instant
-// as its answer before the request is refused. The price is reuse: a
-// connection busy back to back is replaced by a new one for each request
-// (BenchmarkUpstreamReuse measures it). HTTP/2 connections are not wrapped.
+// An HTTP/1.1 connection, cleartext (http://) or TLS, is therefore wrapped
+// in quietConn: it takes a new request only once it has been quiet (no
+// byte received) for TransportOptions.ReuseQuiet since the last byte of
+// its previous answer. Bytes the upstream sends within that time reach the
+// Transport while the connection is idle, and it closes the connection. A
+// younger connection refuses the request before writing a byte of it: the
+// Transport closes it and sends the request on another connection (a
+// retry net/http makes for a reused connection that wrote nothing; the
+// request body is replayable). net/http may hand a connection straight to
+// a waiting request and read bytes already there (or arriving in that
+// instant) as its answer before the request is refused, or even before
+// it is written: upstream.do discards an answer read on a connection
+// that had not started sending the request (quietConn.requestsSent) and
+// sends the request again. What no
+// rule at this level can tell apart is an extra answer that arrives after
+// the next request was written, which the quiet time makes the upstream
+// wait for. The price is reuse: a connection busy back to
+// back is replaced by a new one for each request (BenchmarkUpstreamReuse
+// measures it). HTTP/2 connections (over TLS, or h2c) are not wrapped:
+// their streams are numbered.
 
 // DefaultReuseQuiet is TransportOptions.ReuseQuiet's default.
 const DefaultReuseQuiet = 250 * time.Millisecond
@@ -42,6 +45,10 @@ const DefaultReuseQuiet = 250 * time.Millisecond
 // it received bytes less than ReuseQuiet ago.
 var errNotQuiet = errors.New("upstream connection not quiet since its last answer: retired")
 
+// errUnsolicited is an answer read on a connection that refused to send
+// the request: bytes the upstream sent unasked.
+var errUnsolicited = errors.New("unsolicited answer on a connection that did not send the request")
+
 // quietConn is an HTTP/1.1 upstream connection that records when it last
 // received bytes (see above).
 type quietConn struct {
@@ -49,7 +56,14 @@ type quietConn struct {
 	quiet    time.Duration
 	lastRead atomic.Int64 // Unix nanoseconds of the last read that returned bytes; 0: none yet
 	writing  atomic.Bool  // a request is being written (its first Write passed the check)
+	sent     atomic.Uint64 // requests whose first Write passed the check
 }
+
+// requestsSent is how many requests c started to send. An answer read on c
+// while it did not grow (from before net/http handed c a request until the
+// answer came) answers nothing that request sent: bytes the upstream sent
+// unasked.
+func (c *quietConn) requestsSent() uint64 { return c.sent.Load() }
 
 func (c *quietConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
@@ -67,6 +81,7 @@ func (c *quietConn) Write(p []byte) (int, error) {
 			return 0, errNotQuiet
 		}
 		c.writing.Store(true)
+		c.sent.Add(1)
 	}
 	return c.Conn.Write(p)
 }
