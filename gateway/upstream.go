@@ -260,6 +260,15 @@ func (u *upstream) newRequest(ctx context.Context, req *llm.Request, requestID s
 		return nil, err
 	}
 	hr.ContentLength = int64(len(body))
+	// A cleartext upstream speaks HTTP/1.1 (h2c has its own transport):
+	// one connection per request, closed after its answer, so that bytes
+	// the upstream sends after an answer reach no other request. Reusing
+	// one under the quiet rule, as quietConn does for TLS, saves no dial
+	// under load: net/http hands out the most recently used connection,
+	// which is young whenever requests come faster than one per ReuseQuiet,
+	// and is then refused and replaced (BenchmarkFloor: more allocations
+	// and CPU per request than a connection per request).
+	hr.Close = u.plain && !u.h2c
 	hr.GetBody = func() (io.ReadCloser, error) { return requestBody{bytes.NewReader(body)}, nil }
 	h := hr.Header
 	h["Content-Type"] = []string{"application/json"}

@@ -17,26 +17,28 @@ import (
 // while no request is in flight on it; what it cannot see is bytes that
 // arrive after the connection was handed the next request.
 //
-// An HTTP/1.1 connection, cleartext (http://) or TLS, is therefore wrapped
-// in quietConn: it takes a new request only once it has been quiet (no
-// byte received) for TransportOptions.ReuseQuiet since the last byte of
-// its previous answer. Bytes the upstream sends within that time reach the
-// Transport while the connection is idle, and it closes the connection. A
-// younger connection refuses the request before writing a byte of it: the
-// Transport closes it and sends the request on another connection (a
-// retry net/http makes for a reused connection that wrote nothing; the
-// request body is replayable). net/http may hand a connection straight to
-// a waiting request and read bytes already there (or arriving in that
-// instant) as its answer before the request is refused, or even before
-// it is written: upstream.do discards an answer read on a connection
-// that had not started sending the request (quietConn.requestsSent) and
-// sends the request again. What no
-// rule at this level can tell apart is an extra answer that arrives after
-// the next request was written, which the quiet time makes the upstream
-// wait for. The price is reuse: a connection busy back to
-// back is replaced by a new one for each request (BenchmarkUpstreamReuse
-// measures it). HTTP/2 connections (over TLS, or h2c) are not wrapped:
-// their streams are numbered.
+// A cleartext upstream (http://) therefore gets a connection per request,
+// closed after its answer (upstream.newRequest sets Request.Close): nothing
+// it sends after an answer can reach another request. Over TLS, where
+// HTTP/2 is the rule and its streams are numbered, a connection that
+// negotiated HTTP/1.1 is wrapped in quietConn: it takes a new request only
+// once it has been quiet (no byte received) for TransportOptions.ReuseQuiet
+// since the last byte of its previous answer. Bytes the upstream sends
+// within that time reach the Transport while the connection is idle, and
+// it closes the connection. A younger connection refuses the request
+// before writing a byte of it: the Transport closes it and sends the
+// request on another connection (a retry net/http makes for a reused
+// connection that wrote nothing; the request body is replayable).
+// net/http may hand a connection straight to a waiting request and read
+// bytes already there (or arriving in that instant) as its answer before
+// the request is refused, or even before it is written: upstream.do
+// discards an answer read on a connection that had not started sending
+// the request (quietConn.requestsSent) and sends the request again. What
+// no rule at this level can tell apart is an extra answer that arrives
+// after the next request was written; the quiet time makes the upstream
+// wait for that. The price is reuse: a connection busy back to back is
+// replaced by a new one for each request (BenchmarkUpstreamReuse measures
+// it). HTTP/2 connections are not wrapped.
 
 // DefaultReuseQuiet is TransportOptions.ReuseQuiet's default.
 const DefaultReuseQuiet = 250 * time.Millisecond

@@ -70,8 +70,8 @@ func BenchmarkUpstreamReuse(b *testing.B) {
 // TestQuietConnRetires: back-to-back requests to an HTTP/1.1 upstream over
 // TLS (bodies larger than the connection's write buffer) each go out on a
 // new connection, the young one retired without a failed request; after a
-// quiet pause the connection is reused. (A cleartext upstream follows the same rule:
-// TestCleartextReuse.)
+// quiet pause the connection is reused. (A cleartext upstream gets one
+// connection per request: TestCleartextConnPerRequest.)
 func TestQuietConnRetires(t *testing.T) {
 	var conns atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -112,11 +112,12 @@ func TestQuietConnRetires(t *testing.T) {
 	require.Equal(t, int64(1), run(time.Millisecond, 20*time.Millisecond), "a quiet connection is reused")
 }
 
-// TestCleartextReuse: a cleartext HTTP/1.1 upstream's connection follows
-// the quiet rule as a TLS one does: reused after a clean answer and a
-// quiet pause; replaced when it is still young (back to back), and when
-// bytes arrived after an answer (the Transport closed it while idle).
-func TestCleartextReuse(t *testing.T) {
+// TestCleartextConnPerRequest: a cleartext HTTP/1.1 upstream gets a connection per
+// request, closed after its answer, whether it answers cleanly or sends
+// bytes after an answer, back to back or after a quiet pause (the quiet
+// rule would reuse it after the pause, and saves no dial under load: see
+// upstream.newRequest).
+func TestCleartextConnPerRequest(t *testing.T) {
 	const answer = `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`
 	for _, tc := range []struct {
 		name         string
@@ -124,7 +125,7 @@ func TestCleartextReuse(t *testing.T) {
 		extra        string // written 5 ms after each answer
 		conns        int64
 	}{
-		{"clean answers, quiet pause", time.Millisecond, 30 * time.Millisecond, "", 1},
+		{"clean answers, quiet pause", time.Millisecond, 30 * time.Millisecond, "", 3},
 		{"back to back", 10 * time.Second, 0, "", 3},
 		{"extra bytes after an answer", time.Millisecond, 30 * time.Millisecond, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nno", 3},
 		{"garbage after an answer", time.Millisecond, 30 * time.Millisecond, "\x00garbage", 3},
@@ -171,7 +172,7 @@ func TestCleartextReuse(t *testing.T) {
 				time.Sleep(tc.pause)
 				hr, err := u.newRequest(t.Context(), &llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart("hi")}}}}, "r")
 				require.NoError(t, err)
-				require.False(t, hr.Close, "a cleartext request leaves its connection open")
+				require.True(t, hr.Close, "a cleartext request closes its connection")
 				resp, err := u.do(hr)
 				require.NoError(t, err, "a retired connection fails no request")
 				body, _ := io.ReadAll(resp.Body)
