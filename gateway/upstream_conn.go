@@ -56,8 +56,8 @@ var errUnsolicited = errors.New("unsolicited answer on a connection that did not
 type quietConn struct {
 	net.Conn
 	quiet    time.Duration
-	lastRead atomic.Int64 // Unix nanoseconds of the last read that returned bytes; 0: none yet
-	writing  atomic.Bool  // a request is being written (its first Write passed the check)
+	lastRead atomic.Int64  // Unix nanoseconds of the last read that returned bytes; 0: none yet
+	writing  atomic.Bool   // a request is being written (its first Write passed the check)
 	sent     atomic.Uint64 // requests whose first Write passed the check
 }
 
