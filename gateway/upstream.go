@@ -203,21 +203,15 @@ func (u *upstream) do(hr *http.Request) (*http.Response, error) {
 // a *protocolError) when what it read came on an HTTP/1.1 connection
 // before hr was sent on it (see quietConn).
 func (u *upstream) send(hr *http.Request) (*http.Response, error) {
-	var answered atomic.Bool           // set on the transport's goroutine
-	var conn atomic.Pointer[quietConn] // the HTTP/1.1 connection of the last try
-	var sent atomic.Uint64             // its requestsSent when handed over
-	trace := &httptrace.ClientTrace{
-		GotConn: func(i httptrace.GotConnInfo) {
-			qc, _ := i.Conn.(*quietConn)
-			if qc != nil {
-				sent.Store(qc.requestsSent())
-			}
-			conn.Store(qc)
-		},
-		GotFirstResponseByte: func() { answered.Store(true) },
+	var answered atomic.Bool // set on the transport's goroutine
+	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { answered.Store(true) }}
+	var try *quietTry
+	if !u.plain { // a cleartext connection carries one request (newRequest)
+		try = new(quietTry)
+		trace.GotConn = try.gotConn
 	}
 	resp, err := u.client.Do(hr.WithContext(httptrace.WithClientTrace(hr.Context(), trace)))
-	if qc := conn.Load(); qc != nil && qc.requestsSent() == sent.Load() {
+	if try.unsent() {
 		if err == nil {
 			_ = resp.Body.Close() // unread: the connection is closed
 		}

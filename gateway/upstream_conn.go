@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/http/httptrace"
 	"sync/atomic"
 	"time"
 )
@@ -86,6 +87,33 @@ func (c *quietConn) Write(p []byte) (int, error) {
 		c.sent.Add(1)
 	}
 	return c.Conn.Write(p)
+}
+
+// quietTry follows one round trip's HTTP/1.1 connection (its GotConn
+// trace hook) to tell whether what the round trip read came before its
+// request was sent on that connection.
+type quietTry struct {
+	conn atomic.Pointer[quietConn] // the connection of net/http's last try
+	sent atomic.Uint64             // its requestsSent when handed over
+}
+
+func (t *quietTry) gotConn(i httptrace.GotConnInfo) {
+	qc, _ := i.Conn.(*quietConn)
+	if qc != nil {
+		t.sent.Store(qc.requestsSent())
+	}
+	t.conn.Store(qc)
+}
+
+// unsent reports whether the round trip ended on a quietConn that started
+// sending no request since it was handed over: what was read on it is no
+// answer to this request, which was not sent. A nil t is false.
+func (t *quietTry) unsent() bool {
+	if t == nil {
+		return false
+	}
+	qc := t.conn.Load()
+	return qc != nil && qc.requestsSent() == t.sent.Load()
 }
 
 // plainHTTPKey marks the context of a request to an http:// upstream.
