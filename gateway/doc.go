@@ -61,7 +61,9 @@
 // gets a connection per request, so that bytes it sends after an answer are
 // never read as another request's answer, and an HTTP/1.1 connection over
 // TLS takes a new request only once it has been quiet for
-// TransportOptions.ReuseQuiet (250 ms) after its last answer. An upstream that answers with a
+// TransportOptions.ReuseQuiet (250 ms) after its last answer; an answer
+// read on it before the request was sent is discarded and the request sent
+// again. An upstream that answers with a
 // 101, a 1xx final answer or a redirect (3xx, never followed), or whose
 // answer is not valid HTTP, fails the attempt as a protocol_error.
 //

@@ -7,6 +7,7 @@ package gateway_test
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -55,9 +56,19 @@ func (u *rawUpstream) stop() {
 
 func startRaw(t *testing.T, answer func(n int, req *http.Request, c net.Conn) bool) *rawUpstream {
 	t.Helper()
+	return startRawTLS(t, nil, answer)
+}
+
+// startRawTLS is startRaw over TLS with cfg (nil: cleartext).
+func startRawTLS(t *testing.T, cfg *tls.Config, answer func(n int, req *http.Request, c net.Conn) bool) *rawUpstream {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	u := &rawUpstream{ln: ln, url: "http://" + ln.Addr().String(), closed: make(chan int, 64)}
+	scheme := "http://"
+	if cfg != nil {
+		ln, scheme = tls.NewListener(ln, cfg), "https://"
+	}
+	u := &rawUpstream{ln: ln, url: scheme + ln.Addr().String(), closed: make(chan int, 64)}
 	u.wg.Go(func() {
 		for {
 			c, err := ln.Accept()

@@ -1,9 +1,11 @@
 package gateway_test
 
 import (
+	"crypto/tls"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +24,13 @@ import (
 // once. It returns how many victims were served the extra answer, and how
 // many requests failed.
 func smuggled(t *testing.T, tr http.RoundTripper) (served, failed int) {
-	up := startRaw(t, func(n int, req *http.Request, c net.Conn) bool {
+	return smuggledTLS(t, nil, tr)
+}
+
+// smuggledTLS is smuggled with the upstream on TLS with cfg (nil:
+// cleartext).
+func smuggledTLS(t *testing.T, cfg *tls.Config, tr http.RoundTripper) (served, failed int) {
+	up := startRawTLS(t, cfg, func(n int, req *http.Request, c net.Conn) bool {
 		if _, err := io.WriteString(c, answerFor(req, "real "+strconv.Itoa(n))); err != nil {
 			return false
 		}
@@ -30,7 +38,7 @@ func smuggled(t *testing.T, tr http.RoundTripper) (served, failed int) {
 		_, err := io.WriteString(c, completion("INJECTED"))
 		return err == nil
 	})
-	cfg, err := gateway.ParseConfig("smuggle.yaml", []byte(`version: 1
+	gcfg, err := gateway.ParseConfig("smuggle.yaml", []byte(`version: 1
 providers:
   - {name: bad, kind: openai, base_url: "`+up.url+`/v1"}
 routes:
@@ -42,7 +50,7 @@ policy:
 cache: {max_entries: -1}
 `), gateway.LoadOptions{})
 	require.NoError(t, err)
-	g := startGateway(t, cfg, gateway.Options{Logger: discardLogger(), Transport: tr})
+	g := startGateway(t, gcfg, gateway.Options{Logger: discardLogger(), Transport: tr})
 	var injected, bad atomic.Int64
 	var wg sync.WaitGroup
 	for w := range 8 {
@@ -70,6 +78,27 @@ cache: {max_entries: -1}
 // are reused only after ReuseQuiet, TestQuietConnRetires).
 func TestUpstreamSmuggling(t *testing.T) {
 	served, failed := smuggled(t, nil)
+	require.Zero(t, served, "smuggled answers served")
+	require.Zero(t, failed, "failed requests")
+}
+
+// TestUpstreamSmugglingTLS: the same probe on an HTTP/1.1 upstream over
+// TLS, whose connections are reused after ReuseQuiet (here 150 ms: past
+// the upstream's 30 ms with room for a loaded machine, and short enough
+// that connections are handed over while extra answers arrive): none is
+// served the extra answer, none fails. An answer net/http reads on a
+// connection before the request was sent on it is discarded and the
+// request sent again (without that rule, 1 run in 6 served one and
+// another failed a request).
+func TestUpstreamSmugglingTLS(t *testing.T) {
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	cfg := srv.TLS.Clone()
+	cfg.NextProtos = []string{"http/1.1"}
+	tr := gateway.NewTransport(gateway.ProtocolAuto, gateway.TransportOptions{ReuseQuiet: 150 * time.Millisecond,
+		TLSConfig: srv.Client().Transport.(*http.Transport).TLSClientConfig})
+	tr.Proxy = nil
+	srv.Close()
+	served, failed := smuggledTLS(t, cfg, tr)
 	require.Zero(t, served, "smuggled answers served")
 	require.Zero(t, failed, "failed requests")
 }

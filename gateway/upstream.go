@@ -173,13 +173,21 @@ func (e *protocolError) Unwrap() error { return e.err }
 // bytes that do not parse as an answer, is a *protocolError; the body of
 // a returned response is the caller's to close.
 func (u *upstream) do(hr *http.Request) (*http.Response, error) {
-	var answered atomic.Bool // set on the transport's goroutine
-	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { answered.Store(true) }}
-	resp, err := u.client.Do(hr.WithContext(httptrace.WithClientTrace(hr.Context(), trace)))
-	if err != nil {
-		if answered.Load() && hr.Context().Err() == nil {
-			return nil, &protocolError{err: err}
+	resp, err := u.send(hr)
+	// What net/http read on a connection before the request was sent on
+	// it (see quietConn) is bytes the upstream sent unasked, never this
+	// request's answer, and the request was not sent: send it again (on a
+	// new connection; that one is closed).
+	for try := 0; errors.Is(err, errUnsolicited) && try < 3 && hr.Context().Err() == nil; try++ {
+		body, gerr := hr.GetBody()
+		if gerr != nil {
+			break
 		}
+		hr = hr.Clone(hr.Context())
+		hr.Body = body
+		resp, err = u.send(hr)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if s := resp.StatusCode; s < 200 || (s >= 300 && s < 400) || s >= 600 {
@@ -187,6 +195,33 @@ func (u *upstream) do(hr *http.Request) (*http.Response, error) {
 		// the connection: it is not pooled.
 		_ = resp.Body.Close()
 		return nil, &protocolError{status: s}
+	}
+	return resp, nil
+}
+
+// send is one net/http round trip of hr. Its result is errUnsolicited (in
+// a *protocolError) when what it read came on an HTTP/1.1 connection
+// before hr was sent on it (see quietConn).
+func (u *upstream) send(hr *http.Request) (*http.Response, error) {
+	var answered atomic.Bool // set on the transport's goroutine
+	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { answered.Store(true) }}
+	var try *quietTry
+	if !u.plain { // a cleartext connection carries one request (newRequest)
+		try = new(quietTry)
+		trace.GotConn = try.gotConn
+	}
+	resp, err := u.client.Do(hr.WithContext(httptrace.WithClientTrace(hr.Context(), trace)))
+	if try.unsent() {
+		if err == nil {
+			_ = resp.Body.Close() // unread: the connection is closed
+		}
+		return nil, &protocolError{err: errUnsolicited}
+	}
+	if err != nil {
+		if answered.Load() && hr.Context().Err() == nil {
+			return nil, &protocolError{err: err}
+		}
+		return nil, err
 	}
 	return resp, nil
 }
@@ -221,10 +256,12 @@ func (u *upstream) newRequest(ctx context.Context, req *llm.Request, requestID s
 	hr.ContentLength = int64(len(body))
 	// A cleartext upstream speaks HTTP/1.1 (h2c has its own transport):
 	// one connection per request, closed after its answer, so that bytes
-	// the upstream sends after an answer reach no other request. (Reusing
-	// one only after a quiet time, as quietConn does for TLS, leaves a
-	// window: net/http may hand a connection to a waiting request and read
-	// bytes already there as its answer before the request is written.)
+	// the upstream sends after an answer reach no other request. Reusing
+	// one under the quiet rule, as quietConn does for TLS, saves no dial
+	// under load: net/http hands out the most recently used connection,
+	// which is young whenever requests come faster than one per ReuseQuiet,
+	// and is then refused and replaced (BenchmarkFloor: more allocations
+	// and CPU per request than a connection per request).
 	hr.Close = u.plain && !u.h2c
 	hr.GetBody = func() (io.ReadCloser, error) { return requestBody{bytes.NewReader(body)}, nil }
 	h := hr.Header

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/http/httptrace"
 	"sync/atomic"
 	"time"
 )
@@ -28,12 +29,17 @@ import (
 // it closes the connection. A younger connection refuses the request
 // before writing a byte of it: the Transport closes it and sends the
 // request on another connection (a retry net/http makes for a reused
-// connection that wrote nothing; the request body is replayable). What the
-// quiet time cannot close is a narrow race: net/http may hand a connection
-// straight to a waiting request and read bytes that arrive in that instant
-// as its answer before the request is refused. The price is reuse: a
-// connection busy back to back is replaced by a new one for each request
-// (BenchmarkUpstreamReuse measures it). HTTP/2 connections are not wrapped.
+// connection that wrote nothing; the request body is replayable).
+// net/http may hand a connection straight to a waiting request and read
+// bytes already there (or arriving in that instant) as its answer before
+// the request is refused, or even before it is written: upstream.do
+// discards an answer read on a connection that had not started sending
+// the request (quietConn.requestsSent) and sends the request again. What
+// no rule at this level can tell apart is an extra answer that arrives
+// after the next request was written; the quiet time makes the upstream
+// wait for that. The price is reuse: a connection busy back to back is
+// replaced by a new one for each request (BenchmarkUpstreamReuse measures
+// it). HTTP/2 connections are not wrapped.
 
 // DefaultReuseQuiet is TransportOptions.ReuseQuiet's default.
 const DefaultReuseQuiet = 250 * time.Millisecond
@@ -42,14 +48,25 @@ const DefaultReuseQuiet = 250 * time.Millisecond
 // it received bytes less than ReuseQuiet ago.
 var errNotQuiet = errors.New("upstream connection not quiet since its last answer: retired")
 
+// errUnsolicited is an answer read on a connection that refused to send
+// the request: bytes the upstream sent unasked.
+var errUnsolicited = errors.New("unsolicited answer on a connection that did not send the request")
+
 // quietConn is an HTTP/1.1 upstream connection that records when it last
 // received bytes (see above).
 type quietConn struct {
 	net.Conn
 	quiet    time.Duration
-	lastRead atomic.Int64 // Unix nanoseconds of the last read that returned bytes; 0: none yet
-	writing  atomic.Bool  // a request is being written (its first Write passed the check)
+	lastRead atomic.Int64  // Unix nanoseconds of the last read that returned bytes; 0: none yet
+	writing  atomic.Bool   // a request is being written (its first Write passed the check)
+	sent     atomic.Uint64 // requests whose first Write passed the check
 }
+
+// requestsSent is how many requests c started to send. An answer read on c
+// while it did not grow (from before net/http handed c a request until the
+// answer came) answers nothing that request sent: bytes the upstream sent
+// unasked.
+func (c *quietConn) requestsSent() uint64 { return c.sent.Load() }
 
 func (c *quietConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
@@ -67,8 +84,36 @@ func (c *quietConn) Write(p []byte) (int, error) {
 			return 0, errNotQuiet
 		}
 		c.writing.Store(true)
+		c.sent.Add(1)
 	}
 	return c.Conn.Write(p)
+}
+
+// quietTry follows one round trip's HTTP/1.1 connection (its GotConn
+// trace hook) to tell whether what the round trip read came before its
+// request was sent on that connection.
+type quietTry struct {
+	conn atomic.Pointer[quietConn] // the connection of net/http's last try
+	sent atomic.Uint64             // its requestsSent when handed over
+}
+
+func (t *quietTry) gotConn(i httptrace.GotConnInfo) {
+	qc, _ := i.Conn.(*quietConn)
+	if qc != nil {
+		t.sent.Store(qc.requestsSent())
+	}
+	t.conn.Store(qc)
+}
+
+// unsent reports whether the round trip ended on a quietConn that started
+// sending no request since it was handed over: what was read on it is no
+// answer to this request, which was not sent. A nil t is false.
+func (t *quietTry) unsent() bool {
+	if t == nil {
+		return false
+	}
+	qc := t.conn.Load()
+	return qc != nil && qc.requestsSent() == t.sent.Load()
 }
 
 // plainHTTPKey marks the context of a request to an http:// upstream.

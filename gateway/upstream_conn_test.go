@@ -1,11 +1,13 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -69,7 +71,7 @@ func BenchmarkUpstreamReuse(b *testing.B) {
 // TLS (bodies larger than the connection's write buffer) each go out on a
 // new connection, the young one retired without a failed request; after a
 // quiet pause the connection is reused. (A cleartext upstream gets one
-// connection per request: TestCleartextNotReused.)
+// connection per request: TestCleartextConnPerRequest.)
 func TestQuietConnRetires(t *testing.T) {
 	var conns atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -110,32 +112,74 @@ func TestQuietConnRetires(t *testing.T) {
 	require.Equal(t, int64(1), run(time.Millisecond, 20*time.Millisecond), "a quiet connection is reused")
 }
 
-// TestCleartextNotReused: a cleartext HTTP/1.1 upstream gets a connection
-// per request, closed after its answer.
-func TestCleartextNotReused(t *testing.T) {
-	var conns atomic.Int64
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		_, _ = io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
-	}))
-	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			conns.Add(1)
-		}
+// TestCleartextConnPerRequest: a cleartext HTTP/1.1 upstream gets a connection per
+// request, closed after its answer, whether it answers cleanly or sends
+// bytes after an answer, back to back or after a quiet pause (the quiet
+// rule would reuse it after the pause, and saves no dial under load: see
+// upstream.newRequest).
+func TestCleartextConnPerRequest(t *testing.T) {
+	const answer = `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`
+	for _, tc := range []struct {
+		name         string
+		quiet, pause time.Duration
+		extra        string // written 5 ms after each answer
+		conns        int64
+	}{
+		{"clean answers, quiet pause", time.Millisecond, 30 * time.Millisecond, "", 3},
+		{"back to back", 10 * time.Second, 0, "", 3},
+		{"extra bytes after an answer", time.Millisecond, 30 * time.Millisecond, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nno", 3},
+		{"garbage after an answer", time.Millisecond, 30 * time.Millisecond, "\x00garbage", 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			defer ln.Close()
+			var conns atomic.Int64
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					conns.Add(1)
+					go func() {
+						defer c.Close()
+						br := bufio.NewReader(c)
+						for {
+							req, err := http.ReadRequest(br)
+							if err != nil {
+								return
+							}
+							_, _ = io.Copy(io.Discard, req.Body)
+							if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(answer))+"\r\n\r\n"+answer); err != nil {
+								return
+							}
+							if tc.extra != "" {
+								time.Sleep(5 * time.Millisecond)
+								_, _ = io.WriteString(c, tc.extra)
+							}
+						}
+					}()
+				}
+			}()
+			tr := NewTransport(ProtocolAuto, TransportOptions{ReuseQuiet: tc.quiet})
+			tr.Proxy = nil
+			defer tr.CloseIdleConnections()
+			u := newUpstream(&Provider{Name: "p", Kind: KindOpenAI, BaseURL: "http://" + ln.Addr().String() + "/v1"}, tr)
+			for range 3 {
+				// Sleeping is not timing here: a 30 ms pause always outlasts a
+				// 1 ms quiet, and back-to-back requests never a 10 s one.
+				time.Sleep(tc.pause)
+				hr, err := u.newRequest(t.Context(), &llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart("hi")}}}}, "r")
+				require.NoError(t, err)
+				require.True(t, hr.Close, "a cleartext request closes its connection")
+				resp, err := u.do(hr)
+				require.NoError(t, err, "a retired connection fails no request")
+				body, _ := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				require.JSONEq(t, answer, string(body))
+			}
+			require.Equal(t, tc.conns, conns.Load())
+		})
 	}
-	srv.Start()
-	defer srv.Close()
-	tr := NewTransport(ProtocolAuto, TransportOptions{ReuseQuiet: time.Millisecond})
-	tr.Proxy = nil
-	u := newUpstream(&Provider{Name: "p", Kind: KindOpenAI, BaseURL: srv.URL + "/v1"}, tr)
-	for range 3 {
-		time.Sleep(5 * time.Millisecond)
-		hr, err := u.newRequest(t.Context(), &llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart("hi")}}}}, "r")
-		require.NoError(t, err)
-		resp, err := u.do(hr)
-		require.NoError(t, err)
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-	}
-	require.Equal(t, int64(3), conns.Load())
 }

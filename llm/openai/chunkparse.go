@@ -2,13 +2,15 @@ package openai
 
 import (
 	"unicode/utf8"
+
+	"github.com/brownout-dev/brownout/llm"
 )
 
 // A fast path for the chunks that make up nearly all of a stream: content
-// and tool-call deltas and finish reasons. parseChunk reads them without
-// encoding/json and without allocating (strings are slices of the event
-// data, unless they hold escapes). On anything it does not handle exactly
-// as encoding/json would — a usage or error object, a duplicate or
+// and tool-call deltas, finish reasons and the usage chunk. parseChunk
+// reads them without encoding/json and without allocating (strings are
+// slices of the event data, unless they hold escapes). On anything it does
+// not handle exactly as encoding/json would — an error object, a duplicate or
 // case-folded key, a type mismatch, invalid UTF-8, surrogate escapes, deep
 // nesting, a syntax error — it reports false and the caller decodes the
 // chunk with encoding/json instead. FuzzChunkFastPath checks that the two
@@ -18,6 +20,8 @@ import (
 type chunk struct {
 	id, model string
 	choices   []choice
+	usage     llm.Usage
+	hasUsage  bool // a usage object (not null) was read into usage
 }
 
 type choice struct {
@@ -46,6 +50,7 @@ func parseChunk(data string, c *chunk) bool {
 	p := chunkParser{s: data}
 	c.id, c.model = "", ""
 	c.choices = c.choices[:0]
+	c.usage, c.hasUsage = llm.Usage{}, false
 	p.ws()
 	if !p.top(c) {
 		return false
@@ -205,7 +210,13 @@ func (p *chunkParser) top(c *chunk) bool {
 				c.choices = append(c.choices, choice{})
 				return p.choice(&c.choices[len(c.choices)-1])
 			})
-		case n == 3 || n == 4: // usage, error: only null is handled here
+		case n == 3:
+			if p.null() {
+				return true
+			}
+			c.hasUsage = true
+			return p.usage(&c.usage) // as in a chat.completion (respparse.go)
+		case n == 4: // error: only null is handled here
 			return p.null()
 		default:
 			return p.skip(0)

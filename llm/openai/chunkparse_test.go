@@ -31,7 +31,11 @@ func TestChunkFastPath(t *testing.T) {
 		{"tool call", `{"id":"c","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":"}}]}}]}`, true},
 		{"finish", `{"id":"c","model":"m","choices":[{"index":0,"delta":{},"logprobs":{"content":[{"token":"x","logprob":-0.5e-3,"bytes":[1,2]}]},"finish_reason":"stop"}]}`, true},
 		{"whitespace", " {\n\t\"id\" : \"c\" , \"choices\" : [ ] } \r\n", true},
-		{"usage", `{"id":"c","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`, false},
+		{"usage", `{"id":"c","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`, true},
+		{"usage details", `{"id":"c","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":4,"cache_write_tokens":2},"completion_tokens_details":{"reasoning_tokens":3}}}`, true},
+		{"usage token as string", `{"choices":[],"usage":{"prompt_tokens":"1"}}`, false},
+		{"usage token decimal", `{"choices":[],"usage":{"completion_tokens":1.0}}`, false},
+		{"usage folded key", `{"choices":[],"usage":{"Prompt_Tokens":1}}`, false},
 		{"error", `{"error":{"message":"x"}}`, false},
 		{"duplicate key", `{"id":"a","id":"b","choices":[]}`, false},
 		{"folded key", `{"ID":"a","choices":[]}`, false},
@@ -56,8 +60,11 @@ func TestChunkFastPath(t *testing.T) {
 				return
 			}
 			slow, usage, inband, err := slowChunk(tt.data)
-			if err != nil || usage != nil || inband != nil {
-				t.Fatalf("slow path: %v %v %v", err, usage, inband)
+			if err != nil || inband != nil {
+				t.Fatalf("slow path: %v %v", err, inband)
+			}
+			if (usage != nil) != c.hasUsage || (usage != nil && *usage != c.usage) {
+				t.Fatalf("usage: fast %v %+v, slow %+v", c.hasUsage, c.usage, usage)
 			}
 			if render(&c) != render(slow) {
 				t.Errorf("fast %s\nslow %s", render(&c), render(slow))
@@ -72,6 +79,8 @@ func FuzzChunkFastPath(f *testing.F) {
 	for _, s := range []string{
 		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi","refusal":null},"logprobs":null,"finish_reason":null}]}`,
 		`{"id":"c","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":"}}]},"finish_reason":"tool_calls"}],"usage":null}`,
+		`{"id":"c","model":"m","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":20,"total_tokens":32,"prompt_tokens_details":{"cached_tokens":4,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":3,"x":null}}}`,
+		`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"prompt_tokens_details":null,"completion_tokens_details":{}}}`,
 		`{"id":"c\u00e9\n","choices":[{"index":-0,"delta":{"content":"\ud83d\ude00"}}],"x":[true,false,null,1.5e+3,{"y":"z"}]}`,
 	} {
 		f.Add(s)
@@ -82,8 +91,11 @@ func FuzzChunkFastPath(f *testing.F) {
 			return
 		}
 		slow, usage, inband, err := slowChunk(data)
-		if err != nil || usage != nil || inband != nil {
-			t.Fatalf("fast path accepted what encoding/json reads as err=%v usage=%v inband=%v", err, usage, inband)
+		if err != nil || inband != nil {
+			t.Fatalf("fast path accepted what encoding/json reads as err=%v inband=%v", err, inband)
+		}
+		if (usage != nil) != c.hasUsage || (usage != nil && *usage != c.usage) {
+			t.Fatalf("usage: fast %v %+v, slow %+v", c.hasUsage, c.usage, usage)
 		}
 		if render(&c) != render(slow) {
 			t.Fatalf("paths disagree:\nfast %s\nslow %s", render(&c), render(slow))

@@ -236,7 +236,12 @@ func (d *streamDecoder) endErr() error {
 
 func (d *streamDecoder) decodeChunk(data string) error {
 	if parseChunk(data, &d.fast) {
-		d.emit(&d.fast, nil)
+		var usage *llm.Usage
+		if d.fast.hasUsage {
+			u := d.fast.usage
+			usage = &u
+		}
+		d.emit(&d.fast, usage)
 		return nil
 	}
 	c, usage, inband, err := slowChunk(data)
