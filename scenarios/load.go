@@ -164,22 +164,58 @@ type environment struct {
 	providersKnown bool
 }
 
-func (s *Scenario) validate() yamlfile.Errors {
-	var es yamlfile.Errors
-	d := s.doc
-	add := func(path, format string, args ...any) { es = append(es, d.Errorf(path, format, args...)) }
-	addErr := func(err error) {
-		var ye yamlfile.Errors
-		var one *yamlfile.Error
-		switch {
-		case errors.As(err, &ye):
-			es = append(es, ye...)
-		case errors.As(err, &one):
-			es = append(es, one)
-		default:
-			es = append(es, &yamlfile.Error{File: s.file, Msg: err.Error()})
-		}
+// checker validates a scenario in phases, in order: each phase may rely on
+// what the earlier ones learned (the environment, the routes, the alert
+// sinks, the step names) and adds every problem it finds.
+type checker struct {
+	s   *Scenario
+	env *environment
+	es  yamlfile.Errors
+	// routes, sinks and steps are the names the routes, alerts.sinks and
+	// timeline phases found.
+	routes, sinks, steps map[string]bool
+}
+
+func (c *checker) add(path, format string, args ...any) {
+	c.es = append(c.es, c.s.doc.Errorf(path, format, args...))
+}
+
+func (c *checker) addErr(err error) {
+	var ye yamlfile.Errors
+	var one *yamlfile.Error
+	switch {
+	case errors.As(err, &ye):
+		c.es = append(c.es, ye...)
+	case errors.As(err, &one):
+		c.es = append(c.es, one)
+	default:
+		c.es = append(c.es, &yamlfile.Error{File: c.s.file, Msg: err.Error()})
 	}
+}
+
+// validate checks the scenario, phase by phase, fills in defaults and its
+// environment (s.env), and returns every problem found.
+func (s *Scenario) validate() yamlfile.Errors {
+	s.env = &environment{targets: map[string]bool{}, models: map[string][]string{}, primary: map[string]string{}, prices: map[string]score.Price{},
+		mockPrices: map[string]score.Price{}}
+	c := &checker{s: s, env: s.env}
+	c.header()
+	c.providers()
+	c.gateway()
+	c.routeTargets()
+	c.traffic()
+	c.alertSinks()
+	c.timeline()
+	c.stopWhen()
+	c.expectations()
+	s.checkMeasurable(s.env.blackBox, c.add)
+	return c.es
+}
+
+// header checks the scenario's own fields: version, name, duration and the
+// SLO (defaults filled in).
+func (c *checker) header() {
+	s, add := c.s, c.add
 	if s.Version != Version {
 		add("version", "must be %d (got %d)", Version, s.Version)
 	}
@@ -200,12 +236,12 @@ func (s *Scenario) validate() yamlfile.Errors {
 			add([]string{"slo.ttft", "slo.latency"}[i], "set max (every request) or p95 (the window's 95th percentile), e.g. {max: 2s}")
 		}
 	}
+}
 
-	env := &environment{targets: map[string]bool{}, models: map[string][]string{}, primary: map[string]string{}, prices: map[string]score.Price{},
-		mockPrices: map[string]score.Price{}}
-	s.env = env
-
-	// Providers.
+// providers checks the mock providers: a file or inline, loaded; the targets
+// they serve.
+func (c *checker) providers() {
+	s, env, add, addErr := c.s, c.env, c.add, c.addErr
 	hasInline := len(s.Providers.Inline) > 0
 	switch {
 	case s.Providers.File != "" && hasInline:
@@ -232,8 +268,12 @@ func (s *Scenario) validate() yamlfile.Errors {
 			}
 		}
 	}
+}
 
-	// Gateway.
+// gateway checks the gateway under test: a config file, inline routes or a
+// black box by URL, its headers, fleet and alert rules.
+func (c *checker) gateway() {
+	s, env, add, addErr := c.s, c.env, c.add, c.addErr
 	g := &s.Gateway
 	n := 0
 	if g.Config != "" {
@@ -324,6 +364,13 @@ func (s *Scenario) validate() yamlfile.Errors {
 			add(fmt.Sprintf("gateway.alert_rules.%d", i), "%v", err)
 		}
 	}
+}
+
+// routeTargets checks the gateway's routes: every target served by a mock;
+// prices and primaries for the scores.
+func (c *checker) routeTargets() {
+	s, env, add := c.s, c.env, c.add
+	g := &c.s.Gateway
 	routes := map[string]bool{}
 	for _, r := range env.policy.Routes {
 		routes[r.Name] = true
@@ -348,8 +395,15 @@ func (s *Scenario) validate() yamlfile.Errors {
 			env.primary[t.Route] = score.NormTarget(g.Primary)
 		}
 	}
+	c.routes = routes
+}
 
-	// Traffic.
+// traffic checks the traffic sources: route, rate, arrival, format, prompts
+// (defaults filled in).
+func (c *checker) traffic() {
+	s, add, addErr := c.s, c.add, c.addErr
+	g := &c.s.Gateway
+	routes := c.routes
 	if len(s.Traffic) == 0 {
 		add("traffic", "at least one traffic source is required")
 	}
@@ -430,8 +484,11 @@ func (s *Scenario) validate() yamlfile.Errors {
 			s.prompts[i] = t.Prompts.Inline
 		}
 	}
+}
 
-	// Alert sinks.
+// alertSinks checks the alert sinks.
+func (c *checker) alertSinks() {
+	s, add := c.s, c.add
 	sinks := map[string]bool{}
 	for i, k := range s.Alerts.Sinks {
 		p := fmt.Sprintf("alerts.sinks.%d", i)
@@ -445,8 +502,14 @@ func (s *Scenario) validate() yamlfile.Errors {
 			add(p+".kind", "must be webhook or log (got %q)", k.Kind)
 		}
 	}
+	c.sinks = sinks
+}
 
-	// Timeline.
+// timeline checks the timeline steps: one action each, known targets, no two
+// steps on one target at once.
+func (c *checker) timeline() {
+	s, env, add, addErr := c.s, c.env, c.add, c.addErr
+	sinks := c.sinks
 	steps := map[string]bool{}
 	type span struct {
 		step     int
@@ -555,7 +618,12 @@ func (s *Scenario) validate() yamlfile.Errors {
 			}
 		}
 	}
+	c.steps = steps
+}
 
+// stopWhen checks the stop condition and the Prometheus rule files.
+func (c *checker) stopWhen() {
+	s, add, addErr := c.s, c.add, c.addErr
 	if sw := s.StopWhen; sw != nil {
 		switch {
 		case sw.SuccessRateBelow <= 0 && sw.PromQL == "":
@@ -565,8 +633,14 @@ func (s *Scenario) validate() yamlfile.Errors {
 		}
 	}
 	s.validatePromRules(add, addErr)
+}
 
-	// Expectations.
+// expectations checks the expectations: named alerts, steps and targets that
+// exist, well-formed bounds.
+func (c *checker) expectations() {
+	s, env, add := c.s, c.env, c.add
+	sinks := c.sinks
+	steps := c.steps
 	e := &s.Expect
 	for i, a := range e.Alerts {
 		p := fmt.Sprintf("expect.alerts.%d", i)
@@ -621,8 +695,6 @@ func (s *Scenario) validate() yamlfile.Errors {
 			add("expect.targets."+name, "unknown target %q (known: %s)", name, strings.Join(s.knownTargets(), ", "))
 		}
 	}
-	s.checkMeasurable(env.blackBox, add)
-	return es
 }
 
 // checkMeasurable reports every expectation on a score the scenario's
