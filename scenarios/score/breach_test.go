@@ -273,3 +273,40 @@ func TestScoreBreachByPart(t *testing.T) {
 		t.Errorf("wrong step: %v, want correctness only", wrong.BreachByPart)
 	}
 }
+
+// TestFleetRecoveryThroughHealth: a fleet that demotes by health recovers
+// through health. After the outage both replicas' breakers are closed (they
+// never opened), but the target is back only when every replica's health
+// took it back in full: replica 2 recovers at 50s, the first recovery is
+// healthy then; a second outage whose run ends with replica 1 still
+// ramping is closed but not healthy.
+func TestFleetRecoveryThroughHealth(t *testing.T) {
+	b := &logb{}
+	health := func(d time.Duration, replica int, from, to string) {
+		b.ev(d, events.Event{Kind: events.HealthChange, Replica: replica, Target: "a:m", From: from, To: to})
+	}
+	// In time order, as a log is.
+	b.fault("down", "a:m", 10*time.Second, 0)
+	health(12*time.Second, 1, "healthy", "unhealthy")
+	health(13*time.Second, 2, "healthy", "unhealthy")
+	b.ev(20*time.Second, events.Event{Kind: events.FaultEnd, Name: "down", Target: "a:m"})
+	health(30*time.Second, 1, "unhealthy", "recovering")
+	health(35*time.Second, 2, "unhealthy", "recovering")
+	health(40*time.Second, 1, "recovering", "healthy")
+	health(50*time.Second, 2, "recovering", "healthy")
+	b.fault("down-again", "a:m", 60*time.Second, 0)
+	health(61*time.Second, 1, "healthy", "unhealthy")
+	b.ev(70*time.Second, events.Event{Kind: events.FaultEnd, Name: "down-again", Target: "a:m"})
+	health(80*time.Second, 1, "unhealthy", "recovering")
+	in := Input{Events: b.evs, Start: t0, End: at(90 * time.Second), Primary: map[string]string{"chat": "a:m"}}
+	fs := Fleet(&in, 2, "redis", nil)
+	if len(fs.Recoveries) != 2 {
+		t.Fatalf("recoveries %+v, want two", fs.Recoveries)
+	}
+	if r := fs.Recoveries[0]; !r.Closed || !r.Healthy {
+		t.Errorf("first recovery %+v: want closed and healthy", r)
+	}
+	if r := fs.Recoveries[1]; !r.Closed || r.Healthy {
+		t.Errorf("second recovery %+v: want closed, not healthy (replica 1 still ramping)", r)
+	}
+}

@@ -55,6 +55,11 @@ type FleetRecovery struct {
 	// Closed: every replica's breaker closed before the run ended or
 	// another step faulted the target.
 	Closed bool `json:"closed"`
+	// Healthy: every replica's health took the target back in full
+	// (healthy, its ramp done) in that time. A fleet that demotes by
+	// health rather than by breaker recovers through health: its breakers
+	// may never have opened.
+	Healthy bool `json:"healthy"`
 }
 
 // ReplicaScore is one replica's part of a fleet's score.
@@ -94,10 +99,23 @@ func Fleet(in *Input, replicas int, state string, storeFaults []Window) *FleetSc
 	for i := range breaker {
 		breaker[i] = map[string]string{}
 	}
-	recovering := map[string]int{} // target → index in fs.Recoveries
+	health := make([]map[string]string, n)
+	for i := range health {
+		health[i] = map[string]string{}
+	}
+	recovering := map[string]int{} // target → index in fs.Recoveries (breakers)
+	healing := map[string]int{}    // target → index in fs.Recoveries (health)
 	allClosed := func(target string) bool {
 		for _, b := range breaker {
 			if st, ok := b[target]; ok && st != string(policy.Closed) {
+				return false
+			}
+		}
+		return true
+	}
+	allHealthy := func(target string) bool {
+		for _, h := range health {
+			if st, ok := h[target]; ok && st != string(policy.Healthy) {
 				return false
 			}
 		}
@@ -108,6 +126,7 @@ func Fleet(in *Input, replicas int, state string, storeFaults []Window) *FleetSc
 		switch e.Kind {
 		case events.FaultStart:
 			delete(recovering, e.Target) // superseded: never closed
+			delete(healing, e.Target)
 			if primaries[e.Target] {
 				outage[e.Target] = true
 			}
@@ -118,6 +137,11 @@ func Fleet(in *Input, replicas int, state string, storeFaults []Window) *FleetSc
 			if allClosed(e.Target) {
 				fs.Recoveries[len(fs.Recoveries)-1].Closed = true
 				delete(recovering, e.Target)
+			}
+			healing[e.Target] = len(fs.Recoveries) - 1
+			if allHealthy(e.Target) {
+				fs.Recoveries[len(fs.Recoveries)-1].Healthy = true
+				delete(healing, e.Target)
 			}
 		case events.RequestStart:
 			rep.Requests++
@@ -140,6 +164,12 @@ func Fleet(in *Input, replicas int, state string, storeFaults []Window) *FleetSc
 			if k, ok := recovering[e.Target]; ok && allClosed(e.Target) {
 				fs.Recoveries[k].Closed = true
 				delete(recovering, e.Target)
+			}
+		case events.HealthChange:
+			health[rep.Replica-1][e.Target] = e.To
+			if k, ok := healing[e.Target]; ok && allHealthy(e.Target) {
+				fs.Recoveries[k].Healthy = true
+				delete(healing, e.Target)
 			}
 		case events.StateDegraded:
 			if e.OK {
