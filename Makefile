@@ -32,7 +32,7 @@ staticcheck:
 # the long single-goroutine simulations): make test runs them in a second
 # pass without it. TestMakefileNamesEveryRaceSkip (scenarios) fails when a
 # name here no longer exists or a test that skips under -race is missing.
-NORACE_TESTS := TestGameDayLibrary|TestGameDayLibrarySeeds|TestFeedMatchesScore|TestDifferential|TestFidelity|TestLiveBlackBox|TestLiveEndLetsRequestsFinish|TestFleetSharedBeatsLocal|TestLiveFleetRedis|TestLivePrometheusAlerts
+NORACE_TESTS := TestGameDayLibrary|TestGameDayLibrarySeeds|TestFeedMatchesScore|TestDifferential|TestFidelity|TestLiveBlackBox|TestLiveEndLetsRequestsFinish|TestFleetSharedBeatsLocal|TestLiveFleetRedis|TestLivePrometheusAlerts|TestLiveFlagshipPrometheusAlerts
 
 test: vet staticcheck
 	$(GO) test -race -shuffle=on -timeout 14m $(PKGS)

@@ -99,3 +99,48 @@ func TestTeamPrometheusURLMustBeHTTP(t *testing.T) {
 	require.Contains(t, err.Error(), "alerts.prometheus_url: must be an http(s) URL")
 	require.NotContains(t, err.Error(), "secret@")
 }
+
+// TestLiveFlagshipPrometheusAlerts plays the flagship game day live, cut
+// at 3m50s (BrownoutFallbackRateHigh fires 3m30s into the simulated run),
+// with a real Prometheus server scraping the in-process gateway every 15s
+// and evaluating the example rules every 15s, as the simulator does. By
+// hand: the first request not served in full ends at ff; the series is
+// first scraped within 15s after ff, rate() has its second sample 15s
+// later, the rule is pending from the next evaluation (within 15s more)
+// and for: 2m fires it 2m after that: from ff+2m15s (everything aligned)
+// to ff+2m45s (each step a full interval late). The simulator's firing
+// time (from the incident's start) is within a scrape plus an evaluation
+// interval of the live one.
+func TestLiveFlagshipPrometheusAlerts(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("a live run of 3m50s of real time; timings need a build without -race")
+	}
+	s := withRules(t, "3m50s", []string{"../examples/prometheus/brownout-alerts.yaml"}, "")
+	const rule = "BrownoutFallbackRateHigh"
+	ttf := func(r *score.Result) time.Duration {
+		t.Helper()
+		require.NotNil(t, r.PromAlerts, "%s", r.Mode)
+		require.NotEmpty(t, r.PromAlerts.Incidents, "%s", r.Mode)
+		for _, a := range r.PromAlerts.Incidents[0].Alerts {
+			if a.Rule == rule {
+				return a.TimeToFire
+			}
+		}
+		t.Fatalf("%s: %s never fired: %+v", r.Mode, rule, r.PromAlerts)
+		return 0
+	}
+	sim, err := Run(context.Background(), s, Options{Mode: score.ModeSim})
+	require.NoError(t, err)
+	live, err := Run(context.Background(), s, Options{Mode: score.ModeLive})
+	requirePrometheus(t, err)
+	require.NoError(t, err)
+	require.Equal(t, "prometheus", live.PromAlerts.Source)
+	ss, ls := ttf(sim), ttf(live)
+	ff := firstFallback(t, live)
+	fire := live.PromAlerts.Incidents[0].Start.Sub(live.Start) + ls
+	t.Logf("%s fired %s after the storm's start in sim, %s live (first fallback at %s, fired at %s)", rule, ss, ls, ff, fire)
+	require.True(t, fire >= ff+2*time.Minute+15*time.Second && fire <= ff+2*time.Minute+45*time.Second,
+		"first fallback at %s, fired at %s: want %s to %s", ff, fire, ff+2*time.Minute+15*time.Second, ff+2*time.Minute+45*time.Second)
+	tol := s.Alerts.scrapeEvery() + s.Alerts.evalEvery()
+	require.InDelta(t, float64(ss), float64(ls), float64(tol), "sim %s, live %s: more than %s apart", ss, ls, tol)
+}
