@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/brownout-dev/brownout/evals"
@@ -30,12 +29,11 @@ type simReplica struct {
 	eng *policy.Engine
 	det *evals.Detectors
 	// sy decides what it shares (shared state only): whether it follows
-	// the store, the half-open trials it claimed.
+	// the store, the half-open trials it claimed, the fleet demotions it
+	// applied.
 	sy *fleet.Syncer
-	// member is its name in the store's reports; healthAt the newest fleet
-	// demotion applied per target (fleet.LoadDemotions).
-	member   string
-	healthAt map[string]int64
+	// member is its name in the store's reports and records.
+	member string
 }
 
 // Emit stamps the replica on its engine's events (events.Sink).
@@ -44,8 +42,11 @@ type simReplica struct {
 func (rp *simReplica) Emit(e events.Event) {
 	e.Replica = rp.n
 	rp.m.Emit(e)
-	if rp.m.store != nil && e.Kind == events.HealthChange && e.To == string(policy.Unhealthy) && !strings.HasPrefix(e.Reason, fleet.FleetReason) {
-		rp.m.fleetTimer(0, fleetItem{kind: fPutHealth, rep: rp.idx, prop: policy.Proposal{Key: e.Target, Reason: e.Reason, Time: e.Time}})
+	if rp.m.store == nil {
+		return
+	}
+	if d, ok := fleet.ShareDemotion(e); ok {
+		rp.m.fleetTimer(0, fleetItem{kind: fPutHealth, rep: rp.idx, prop: policy.Proposal{Key: d.Key, Reason: d.Reason, Time: d.At}})
 	}
 }
 
@@ -113,8 +114,8 @@ func (m *sim) newReplicas(seed uint64) error {
 		m.store.mem.Clock = func() time.Time { return m.nowT }
 	}
 	for i := range n {
-		rp := &simReplica{m: m, idx: int32(i), sy: fleet.NewSyncer(),
-			member: "replica-" + strconv.Itoa(i+1), healthAt: map[string]int64{}}
+		member := "replica-" + strconv.Itoa(i+1)
+		rp := &simReplica{m: m, idx: int32(i), sy: fleet.NewSyncer(member), member: member}
 		if n > 1 {
 			rp.n = i + 1
 		}
@@ -286,8 +287,12 @@ func (m *sim) share(rp *simReplica) {
 	if err != nil {
 		return
 	}
-	dem, err := fleet.LoadDemotions(ctx, &st.mem, rp.member, rp.eng.Keys(), rp.healthAt)
-	if err != nil || m.callTimeout(rp) {
+	vals, err := st.mem.LoadMany(ctx, rp.sy.HealthNames(rp.eng))
+	if err != nil {
+		return
+	}
+	dem := rp.sy.Demotions(vals)
+	if m.callTimeout(rp) {
 		return
 	}
 	m.fleetTimer(st.prop+st.slow, fleetItem{kind: fShared, rep: rp.idx, bud: bud, dem: dem})
@@ -314,8 +319,9 @@ func (m *sim) putHealth(rp *simReplica, p policy.Proposal) {
 		return
 	}
 	m.callTimeout(rp)
-	d := fleet.Demotion{Key: p.Key, Reason: p.Reason, At: p.Time}
-	_ = fleet.PutDemotion(context.Background(), &m.store.mem, rp.member, d, rp.eng.Settings().Health.Window.D())
+	if r, ok := rp.sy.Demoted(rp.eng, fleet.Demotion{Key: p.Key, Reason: p.Reason, At: p.Time}); ok {
+		_ = m.store.mem.Put(context.Background(), r.Name, r.Value, r.TTL)
+	}
 }
 
 // degrade falls back to local breakers.

@@ -96,7 +96,7 @@ func ExampleSyncer() {
 	ctx := context.Background()
 	out := &outbox{}
 	e, _ := policy.New(cfg, policy.Options{Fleet: out})
-	sy := fleet.NewSyncer()
+	sy := fleet.NewSyncer("replica-a")
 	now := time.Unix(1_700_000_000, 0)
 	send := func() {
 		for _, p := range out.props {

@@ -62,7 +62,6 @@ type Fleet struct {
 	idle     *sync.Cond
 	sy       *Syncer // the decisions (Run's goroutine; Up from any)
 	sharedAt time.Time
-	healthAt map[string]int64      // target → the newest fleet demotion applied (Unix ms; Run's goroutine only)
 	seen     map[string]clientSeen // client counter key → totals at the last sync (Run's goroutine only)
 }
 
@@ -70,7 +69,7 @@ type item struct {
 	prop   policy.Proposal
 	trial  bool
 	remote *policy.BreakerUpdate // a change published by a replica
-	health *healthRecord         // a local demotion to share
+	health *Demotion             // a local demotion to share
 }
 
 // DefaultShare is Options.Share's default.
@@ -98,7 +97,7 @@ func New(store Store, engine func() *policy.Engine, o Options) *Fleet {
 	if o.Member == "" {
 		o.Member = newMember()
 	}
-	f := &Fleet{store: store, engine: engine, o: o, wake: make(chan struct{}, 1), sy: NewSyncer(), seen: map[string]clientSeen{}, healthAt: map[string]int64{}}
+	f := &Fleet{store: store, engine: engine, o: o, wake: make(chan struct{}, 1), sy: NewSyncer(o.Member), seen: map[string]clientSeen{}}
 	f.idle = sync.NewCond(&f.mu)
 	return f
 }

@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"encoding/json"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -30,17 +32,25 @@ import (
 //     and hands them to Resync, then applies each state (Apply, as above),
 //     sends each proposal Resync returned, and emits what Resynced
 //     returns.
+//   - A demotion e makes (ShareDemotion) is written as the record Demoted
+//     returns, while Up.
+//   - Every share interval, while Up, the driver loads the records named
+//     HealthNames (Records.LoadMany) and applies each demotion Demotions
+//     returns (Demotion.Apply).
 //
 // Up may be called from any goroutine; the other methods from one
 // goroutine at a time.
 type Syncer struct {
-	up      atomic.Bool
-	claimed Claims
+	member   string
+	up       atomic.Bool
+	claimed  Claims
+	healthAt map[string]int64 // target → the newest fleet demotion applied (Unix ms)
 }
 
-// NewSyncer returns a syncer that follows the store (Up).
-func NewSyncer() *Syncer {
-	s := &Syncer{claimed: Claims{}}
+// NewSyncer returns the syncer of the replica named member in the store's
+// reports and records; it follows the store (Up).
+func NewSyncer(member string) *Syncer {
+	s := &Syncer{member: member, claimed: Claims{}, healthAt: map[string]int64{}}
 	s.up.Store(true)
 	return s
 }
@@ -138,4 +148,60 @@ func (c Claims) First(u policy.BreakerUpdate) bool {
 	}
 	c[u.Key] = u.Version
 	return true
+}
+
+// ShareDemotion reports whether event ev is a demotion the replica made
+// itself (a health.change to unhealthy whose reason was not learned from
+// the fleet), which the fleet should learn, and returns it.
+func ShareDemotion(ev events.Event) (Demotion, bool) {
+	if ev.Kind != events.HealthChange || ev.To != string(policy.Unhealthy) || strings.HasPrefix(ev.Reason, FleetReason) {
+		return Demotion{}, false
+	}
+	return Demotion{Key: ev.Target, Reason: ev.Reason, At: ev.Time}, true
+}
+
+// Record is a store record to write (Records.Put): its name, value and
+// how long the store keeps it.
+type Record struct {
+	Name  string
+	Value []byte
+	TTL   time.Duration
+}
+
+// Demoted returns the record of the replica's demotion d, kept for e's
+// health window; false for a demotion learned from the fleet (reason
+// starting with FleetReason), which is not written.
+func (s *Syncer) Demoted(e *policy.Engine, d Demotion) (Record, bool) {
+	if strings.HasPrefix(d.Reason, FleetReason) {
+		return Record{}, false
+	}
+	b, _ := json.Marshal(healthRecord{Key: d.Key, Member: s.member, Reason: d.Reason, At: d.At.UnixMilli()})
+	return Record{Name: "health:" + d.Key, Value: b, TTL: e.Settings().Health.Window.D()}, true
+}
+
+// HealthNames returns the names of the demotion records of e's targets,
+// read in one round trip every share interval.
+func (s *Syncer) HealthNames(e *policy.Engine) []string {
+	keys := e.Keys()
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = "health:" + k
+	}
+	return names
+}
+
+// Demotions returns, of the records vals (as read for HealthNames; nil
+// for a missing one), the demotions another replica made since the last
+// call: each demotion is returned once.
+func (s *Syncer) Demotions(vals [][]byte) []Demotion {
+	var out []Demotion
+	for _, v := range vals {
+		var h healthRecord
+		if v == nil || json.Unmarshal(v, &h) != nil || h.Member == s.member || h.At <= s.healthAt[h.Key] {
+			continue
+		}
+		s.healthAt[h.Key] = h.At
+		out = append(out, Demotion{Key: h.Key, Reason: h.Reason, At: time.UnixMilli(h.At)})
+	}
+	return out
 }
