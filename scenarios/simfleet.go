@@ -32,8 +32,6 @@ type simReplica struct {
 	// the store, the half-open trials it claimed, the fleet demotions it
 	// applied.
 	sy *fleet.Syncer
-	// member is its name in the store's reports and records.
-	member string
 }
 
 // Emit stamps the replica on its engine's events (events.Sink).
@@ -115,7 +113,7 @@ func (m *sim) newReplicas(seed uint64) error {
 	}
 	for i := range n {
 		member := "replica-" + strconv.Itoa(i+1)
-		rp := &simReplica{m: m, idx: int32(i), sy: fleet.NewSyncer(member), member: member}
+		rp := &simReplica{m: m, idx: int32(i), sy: fleet.NewSyncer(member)}
 		if n > 1 {
 			rp.n = i + 1
 		}
@@ -278,15 +276,17 @@ func (m *sim) storeApply(rp *simReplica, u policy.BreakerUpdate) {
 // (and a slow store's delay), or is lost when the store is slower than the
 // timeout, and the replica then falls back to local state.
 func (m *sim) share(rp *simReplica) {
-	if !rp.sy.Up() || !rp.eng.Shared() || !m.storeReachable(rp) {
+	if !rp.sy.Sharing(rp.eng) || !m.storeReachable(rp) {
 		return
 	}
 	st := m.store
 	ctx := context.Background()
-	bud, err := fleet.ReportBudgets(ctx, &st.mem, rp.member, rp.eng, m.nowT)
+	r := rp.sy.Budgets(rp.eng, m.nowT)
+	answer, err := st.mem.Report(ctx, r.Member, m.nowT, r.Window, r.Rows)
 	if err != nil {
 		return
 	}
+	bud := r.Others(answer)
 	vals, err := st.mem.LoadMany(ctx, rp.sy.HealthNames(rp.eng))
 	if err != nil {
 		return

@@ -34,7 +34,9 @@ import (
 //     returns.
 //   - A demotion e makes (ShareDemotion) is written as the record Demoted
 //     returns, while Up.
-//   - Every share interval, while Up, the driver loads the records named
+//   - Every share interval, when Sharing, the driver reports the budgets
+//     Budgets returns (Tally.Report), sets the fleet's counts its Others
+//     returns (policy.Engine.SetFleetBudget), loads the records named
 //     HealthNames (Records.LoadMany) and applies each demotion Demotions
 //     returns (Demotion.Apply).
 //
@@ -204,4 +206,38 @@ func (s *Syncer) Demotions(vals [][]byte) []Demotion {
 		out = append(out, Demotion{Key: h.Key, Reason: h.Reason, At: time.UnixMilli(h.At)})
 	}
 	return out
+}
+
+// Sharing reports whether a share interval shares e's counters and health
+// now: the replica follows the store and e is in the fleet's mode.
+func (s *Syncer) Sharing(e *policy.Engine) bool { return s.Up() && e.Shared() }
+
+// BudgetReport is a share's report of a replica's retry budgets per route,
+// for Tally.Report(ctx, Member, now, Window, Rows): its own counts as
+// snapshots, not increments, so a lost or repeated report changes nothing.
+type BudgetReport struct {
+	Member string
+	Window time.Duration // the budget window
+	Rows   []Row         // "budget:ROUTE": requests, retries
+	routes []policy.RouteBudget
+}
+
+// Budgets returns the report of e's retry budgets as of now.
+func (s *Syncer) Budgets(e *policy.Engine, now time.Time) BudgetReport {
+	bs := e.Budgets(now)
+	rows := make([]Row, len(bs))
+	for i, b := range bs {
+		rows[i] = Row{Key: "budget:" + b.Route, Vals: []float64{b.Requests, b.Retries}}
+	}
+	return BudgetReport{Member: s.member, Window: e.Settings().RetryBudget.Window.D(), Rows: rows, routes: bs}
+}
+
+// Others returns the other members' counts per route, from the store's
+// answer to the report (one row per row of Rows), for
+// policy.Engine.SetFleetBudget.
+func (r BudgetReport) Others(answer []Row) []policy.RouteBudget {
+	for i, o := range answer {
+		r.routes[i].Requests, r.routes[i].Retries = o.Vals[0], o.Vals[1]
+	}
+	return r.routes
 }
