@@ -14,14 +14,15 @@ import (
 
 // simReplica is one gateway replica of a simulated game day: its own
 // decision core and detectors. With state: redis it is also its engine's
-// policy.FleetSink and follows the simulated store as the fleet package's
-// syncer follows Redis: proposals and trial results go to the store, the
-// store's answers and published changes come back after the propagation
-// delay, half-open trials are claimed from the store, and a failed or
-// timed-out call falls back to local breakers (state.degraded) until a
-// retry finds the store again and resyncs. Every share interval it also
-// shares its retry budgets and health demotions as the syncer does (see
-// share).
+// policy.FleetSink and drives a fleet.Syncer over the simulated store as
+// fleet.Fleet drives one over Redis: the syncer decides, the simulator
+// performs the store calls in virtual time with the store's delays and
+// faults. Proposals and trial results go to the store, the store's answers
+// and published changes come back after the propagation delay, half-open
+// trials are claimed from the store, and a failed or timed-out call falls
+// back to local breakers (state.degraded) until a retry finds the store
+// again and resyncs. Every share interval it also shares its retry budgets
+// and health demotions (see share).
 type simReplica struct {
 	m   *sim
 	n   int // 1..N in a fleet of N > 1 (stamped on its events); 0 alone
@@ -301,15 +302,7 @@ func (m *sim) share(rp *simReplica) {
 // shared applies a share's answer: the other replicas' budget counts and
 // their demotions since the last share.
 func (m *sim) shared(rp *simReplica, it fleetItem) {
-	if !rp.sy.Up() {
-		return
-	}
-	for _, b := range it.bud {
-		_ = rp.eng.SetFleetBudget(b)
-	}
-	for _, d := range it.dem {
-		_ = d.Apply(rp.eng, m.nowT)
-	}
+	rp.sy.Learn(rp.eng, m.nowT, it.bud, it.dem)
 }
 
 // putHealth writes a replica's demotion for the fleet (fleet.Fleet's

@@ -71,9 +71,7 @@ func (f *Fleet) shareHealth(ctx context.Context, e *policy.Engine, now time.Time
 		f.degrade(err)
 		return false
 	}
-	for _, d := range f.sy.Demotions(vals) {
-		_ = d.Apply(e, now)
-	}
+	f.sy.Learn(e, now, nil, f.sy.Demotions(vals))
 	return true
 }
 

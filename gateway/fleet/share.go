@@ -64,9 +64,7 @@ func (f *Fleet) share(ctx context.Context) {
 		f.degrade(err)
 		return
 	}
-	for _, b := range r.Others(answer) {
-		_ = e.SetFleetBudget(b)
-	}
+	f.sy.Learn(e, now, r.Others(answer), nil)
 	if !f.shareHealth(ctx, e, now) {
 		return
 	}

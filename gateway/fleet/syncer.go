@@ -35,10 +35,10 @@ import (
 //   - A demotion e makes (ShareDemotion) is written as the record Demoted
 //     returns, while Up.
 //   - Every share interval, when Sharing, the driver reports the budgets
-//     Budgets returns (Tally.Report), sets the fleet's counts its Others
-//     returns (policy.Engine.SetFleetBudget), loads the records named
-//     HealthNames (Records.LoadMany) and applies each demotion Demotions
-//     returns (Demotion.Apply).
+//     Budgets returns (Tally.Report), loads the records named HealthNames
+//     (Records.LoadMany), and hands the fleet's budget counts (the
+//     report's Others) and the demotions Demotions returns to Learn, as
+//     the answers arrive.
 //
 // Up may be called from any goroutine; the other methods from one
 // goroutine at a time.
@@ -240,4 +240,20 @@ func (r BudgetReport) Others(answer []Row) []policy.RouteBudget {
 		r.routes[i].Requests, r.routes[i].Retries = o.Vals[0], o.Vals[1]
 	}
 	return r.routes
+}
+
+// Learn applies what a share learned from the fleet to e at now: the other
+// replicas' budget counts per route (policy.Engine.SetFleetBudget) and
+// the demotions they made (Demotion.Apply), unless the replica fell back
+// to local state since the share.
+func (s *Syncer) Learn(e *policy.Engine, now time.Time, budgets []policy.RouteBudget, demotions []Demotion) {
+	if !s.Up() {
+		return
+	}
+	for _, b := range budgets {
+		_ = e.SetFleetBudget(b)
+	}
+	for _, d := range demotions {
+		_ = d.Apply(e, now)
+	}
 }
