@@ -41,7 +41,9 @@ type Options struct {
 // results queue here and a goroutine (Run) sends them to the store, applies
 // the store's answers, claims half-open trials, and applies every change
 // other replicas publish. The request path never waits for the store: a
-// local transition stands until the store answers.
+// local transition stands until the store answers. What it sends and
+// applies, it asks its Syncer (the decisions without I/O, which the
+// game-day simulator drives too); the Fleet makes the calls.
 //
 // When a store call fails or times out the replica falls back to local
 // breakers (policy.Engine.SetShared(false)), emits state.degraded (OK
