@@ -257,8 +257,11 @@ func (s *Server) logStore(ev *events.Event) {
 
 // shareHealth tells the fleet of a demotion this replica made.
 func (s *Server) shareHealth(ev *events.Event) {
-	if s.fleet != nil && ev.Kind == events.HealthChange && ev.To == string(policy.Unhealthy) {
-		s.fleet.f.Demoted(ev.Target, ev.Reason, ev.Time)
+	if s.fleet == nil {
+		return
+	}
+	if d, ok := fleet.ShareDemotion(*ev); ok {
+		s.fleet.f.Demoted(d.Key, d.Reason, d.At)
 	}
 }
 

@@ -83,8 +83,8 @@
 // demotions (reason fleet:…), client limits, idempotency records and
 // cached answers. Simulated: breakers as above, and every 100ms of virtual
 // time each replica reports its retry budgets and reads the others'
-// demotions with the syncer's own functions (fleet.ReportBudgets,
-// fleet.LoadDemotions; a demotion is written with fleet.PutDemotion), the
+// demotions, and writes its own, as its fleet.Syncer (the gateway's own
+// decisions) asks, the
 // answer arriving gateway.propagation later and lost, as the breakers'
 // calls are, with the store down or slower than state.timeout. The
 // simulator models no client limits or idempotency keys (its traffic has

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/brownout-dev/brownout/evals"
@@ -15,27 +14,25 @@ import (
 
 // simReplica is one gateway replica of a simulated game day: its own
 // decision core and detectors. With state: redis it is also its engine's
-// policy.FleetSink and follows the simulated store as the fleet package's
-// syncer follows Redis: proposals and trial results go to the store, the
-// store's answers and published changes come back after the propagation
-// delay, half-open trials are claimed from the store, and a failed or
-// timed-out call falls back to local breakers (state.degraded) until a
-// retry finds the store again and resyncs. Every share interval it also
-// shares its retry budgets and health demotions as the syncer does (see
-// share).
+// policy.FleetSink and drives a fleet.Syncer over the simulated store as
+// fleet.Fleet drives one over Redis: the syncer decides, the simulator
+// performs the store calls in virtual time with the store's delays and
+// faults. Proposals and trial results go to the store, the store's answers
+// and published changes come back after the propagation delay, half-open
+// trials are claimed from the store, and a failed or timed-out call falls
+// back to local breakers (state.degraded) until a retry finds the store
+// again and resyncs. Every share interval it also shares its retry budgets
+// and health demotions (see share).
 type simReplica struct {
 	m   *sim
 	n   int // 1..N in a fleet of N > 1 (stamped on its events); 0 alone
 	idx int32
 	eng *policy.Engine
 	det *evals.Detectors
-	// up: the replica follows the store (shared state only).
-	up      bool
-	claimed fleet.Claims // the half-open versions whose trials it claimed
-	// member is its name in the store's reports; healthAt the newest fleet
-	// demotion applied per target (fleet.LoadDemotions).
-	member   string
-	healthAt map[string]int64
+	// sy decides what it shares (shared state only): whether it follows
+	// the store, the half-open trials it claimed, the fleet demotions it
+	// applied.
+	sy *fleet.Syncer
 }
 
 // Emit stamps the replica on its engine's events (events.Sink).
@@ -44,8 +41,11 @@ type simReplica struct {
 func (rp *simReplica) Emit(e events.Event) {
 	e.Replica = rp.n
 	rp.m.Emit(e)
-	if rp.m.store != nil && e.Kind == events.HealthChange && e.To == string(policy.Unhealthy) && !strings.HasPrefix(e.Reason, fleet.FleetReason) {
-		rp.m.fleetTimer(0, fleetItem{kind: fPutHealth, rep: rp.idx, prop: policy.Proposal{Key: e.Target, Reason: e.Reason, Time: e.Time}})
+	if rp.m.store == nil {
+		return
+	}
+	if d, ok := fleet.ShareDemotion(e); ok {
+		rp.m.fleetTimer(0, fleetItem{kind: fPutHealth, rep: rp.idx, prop: policy.Proposal{Key: d.Key, Reason: d.Reason, Time: d.At}})
 	}
 }
 
@@ -113,8 +113,8 @@ func (m *sim) newReplicas(seed uint64) error {
 		m.store.mem.Clock = func() time.Time { return m.nowT }
 	}
 	for i := range n {
-		rp := &simReplica{m: m, idx: int32(i), up: true, claimed: fleet.Claims{},
-			member: "replica-" + strconv.Itoa(i+1), healthAt: map[string]int64{}}
+		member := "replica-" + strconv.Itoa(i+1)
+		rp := &simReplica{m: m, idx: int32(i), sy: fleet.NewSyncer(member)}
 		if n > 1 {
 			rp.n = i + 1
 		}
@@ -200,7 +200,7 @@ func (m *sim) fleetStep(slot int32) {
 // caller otherwise.
 func (m *sim) storeCall(rp *simReplica, p policy.Proposal, trial bool) {
 	st := m.store
-	if !rp.up {
+	if !rp.sy.Up() {
 		return // local state rules; the resync proposes what matters
 	}
 	if !m.storeReachable(rp) {
@@ -214,7 +214,7 @@ func (m *sim) storeCall(rp *simReplica, p policy.Proposal, trial bool) {
 		u, _ = st.mem.Trial(ctx, p.Key, p.Base)
 		published = u.Version == p.Base+1
 	} else {
-		u, _ = st.mem.Propose(ctx, p, halfOpen(rp))
+		u, _ = st.mem.Propose(ctx, p, fleet.HalfOpen(rp.eng))
 		published = u.Version == p.Base+1
 	}
 	d := st.prop + st.slow
@@ -253,27 +253,20 @@ func (m *sim) callTimeout(rp *simReplica) bool {
 // storeApply applies a store state to a replica and claims its share of
 // the half-open trials (fleet.Fleet's apply).
 func (m *sim) storeApply(rp *simReplica, u policy.BreakerUpdate) {
-	if !rp.eng.Shared() {
-		return
-	}
-	if _, err := rp.eng.Apply(m.nowT, u); err != nil || !rp.claimed.First(u) {
-		return
-	}
-	if !m.storeReachable(rp) {
+	if !rp.sy.Apply(rp.eng, m.nowT, u) || !m.storeReachable(rp) {
 		return
 	}
 	st := m.store
-	n, _ := st.mem.Claim(context.Background(), u.Key, u.Version, halfOpen(rp))
+	n, _ := st.mem.Claim(context.Background(), u.Key, u.Version, fleet.HalfOpen(rp.eng))
 	if m.callTimeout(rp) {
 		return // the trials taken are lost with the answer
 	}
-	if n > 0 {
-		u.Grant = n
+	if g, ok := fleet.Granted(u, n); ok {
 		if st.slow > 0 {
-			m.fleetTimer(st.slow, fleetItem{kind: fApply, rep: rp.idx, u: u})
+			m.fleetTimer(st.slow, fleetItem{kind: fApply, rep: rp.idx, u: g})
 			return
 		}
-		_, _ = rp.eng.Apply(m.nowT, u)
+		rp.sy.Apply(rp.eng, m.nowT, g)
 	}
 }
 
@@ -284,17 +277,23 @@ func (m *sim) storeApply(rp *simReplica, u policy.BreakerUpdate) {
 // (and a slow store's delay), or is lost when the store is slower than the
 // timeout, and the replica then falls back to local state.
 func (m *sim) share(rp *simReplica) {
-	if !rp.up || !rp.eng.Shared() || !m.storeReachable(rp) {
+	if !rp.sy.Sharing(rp.eng) || !m.storeReachable(rp) {
 		return
 	}
 	st := m.store
 	ctx := context.Background()
-	bud, err := fleet.ReportBudgets(ctx, &st.mem, rp.member, rp.eng, m.nowT)
+	r := rp.sy.Budgets(rp.eng, m.nowT)
+	answer, err := st.mem.Report(ctx, r.Member, m.nowT, r.Window, r.Rows)
 	if err != nil {
 		return
 	}
-	dem, err := fleet.LoadDemotions(ctx, &st.mem, rp.member, rp.eng.Keys(), rp.healthAt)
-	if err != nil || m.callTimeout(rp) {
+	bud := r.Others(answer)
+	vals, err := st.mem.LoadMany(ctx, rp.sy.HealthNames(rp.eng))
+	if err != nil {
+		return
+	}
+	dem := rp.sy.Demotions(vals)
+	if m.callTimeout(rp) {
 		return
 	}
 	m.fleetTimer(st.prop+st.slow, fleetItem{kind: fShared, rep: rp.idx, bud: bud, dem: dem})
@@ -303,36 +302,28 @@ func (m *sim) share(rp *simReplica) {
 // shared applies a share's answer: the other replicas' budget counts and
 // their demotions since the last share.
 func (m *sim) shared(rp *simReplica, it fleetItem) {
-	if !rp.up {
-		return
-	}
-	for _, b := range it.bud {
-		_ = rp.eng.SetFleetBudget(b)
-	}
-	for _, d := range it.dem {
-		_ = d.Apply(rp.eng, m.nowT)
-	}
+	rp.sy.Learn(rp.eng, m.nowT, it.bud, it.dem)
 }
 
 // putHealth writes a replica's demotion for the fleet (fleet.Fleet's
 // putHealth), kept for the replica's health window.
 func (m *sim) putHealth(rp *simReplica, p policy.Proposal) {
-	if !rp.up || !m.storeReachable(rp) {
+	if !rp.sy.Up() || !m.storeReachable(rp) {
 		return
 	}
 	m.callTimeout(rp)
-	d := fleet.Demotion{Key: p.Key, Reason: p.Reason, At: p.Time}
-	_ = fleet.PutDemotion(context.Background(), &m.store.mem, rp.member, d, rp.eng.Settings().Health.Window.D())
+	if r, ok := rp.sy.Demoted(rp.eng, fleet.Demotion{Key: p.Key, Reason: p.Reason, At: p.Time}); ok {
+		_ = m.store.mem.Put(context.Background(), r.Name, r.Value, r.TTL)
+	}
 }
 
 // degrade falls back to local breakers.
 func (m *sim) degrade(rp *simReplica, reason string) {
-	if !rp.up {
+	ev, ok := rp.sy.Degrade(rp.eng, m.nowT, reason)
+	if !ok {
 		return
 	}
-	rp.up = false
-	rp.eng.SetShared(m.nowT, false)
-	rp.Emit(events.Event{Time: m.nowT, Kind: events.StateDegraded, Reason: reason})
+	rp.Emit(ev)
 	m.fleetTimer(storeRetry, fleetItem{kind: fRetry, rep: rp.idx})
 }
 
@@ -341,7 +332,7 @@ func (m *sim) degrade(rp *simReplica, reason string) {
 // while the store was away) is proposed otherwise.
 func (m *sim) storeRetry(rp *simReplica) {
 	st := m.store
-	if rp.up {
+	if rp.sy.Up() {
 		return
 	}
 	if st.down || st.slow >= st.timeout {
@@ -351,17 +342,16 @@ func (m *sim) storeRetry(rp *simReplica) {
 	}
 	now := m.nowT
 	states, _ := st.mem.Get(context.Background(), rp.eng.Keys())
-	props := fleet.Resync(rp.eng, states, now)
-	rp.up = true
-	clear(rp.claimed)
-	rp.eng.SetShared(now, true)
+	props, was := rp.sy.Resync(rp.eng, now, states)
 	for _, s := range states {
 		m.storeApply(rp, s)
 	}
 	for _, p := range props {
 		m.storeCall(rp, p, false)
 	}
-	rp.Emit(events.Event{Time: now, Kind: events.StateDegraded, OK: true, Reason: "resynced"})
+	if ev, ok := rp.sy.Resynced(now, was); ok {
+		rp.Emit(ev)
+	}
 }
 
 // storeStep starts (on) or ends a store step.
@@ -394,7 +384,3 @@ func (r *simReq) replica() int {
 	}
 	return r.rep.n
 }
-
-// halfOpen is the half-open trials a replica's core asks for
-// (policy.breaker.half_open_requests; a reload may change it).
-func halfOpen(rp *simReplica) int { return rp.eng.Settings().Breaker.HalfOpenRequests }

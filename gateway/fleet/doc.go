@@ -38,6 +38,18 @@
 // a target writes it to the store, the others read it at their next sync
 // and demote the target too (reason "fleet:…").
 //
+// # One syncer, two drivers
+//
+// What a replica shares and what it takes from the store is decided by a
+// Syncer, which does no I/O and reads no clock (like the decision core):
+// whether it follows the store, which half-open trials to claim, when to
+// fall back and how to resync, which demotions to write and which to
+// apply, what budget counts to report. A Fleet drives one over Redis with
+// a goroutine and real time; the game-day simulator drives one per
+// simulated replica over its in-sim store (Memory) in virtual time, with
+// the store's delays and faults. So a simulated fleet shares the way the
+// gateway does.
+//
 // # Records
 //
 // Idempotency records and cached answers are Records (the gateway's

@@ -79,3 +79,61 @@ func ExampleRecords() {
 	// B leads: false - it finds pending:replica-a
 	// A completes: true - B replays done:200
 }
+
+// outbox is an engine's policy.FleetSink that keeps what the engine
+// proposes for the driver to send.
+type outbox struct{ props []policy.Proposal }
+
+func (o *outbox) Propose(p policy.Proposal)        { o.props = append(o.props, p) }
+func (o *outbox) TrialResult(string, uint64, bool) {}
+
+// A Syncer driven by hand, as the simulator drives one in virtual time:
+// the driver makes the store calls and hands the syncer their answers and
+// the time; the syncer decides.
+func ExampleSyncer() {
+	cfg := policy.Config{Routes: []policy.Route{{Name: "chat", Targets: []policy.Target{{Provider: "openai", Model: "gpt-4o"}}}}}
+	store := &fleet.Memory{}
+	ctx := context.Background()
+	out := &outbox{}
+	e, _ := policy.New(cfg, policy.Options{Fleet: out})
+	sy := fleet.NewSyncer("replica-a")
+	now := time.Unix(1_700_000_000, 0)
+	send := func() {
+		for _, p := range out.props {
+			if !sy.Up() {
+				continue // local state rules until the resync
+			}
+			u, _ := store.Propose(ctx, p, fleet.HalfOpen(e))
+			sy.Apply(e, now, u)
+		}
+		out.props = nil
+	}
+
+	_ = e.Signal(now, "openai:gpt-4o", "probe_failures", policy.Trip)
+	send()
+	st, _ := store.Get(ctx, []string{"openai:gpt-4o"})
+	fmt.Println("store:", st[0].State, "version", st[0].Version)
+
+	ev, _ := sy.Degrade(e, now, "store call timed out")
+	fmt.Println(ev.Kind, ev.OK, ev.Reason)
+
+	// The store answers again: the replica's states meet the store's.
+	states, _ := store.Get(ctx, e.Keys())
+	props, was := sy.Resync(e, now, states)
+	for _, u := range states {
+		if sy.Apply(e, now, u) {
+			n, _ := store.Claim(ctx, u.Key, u.Version, fleet.HalfOpen(e))
+			if g, ok := fleet.Granted(u, n); ok {
+				sy.Apply(e, now, g)
+			}
+		}
+	}
+	out.props = append(out.props, props...)
+	send()
+	ev, _ = sy.Resynced(now, was)
+	fmt.Println(ev.Kind, ev.OK, ev.Reason, "up:", sy.Up())
+	// Output:
+	// store: open version 1
+	// state.degraded false store call timed out
+	// state.degraded true resynced up: true
+}

@@ -41,7 +41,9 @@ type Options struct {
 // results queue here and a goroutine (Run) sends them to the store, applies
 // the store's answers, claims half-open trials, and applies every change
 // other replicas publish. The request path never waits for the store: a
-// local transition stands until the store answers.
+// local transition stands until the store answers. What it sends and
+// applies, it asks its Syncer (the decisions without I/O, which the
+// game-day simulator drives too); the Fleet makes the calls.
 //
 // When a store call fails or times out the replica falls back to local
 // breakers (policy.Engine.SetShared(false)), emits state.degraded (OK
@@ -60,10 +62,8 @@ type Fleet struct {
 	wake     chan struct{}
 	busy     bool
 	idle     *sync.Cond
-	up       bool
-	claimed  Claims
+	sy       *Syncer // the decisions (Run's goroutine; Up from any)
 	sharedAt time.Time
-	healthAt map[string]int64      // target → the newest fleet demotion applied (Unix ms; Run's goroutine only)
 	seen     map[string]clientSeen // client counter key → totals at the last sync (Run's goroutine only)
 }
 
@@ -71,7 +71,7 @@ type item struct {
 	prop   policy.Proposal
 	trial  bool
 	remote *policy.BreakerUpdate // a change published by a replica
-	health *healthRecord         // a local demotion to share
+	health *Demotion             // a local demotion to share
 }
 
 // DefaultShare is Options.Share's default.
@@ -99,7 +99,7 @@ func New(store Store, engine func() *policy.Engine, o Options) *Fleet {
 	if o.Member == "" {
 		o.Member = newMember()
 	}
-	f := &Fleet{store: store, engine: engine, o: o, wake: make(chan struct{}, 1), up: true, claimed: Claims{}, seen: map[string]clientSeen{}, healthAt: map[string]int64{}}
+	f := &Fleet{store: store, engine: engine, o: o, wake: make(chan struct{}, 1), sy: NewSyncer(o.Member), seen: map[string]clientSeen{}}
 	f.idle = sync.NewCond(&f.mu)
 	return f
 }
@@ -127,11 +127,7 @@ func (f *Fleet) push(it item) {
 }
 
 // Up reports whether the store is available as of the last call.
-func (f *Fleet) Up() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.up
-}
+func (f *Fleet) Up() bool { return f.sy.Up() }
 
 // Sync waits until everything queued so far has been handled (tests).
 func (f *Fleet) Sync() {
@@ -218,8 +214,8 @@ func (f *Fleet) drain(ctx context.Context) {
 		it := f.queue[0]
 		f.queue = f.queue[1:]
 		f.busy = true
-		up := f.up
 		f.mu.Unlock()
+		up := f.sy.Up()
 		if it.remote != nil {
 			f.apply(ctx, *it.remote)
 			continue
@@ -245,7 +241,7 @@ func (f *Fleet) send(ctx context.Context, it item) {
 	if it.trial {
 		u, err = f.store.Trial(c, it.prop.Key, it.prop.Base)
 	} else {
-		u, err = f.store.Propose(c, it.prop, e.Settings().Breaker.HalfOpenRequests)
+		u, err = f.store.Propose(c, it.prop, HalfOpen(e))
 	}
 	if err != nil {
 		f.degrade(err)
@@ -257,43 +253,31 @@ func (f *Fleet) send(ctx context.Context, it item) {
 // apply applies a store state and claims half-open trials for it.
 func (f *Fleet) apply(ctx context.Context, u policy.BreakerUpdate) {
 	e := f.engine()
-	if !e.Shared() {
-		return
-	}
-	if _, err := e.Apply(f.o.Now(), u); err != nil {
-		return // a key this replica's routes don't use
-	}
-	f.mu.Lock()
-	first := f.claimed.First(u)
-	f.mu.Unlock()
-	if !first {
+	if !f.sy.Apply(e, f.o.Now(), u) {
 		return
 	}
 	c, cancel := context.WithTimeout(ctx, f.o.Timeout)
 	defer cancel()
-	n, err := f.store.Claim(c, u.Key, u.Version, e.Settings().Breaker.HalfOpenRequests)
+	n, err := f.store.Claim(c, u.Key, u.Version, HalfOpen(e))
 	if err != nil {
 		f.degrade(err)
 		return
 	}
-	if n > 0 {
-		u.Grant = n
-		_, _ = e.Apply(f.o.Now(), u)
+	if g, ok := Granted(u, n); ok {
+		f.sy.Apply(e, f.o.Now(), g)
 	}
 }
 
 // degrade falls back to local state after a store error.
 func (f *Fleet) degrade(err error) {
-	f.mu.Lock()
-	was := f.up
-	f.up = false
-	f.mu.Unlock()
-	if !was {
+	if !f.sy.Up() {
 		return
 	}
-	now := f.o.Now()
-	f.engine().SetShared(now, false)
-	f.o.Events.Emit(events.Event{Time: now, Kind: events.StateDegraded, Reason: err.Error()})
+	ev, ok := f.sy.Degrade(f.engine(), f.o.Now(), err.Error())
+	if !ok {
+		return
+	}
+	f.o.Events.Emit(ev)
 	if f.o.Up != nil {
 		f.o.Up(false)
 	}
@@ -311,13 +295,7 @@ func (f *Fleet) resync(ctx context.Context) {
 		return
 	}
 	now := f.o.Now()
-	props := Resync(e, states, now)
-	f.mu.Lock()
-	was := f.up
-	f.up = true
-	clear(f.claimed)
-	f.mu.Unlock()
-	e.SetShared(now, true)
+	props, was := f.sy.Resync(e, now, states)
 	for _, st := range states {
 		f.apply(ctx, st)
 	}
@@ -327,41 +305,10 @@ func (f *Fleet) resync(ctx context.Context) {
 	if !f.Up() {
 		return
 	}
-	if !was {
-		f.o.Events.Emit(events.Event{Time: now, Kind: events.StateDegraded, OK: true, Reason: "resynced"})
+	if ev, ok := f.sy.Resynced(now, was); ok {
+		f.o.Events.Emit(ev)
 	}
 	if f.o.Up != nil {
 		f.o.Up(true)
 	}
-}
-
-// Resync is what a replica coming back to the store proposes, in the
-// gateway and the simulator alike: where the store's state of a breaker is
-// newer than the replica's it wins (apply it), and where the replica's
-// changed while the store was away it is proposed on the store's version.
-func Resync(e *policy.Engine, states []policy.BreakerUpdate, now time.Time) []policy.Proposal {
-	var props []policy.Proposal
-	for _, st := range states {
-		local, _ := e.Breaker(st.Key)
-		if st.Version <= local.Version && st.State != local.State {
-			props = append(props, policy.Proposal{Key: st.Key, Base: st.Version, State: local.State, OpenUntil: local.OpenUntil, Reason: "resync", Time: now})
-		}
-	}
-	return props
-}
-
-// Claims remembers, per breaker key, the half-open version a replica
-// claimed its share of trials for: each half-open version is claimed once
-// (a resync forgets them all).
-type Claims map[string]uint64
-
-// First reports whether u, a store state the replica just applied, opens
-// trials it has not claimed yet (half-open, a version not claimed), and
-// records the claim.
-func (c Claims) First(u policy.BreakerUpdate) bool {
-	if u.State != policy.HalfOpen || c[u.Key] == u.Version {
-		return false
-	}
-	c[u.Key] = u.Version
-	return true
 }

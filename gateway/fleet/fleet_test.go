@@ -65,8 +65,8 @@ func newReplicas(t testing.TB, n int, store Store, clk *clock) []*replica {
 		r := &replica{log: &events.Log{}, transitions: make(chan events.Event, 16)}
 		r.up.Store(true)
 		sink := events.Tee(r.log, events.SinkFunc(func(e events.Event) {
-			if e.Kind == events.HealthChange && e.To == string(policy.Unhealthy) {
-				r.f.Demoted(e.Target, e.Reason, e.Time) // as the gateway does
+			if d, ok := ShareDemotion(e); ok {
+				r.f.Demoted(d.Key, d.Reason, d.At) // as the gateway does
 			}
 			if e.Kind == events.BreakerTransition {
 				select {

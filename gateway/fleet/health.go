@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -23,7 +22,7 @@ import (
 // learned from the fleet; such demotions are not shared again.
 const FleetReason = "fleet:"
 
-// healthRecord is a shared demotion.
+// healthRecord is a shared demotion as the store keeps it.
 type healthRecord struct {
 	Key    string `json:"key"`
 	Member string `json:"member"`
@@ -32,24 +31,28 @@ type healthRecord struct {
 }
 
 // Demoted tells the fleet that this replica demoted target key for
-// reason at a time; a demotion learned from the fleet (reason starting
-// with FleetReason) is ignored. It never blocks.
+// reason at a time (see ShareDemotion); a demotion learned from the fleet
+// (reason starting with FleetReason) is ignored. It never blocks.
 func (f *Fleet) Demoted(key, reason string, at time.Time) {
 	if strings.HasPrefix(reason, FleetReason) {
 		return
 	}
-	f.push(item{health: &healthRecord{Key: key, Member: f.o.Member, Reason: reason, At: at.UnixMilli()}})
+	f.push(item{health: &Demotion{Key: key, Reason: reason, At: time.UnixMilli(at.UnixMilli())}})
 }
 
 // putHealth writes a local demotion for the fleet.
-func (f *Fleet) putHealth(ctx context.Context, h healthRecord) {
+func (f *Fleet) putHealth(ctx context.Context, d Demotion) {
 	rs, ok := f.store.(Records)
+	if !ok {
+		return
+	}
+	r, ok := f.sy.Demoted(f.engine(), d)
 	if !ok {
 		return
 	}
 	c, cancel := context.WithTimeout(ctx, f.o.Timeout)
 	defer cancel()
-	if err := PutDemotion(c, rs, f.o.Member, Demotion{Key: h.Key, Reason: h.Reason, At: time.UnixMilli(h.At)}, f.engine().Settings().Health.Window.D()); err != nil {
+	if err := rs.Put(c, r.Name, r.Value, r.TTL); err != nil {
 		f.degrade(err)
 	}
 }
@@ -62,15 +65,13 @@ func (f *Fleet) shareHealth(ctx context.Context, e *policy.Engine, now time.Time
 		return true
 	}
 	c, cancel := context.WithTimeout(ctx, f.o.Timeout)
-	ds, err := LoadDemotions(c, rs, f.o.Member, e.Keys(), f.healthAt)
+	vals, err := rs.LoadMany(c, f.sy.HealthNames(e))
 	cancel()
 	if err != nil {
 		f.degrade(err)
 		return false
 	}
-	for _, d := range ds {
-		_ = d.Apply(e, now)
-	}
+	f.sy.Learn(e, now, nil, f.sy.Demotions(vals))
 	return true
 }
 
@@ -78,43 +79,6 @@ func (f *Fleet) shareHealth(ctx context.Context, e *policy.Engine, now time.Time
 type Demotion struct {
 	Key, Reason string
 	At          time.Time
-}
-
-// PutDemotion writes member's demotion d for the fleet, kept for window
-// (the health window). A demotion learned from the fleet (reason starting
-// with FleetReason) is not written. The Fleet calls it for each demotion
-// its replica makes; the game-day simulator for each of a simulated
-// replica's.
-func PutDemotion(ctx context.Context, rs Records, member string, d Demotion, window time.Duration) error {
-	if strings.HasPrefix(d.Reason, FleetReason) {
-		return nil
-	}
-	b, _ := json.Marshal(healthRecord{Key: d.Key, Member: member, Reason: d.Reason, At: d.At.UnixMilli()})
-	return rs.Put(ctx, "health:"+d.Key, b, window)
-}
-
-// LoadDemotions reads the demotion records of targets keys in one round
-// trip and returns those another member than member made after seen[key]
-// (Unix ms), which it advances: each demotion is returned once.
-func LoadDemotions(ctx context.Context, rs Records, member string, keys []string, seen map[string]int64) ([]Demotion, error) {
-	names := make([]string, len(keys))
-	for i, k := range keys {
-		names[i] = "health:" + k
-	}
-	vals, err := rs.LoadMany(ctx, names)
-	if err != nil {
-		return nil, err
-	}
-	var out []Demotion
-	for _, v := range vals {
-		var h healthRecord
-		if v == nil || json.Unmarshal(v, &h) != nil || h.Member == member || h.At <= seen[h.Key] {
-			continue
-		}
-		seen[h.Key] = h.At
-		out = append(out, Demotion{Key: h.Key, Reason: h.Reason, At: time.UnixMilli(h.At)})
-	}
-	return out, nil
 }
 
 // Apply demotes the target on engine e at now, for e's health window, with

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/brownout-dev/brownout/gateway/clients"
-	"github.com/brownout-dev/brownout/gateway/policy"
 )
 
 // Sharing counters costs no store call on the request path: every
@@ -53,20 +52,19 @@ func (f *Fleet) share(ctx context.Context) {
 		return
 	}
 	e := f.engine()
-	if !e.Shared() {
+	if !f.sy.Sharing(e) {
 		return
 	}
 	now := f.o.Now()
+	r := f.sy.Budgets(e, now)
 	c, cancel := context.WithTimeout(ctx, f.o.Timeout)
-	others, err := ReportBudgets(c, tally, f.o.Member, e, now)
+	answer, err := tally.Report(c, r.Member, now, r.Window, r.Rows)
 	cancel()
 	if err != nil {
 		f.degrade(err)
 		return
 	}
-	for _, b := range others {
-		_ = e.SetFleetBudget(b)
-	}
+	f.sy.Learn(e, now, r.Others(answer), nil)
 	if !f.shareHealth(ctx, e, now) {
 		return
 	}
@@ -76,27 +74,6 @@ func (f *Fleet) share(ctx context.Context) {
 	f.mu.Lock()
 	f.sharedAt = now
 	f.mu.Unlock()
-}
-
-// ReportBudgets reports engine e's retry budgets per route to tally as
-// member's own counts as of now, and returns the other members' counts per
-// route, for e.SetFleetBudget. The Fleet calls it every Options.Share; the
-// game-day simulator calls it for each simulated replica at the same
-// cadence in virtual time.
-func ReportBudgets(ctx context.Context, tally Tally, member string, e *policy.Engine, now time.Time) ([]policy.RouteBudget, error) {
-	bs := e.Budgets(now)
-	rows := make([]Row, len(bs))
-	for i, b := range bs {
-		rows[i] = Row{Key: "budget:" + b.Route, Vals: []float64{b.Requests, b.Retries}}
-	}
-	others, err := tally.Report(ctx, member, now, e.Settings().RetryBudget.Window.D(), rows)
-	if err != nil {
-		return nil, err
-	}
-	for i, o := range others {
-		bs[i].Requests, bs[i].Retries = o.Vals[0], o.Vals[1]
-	}
-	return bs, nil
 }
 
 // SharedAt returns when this replica last synced its retry budgets and
