@@ -37,4 +37,13 @@
 // after a restart, and recording rules (a rule file's record: rules are
 // skipped; alerting rules that read their output see no series). Label
 // values with templates are refused at load time.
+//
+// # A real server, for live runs
+//
+// Server is the other side: Debian's prometheus binary started for a live
+// game day (Start: the rule files copied into a temporary directory, one
+// scrape job on a free loopback port), or a team's own server at a URL
+// (Remote, a secret no error names). Holds asks an expression of it, and
+// Alerts reads its ALERTS series back as episodes (pending, fired,
+// resolved), the live counterpart of what Evaluator.Eval reports.
 package promrules

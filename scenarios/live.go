@@ -23,6 +23,7 @@ import (
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/faults"
 	"github.com/brownout-dev/brownout/gateway"
+	"github.com/brownout-dev/brownout/internal/netfault"
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/codecs"
 	"github.com/brownout-dev/brownout/mockprovider"
@@ -80,7 +81,7 @@ type liveRun struct {
 	// replicaURLs their addresses; storeProxy fronts their shared store.
 	replicas    []*gateway.Server
 	replicaURLs []string
-	storeProxy  *storeProxy
+	storeProxy  *netfault.Proxy
 }
 
 // Emit records an event (events.Sink); safe for concurrent use.

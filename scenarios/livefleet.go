@@ -1,23 +1,18 @@
 package scenarios
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway"
+	"github.com/brownout-dev/brownout/internal/netfault"
+	"github.com/brownout-dev/brownout/internal/redisserver"
 	"github.com/brownout-dev/brownout/yamlfile"
 )
 
@@ -49,17 +44,20 @@ func (l *liveRun) startGateways(ctx context.Context, seed uint64) (func(), error
 		}
 	}
 	if s.Gateway.shared() {
-		rs, err := startRedisServer()
+		rs, err := redisserver.Start()
+		if errors.Is(err, redisserver.ErrNotInstalled) {
+			return nil, invalid(ErrNoRedis) // the run cannot happen as asked (exit 2)
+		}
 		if err != nil {
 			return nil, err
 		}
-		stops = append(stops, rs.stop)
-		px, err := startStoreProxy(rs.addr)
+		stops = append(stops, rs.Stop)
+		px, err := netfault.Start(rs.Addr())
 		if err != nil {
 			stopAll()
 			return nil, err
 		}
-		stops = append(stops, px.close)
+		stops = append(stops, px.Close)
 		l.storeProxy = px
 	}
 	n := max(s.Gateway.Replicas, 1)
@@ -112,7 +110,7 @@ func (l *liveRun) replicaConfig(path string, seed uint64) (*gateway.Config, erro
 	cfg.State = gateway.StateConfig{Timeout: cfg.State.Timeout}
 	if l.storeProxy != nil {
 		cfg.State.Backend = StateRedis
-		cfg.State.URL = gateway.NewSecret("redis://" + l.storeProxy.addr + "/0")
+		cfg.State.URL = gateway.NewSecret("redis://" + l.storeProxy.Addr() + "/0")
 		cfg.State.Prefix = "gameday"
 	}
 	return cfg, nil
@@ -153,196 +151,10 @@ func (l *liveRun) storeStep(st *Step, on bool) {
 	}
 	switch {
 	case st.Store.Down:
-		px.setDown(on)
+		px.SetDown(on)
 	case on:
-		px.slow.Store(int64(st.Store.Slow.D()))
+		px.SetSlow(st.Store.Slow.D())
 	default:
-		px.slow.Store(0)
+		px.SetSlow(0)
 	}
-}
-
-// redisServer is a redis-server the runner started on a free loopback
-// port, persisting nothing.
-type redisServer struct {
-	addr string
-	cmd  *exec.Cmd
-	dir  string
-}
-
-func startRedisServer() (*redisServer, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return nil, invalid(ErrNoRedis) // the run cannot happen as asked (exit 2)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	_ = ln.Close()
-	dir, err := os.MkdirTemp("", "brownout-redis-")
-	if err != nil {
-		return nil, err
-	}
-	rs := &redisServer{addr: "127.0.0.1:" + strconv.Itoa(port), dir: dir}
-	rs.cmd = exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", dir, "--daemonize", "no", "--loglevel", "warning")
-	if err := rs.cmd.Start(); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("start redis-server: %w", err)
-	}
-	for range 500 { // up to ~5s to listen
-		if redisPing(rs.addr) {
-			return rs, nil
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	rs.stop()
-	return nil, fmt.Errorf("redis-server on %s did not answer PING within 5s", rs.addr)
-}
-
-func (rs *redisServer) stop() {
-	_ = rs.cmd.Process.Kill()
-	_ = rs.cmd.Wait()
-	_ = os.RemoveAll(rs.dir)
-}
-
-// redisPing reports whether a Redis server answers PING at addr.
-func redisPing(addr string) bool {
-	c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(200 * time.Millisecond))
-	if _, err := io.WriteString(c, "PING\r\n"); err != nil {
-		return false
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	return err == nil && strings.HasPrefix(line, "+PONG")
-}
-
-// storeProxy is a loopback TCP proxy in front of the store, so a store
-// step means what it means in the simulator: down cuts every connection
-// and refuses new ones while what Redis holds survives; slow delays what
-// the store sends (answers and published changes) by that much.
-type storeProxy struct {
-	addr, upstream string
-	ln             net.Listener
-	slow           atomic.Int64 // time.Duration
-
-	mu    sync.Mutex
-	down  bool
-	conns map[net.Conn]bool
-	wg    sync.WaitGroup
-}
-
-func startStoreProxy(upstream string) (*storeProxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	px := &storeProxy{addr: ln.Addr().String(), upstream: upstream, ln: ln, conns: map[net.Conn]bool{}}
-	px.wg.Add(1)
-	go px.accept()
-	return px, nil
-}
-
-func (px *storeProxy) accept() {
-	defer px.wg.Done()
-	for {
-		c, err := px.ln.Accept()
-		if err != nil {
-			return
-		}
-		px.mu.Lock()
-		if px.down {
-			px.mu.Unlock()
-			_ = c.Close()
-			continue
-		}
-		u, err := net.DialTimeout("tcp", px.upstream, time.Second)
-		if err != nil {
-			px.mu.Unlock()
-			_ = c.Close()
-			continue
-		}
-		px.conns[c], px.conns[u] = true, true
-		px.wg.Add(2)
-		px.mu.Unlock()
-		go px.pipe(u, c, false) // to the store, as sent
-		go px.pipe(c, u, true)  // from the store, delayed while slow
-	}
-}
-
-// pipe copies src to dst until either side closes, then closes both.
-// Delayed chunks keep their order, each held until it is slow old.
-func (px *storeProxy) pipe(dst, src net.Conn, delayed bool) {
-	defer px.wg.Done()
-	defer px.drop(dst, src)
-	if !delayed {
-		_, _ = io.Copy(dst, src)
-		return
-	}
-	type chunk struct {
-		at   time.Time
-		data []byte
-	}
-	ch := make(chan chunk, 64)
-	go func() {
-		defer close(ch)
-		for {
-			buf := make([]byte, 32<<10)
-			n, err := src.Read(buf)
-			if n > 0 {
-				ch <- chunk{time.Now(), buf[:n]}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	for c := range ch {
-		if d := time.Until(c.at.Add(time.Duration(px.slow.Load()))); d > 0 {
-			time.Sleep(d)
-		}
-		if _, err := dst.Write(c.data); err != nil {
-			px.drop(dst, src)
-			for range ch { // let the reader end
-			}
-			return
-		}
-	}
-}
-
-func (px *storeProxy) drop(a, b net.Conn) {
-	_ = a.Close()
-	_ = b.Close()
-	px.mu.Lock()
-	delete(px.conns, a)
-	delete(px.conns, b)
-	px.mu.Unlock()
-}
-
-// setDown takes the store away (cutting every connection) or brings it
-// back.
-func (px *storeProxy) setDown(down bool) {
-	px.mu.Lock()
-	px.down = down
-	var cut []net.Conn
-	if down {
-		for c := range px.conns {
-			cut = append(cut, c)
-		}
-	}
-	px.mu.Unlock()
-	for _, c := range cut {
-		_ = c.Close()
-	}
-}
-
-func (px *storeProxy) close() {
-	_ = px.ln.Close()
-	px.setDown(true)
-	px.wg.Wait()
 }
