@@ -19,7 +19,7 @@ const flagship = "../examples/gamedays/primary-429-storm.yaml"
 
 // withRules is the flagship game day with its prometheus_rules replaced by
 // rules (paths relative to scenarios/) and the extra YAML appended to
-// alerts:, written next to the flagship so its relative paths hold.
+// alerts:, its relative paths made absolute.
 func withRules(t *testing.T, duration string, rules []string, extra string) *Scenario {
 	t.Helper()
 	src, err := os.ReadFile(flagship)
@@ -35,9 +35,14 @@ func withRules(t *testing.T, duration string, rules []string, extra string) *Sce
 		"prometheus_rules: ["+strings.Join(rel, ", ")+"]"+extra, 1)
 	s = strings.Replace(s, "duration: 6m", "duration: "+duration, 1)
 	s = regexp.MustCompile(`(?m)^  prometheus_alerts:\n(    .*\n)*`).ReplaceAllString(s, "")
-	p := filepath.Join(filepath.Dir(flagship), ".promalerts-"+strings.ReplaceAll(t.Name(), "/", "-")+".yaml")
+	// Written to a temporary directory, not beside the flagship: other
+	// packages' tests read every file of the example library meanwhile.
+	env, err := filepath.Abs(filepath.Join(filepath.Dir(flagship), "env"))
+	require.NoError(t, err)
+	s = strings.ReplaceAll(s, "{file: env/", "{file: "+env+"/")
+	s = strings.ReplaceAll(s, "{config: env/", "{config: "+env+"/")
+	p := filepath.Join(t.TempDir(), "flagship.yaml")
 	require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
-	t.Cleanup(func() { os.Remove(p) })
 	sc, err := Load(p)
 	require.NoError(t, err)
 	return sc
