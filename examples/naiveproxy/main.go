@@ -47,9 +47,9 @@ type proxy struct {
 	retries   int
 	// drop are the request fields removed for every upstream after the
 	// first (-drop-on-fallback).
-	drop []string
-	key       string
-	client    *http.Client
+	drop   []string
+	key    string
+	client *http.Client
 }
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {

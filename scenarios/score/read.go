@@ -424,6 +424,6 @@ func billed(j *JournalEntry) bool {
 	return j.Outcome == string(mockprovider.OutcomeOK) || j.OutputTokens > 0
 }
 
-// ProbeRateLimited is the Class of a probe.result event for a probe the
-// provider refused for rate, as the gateway writes it: not a failure.
+// ProbeRateLimited is the Class of a probe.result event (in either
+// engine's log) for a probe the provider refused for rate: not a failure.
 const ProbeRateLimited = "rate_limited"
