@@ -1,7 +1,6 @@
 package score
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 
@@ -154,16 +153,7 @@ func TestScoreWrongAnswers(t *testing.T) {
 func TestScoreBlackBoxShiftBeforeFault(t *testing.T) {
 	b := &logb{}
 	b.fault("f", "a:m", 60*time.Second, 90*time.Second)
-	for d := time.Duration(0); d < 100*time.Second; d += 100 * time.Millisecond {
-		id := fmt.Sprintf("r%d", d/time.Millisecond)
-		b.ev(d, events.Event{Kind: events.RequestStart, RequestID: id})
-		tgt := "a:m"
-		if d >= 30*time.Second && d < 90*time.Second {
-			tgt = "b:m"
-		}
-		b.journal = append(b.journal, JournalEntry{Time: at(d), RequestID: id, Target: tgt, Outcome: "ok"})
-		b.ev(d+50*time.Millisecond, events.Event{Kind: events.RequestEnd, RequestID: id, Outcome: events.OutcomeServed})
-	}
+	b.blackBox(100*time.Second, 30*time.Second, 90*time.Second)
 	res := b.score(100 * time.Second)
 	if !res.BlackBox {
 		t.Fatal("want black-box scoring")

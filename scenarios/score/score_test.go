@@ -81,6 +81,22 @@ func (b *logb) traffic(from, to time.Duration, f func(t time.Duration) (string, 
 	}
 }
 
+// blackBox adds a black box's traffic: a request every 100ms until end,
+// no gateway events, each journaled by the mock of a:m, or of b:m from
+// shiftFrom to shiftTo.
+func (b *logb) blackBox(end, shiftFrom, shiftTo time.Duration) {
+	for d := time.Duration(0); d < end; d += 100 * time.Millisecond {
+		id := fmt.Sprintf("r%d", d/time.Millisecond)
+		b.ev(d, events.Event{Kind: events.RequestStart, RequestID: id})
+		tgt := "a:m"
+		if d >= shiftFrom && d < shiftTo {
+			tgt = "b:m"
+		}
+		b.journal = append(b.journal, JournalEntry{Time: at(d), RequestID: id, Target: tgt, Outcome: "ok"})
+		b.ev(d+50*time.Millisecond, events.Event{Kind: events.RequestEnd, RequestID: id, Outcome: events.OutcomeServed})
+	}
+}
+
 func ok(target string) att   { return att{target: target, class: "ok"} }
 func fail(target string) att { return att{target: target, class: "rate_limited"} }
 
@@ -198,16 +214,7 @@ func TestScoreTTDTrafficShiftBlackBox(t *testing.T) {
 	// fault a:m takes every attempt; from 25s on it takes none.
 	b := &logb{}
 	b.fault("f", "a:m", 20*time.Second, 40*time.Second)
-	for d := time.Duration(0); d < 60*time.Second; d += 100 * time.Millisecond {
-		id := fmt.Sprintf("r%d", d/time.Millisecond)
-		b.ev(d, events.Event{Kind: events.RequestStart, RequestID: id})
-		tgt := "a:m"
-		if d >= 25*time.Second && d < 40*time.Second {
-			tgt = "b:m"
-		}
-		b.journal = append(b.journal, JournalEntry{Time: at(d), RequestID: id, Target: tgt, Outcome: "ok"})
-		b.ev(d+50*time.Millisecond, events.Event{Kind: events.RequestEnd, RequestID: id, Outcome: events.OutcomeServed})
-	}
+	b.blackBox(60*time.Second, 25*time.Second, 40*time.Second)
 	res := b.score(60 * time.Second)
 	if !res.BlackBox {
 		t.Fatal("want black-box scoring")
