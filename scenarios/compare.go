@@ -178,9 +178,6 @@ rounds:
 			}
 			results[k] = append(results[k], res)
 			played++
-			if res.Aborted {
-				break rounds
-			}
 		}
 	}
 	for k, c := range cs {
