@@ -132,23 +132,31 @@ func (s *scorer) falseAlarms() []FalseAlarm {
 // such attempt ended, plus one SLO window for the detectors' own window to
 // move past it.
 func (s *scorer) echoOfFault(target string, t time.Time) bool {
-	ti, ok := s.names.find(target)
-	if !ok {
+	if _, ok := s.names.find(target); !ok {
 		return false
 	}
 	at := s.off(t)
-	for i := range s.faults {
-		f := &s.faults[i]
-		if f.target != target || at < f.from {
-			continue
-		}
-		last := f.to
-		for j := range s.atts {
-			if a := &s.atts[j]; a.tgt == ti && a.start >= f.from && a.start < f.to && a.end > last {
-				last = a.end
+	if s.echoEnd == nil {
+		// Once per run: the last end of an attempt started during each
+		// fault on its target (the fault's end when none ran later).
+		s.echoEnd = make([]int64, len(s.faults))
+		for i := range s.faults {
+			f := &s.faults[i]
+			s.echoEnd[i] = f.to
+			fi, ok := s.names.find(f.target)
+			for j := range s.atts {
+				if !ok {
+					break
+				}
+				if a := &s.atts[j]; a.tgt == fi && a.start >= f.from && a.start < f.to && a.end > s.echoEnd[i] {
+					s.echoEnd[i] = a.end
+				}
 			}
 		}
-		if at <= last+int64(s.slo.Window) {
+	}
+	for i := range s.faults {
+		f := &s.faults[i]
+		if f.target == target && at >= f.from && at <= s.echoEnd[i]+int64(s.slo.Window) {
 			return true
 		}
 	}

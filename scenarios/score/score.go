@@ -168,6 +168,7 @@ type scorer struct {
 	signals  []transition // detector signals and probe detections
 	budget   int
 	alertEv  []events.Event
+	echoEnd  []int64        // by fault: when its echo ends, less the SLO window (echoOfFault)
 	timeline []events.Event // the first MaxTimeline notable events
 	summary  EventSummary
 
