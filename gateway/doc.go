@@ -57,13 +57,13 @@
 // cleartext for protocol h2c, HTTP/1.1 otherwise. Its limits are part of the
 // gateway's security boundary: an answer's header, 1xx answers included, is
 // bounded (64 KiB); a connection that receives bytes while no request is in
-// flight on it is closed, never reused; a cleartext HTTP/1.1 upstream
-// gets a connection per request, so that bytes it sends after an answer are
-// never read as another request's answer, and an HTTP/1.1 connection over
-// TLS takes a new request only once it has been quiet for
-// TransportOptions.ReuseQuiet (250 ms) after its last answer; an answer
-// read on it before the request was sent is discarded and the request sent
-// again. An upstream that answers with a
+// flight on it is never reused; an HTTP/1.1 connection takes a new request
+// only once it has been quiet for TransportOptions.ReuseQuiet (250 ms)
+// after its last answer, so that bytes an upstream sends after an answer
+// are never read as another request's answer (cleartext connections are
+// pooled by the gateway, which peeks at a kept connection's socket before
+// handing it out); an answer read on it before the request was sent is
+// discarded and the request sent again. An upstream that answers with a
 // 101, a 1xx final answer or a redirect (3xx, never followed), or whose
 // answer is not valid HTTP, fails the attempt as a protocol_error.
 //

@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/brownout-dev/brownout/events"
+	"github.com/brownout-dev/brownout/gateway"
 )
 
 // BenchmarkFloor puts the gateway beside the floor of any proxy: a bare
@@ -20,15 +23,20 @@ import (
 //
 //	go test -run '^$' -bench Floor -benchtime 5x -count 3 ./gateway
 //
-// Each round plays the same 128 requests four ways, c clients at a time:
+// Each round plays the same 128 requests five ways, c clients at a time:
 // directly to the mock, through the ReverseProxy, through the gateway,
-// and through a second gateway that traces every request (OTLP/HTTP to an
-// in-process collector that discards the spans). The process's CPU time
-// (getrusage) of the direct run is what the client and the mock cost;
-// subtracted from the others it leaves the CPU per request of each proxy:
-// floor-cpu-µs/req, gateway-cpu-µs/req, traced-cpu-µs/req (the collector's
-// share included), and their ratios to the floor (x-floor, the issue's
-// aim: at most 1.1; x-floor-traced). Allocations per streamed token are
+// through a second gateway that traces every request (OTLP/HTTP to an
+// in-process collector that discards the spans), and through a third
+// whose upstream connections are never reused (each request dials: the
+// smuggling guard's cost when requests to one upstream come faster than
+// its pool of quiet connections covers). Rounds are ReuseQuiet apart, so
+// the gateways reuse their quiet connections as the ReverseProxy reuses
+// its own. The process's CPU time (getrusage) of the direct run is what
+// the client and the mock cost; subtracted from the others it leaves the
+// CPU per request of each proxy: floor-cpu-µs/req, gateway-cpu-µs/req,
+// traced-cpu-µs/req (the collector's share included), dial-cpu-µs/req,
+// and their ratios to the floor (x-floor, the aim: at most 1.1;
+// x-floor-traced, x-floor-dial). Allocations per streamed token are
 // counted the same way (runtime.MemStats.Mallocs).
 func BenchmarkFloor(b *testing.B) {
 	for _, c := range []int{1, 16} {
@@ -62,6 +70,25 @@ func benchFloor(b *testing.B, stream bool, clients int) {
 	b.Cleanup(collector.Close)
 	_, on := startBenchGateway(b, e.mock.URL, "tracing: {enabled: true, endpoint: \""+collector.URL+"\"}\n")
 	tracedURL := on.URL + "/v1/chat/completions"
+	// A gateway whose upstream connections are never quiet long enough to
+	// be reused: every request dials, as when requests to one upstream
+	// come faster than the pool covers (MaxIdleConnsPerHost per
+	// ReuseQuiet: 256 per 250 ms by default).
+	dialCfg, err := gateway.ParseConfig("bench.yaml", []byte(benchConfig(e.mock.URL)), gateway.LoadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dialSrv, err := gateway.New(dialCfg, gateway.Options{Events: events.Discard, Logger: discardLogger(),
+		Transport: gateway.NewTransport(gateway.ProtocolAuto, gateway.TransportOptions{ReuseQuiet: time.Hour})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dialGW := httptest.NewServer(dialSrv.Handler())
+	b.Cleanup(func() {
+		dialGW.Close()
+		_ = dialSrv.Close()
+	})
+	dialURL := dialGW.URL + "/v1/chat/completions"
 
 	run := func(url string, body []byte) (cpu time.Duration, mallocs uint64) {
 		var ms runtime.MemStats
@@ -85,11 +112,16 @@ func benchFloor(b *testing.B, stream bool, clients int) {
 	run(floorURL, direct)
 	run(e.through, through)
 	run(tracedURL, through)
+	run(dialURL, through)
 
-	var dCPU, fCPU, gCPU, tCPU time.Duration
-	var dM, fM, gM, tM uint64
+	var dCPU, fCPU, gCPU, tCPU, xCPU time.Duration
+	var dM, fM, gM, tM, xM uint64
 	rounds := 0
 	for b.Loop() {
+		// Rounds are ReuseQuiet apart, as requests are to an upstream the
+		// pool covers: the gateways' connections of the last round are
+		// quiet, and reused (a sleep costs no CPU).
+		time.Sleep(gateway.DefaultReuseQuiet + 20*time.Millisecond)
 		c, m := run(e.direct, direct)
 		dCPU, dM = dCPU+c, dM+m
 		c, m = run(floorURL, direct)
@@ -98,22 +130,27 @@ func benchFloor(b *testing.B, stream bool, clients int) {
 		gCPU, gM = gCPU+c, gM+m
 		c, m = run(tracedURL, through)
 		tCPU, tM = tCPU+c, tM+m
+		c, m = run(dialURL, through)
+		xCPU, xM = xCPU+c, xM+m
 		rounds++
 	}
 	reqs := float64(rounds * clients * perClient)
 	per := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) / reqs }
-	floorCPU, gwCPU, trCPU := per(fCPU-dCPU), per(gCPU-dCPU), per(tCPU-dCPU)
+	floorCPU, gwCPU, trCPU, dialCPU := per(fCPU-dCPU), per(gCPU-dCPU), per(tCPU-dCPU), per(xCPU-dCPU)
 	b.ReportMetric(floorCPU, "floor-cpu-µs/req")
 	b.ReportMetric(gwCPU, "gateway-cpu-µs/req")
 	b.ReportMetric(trCPU, "traced-cpu-µs/req")
+	b.ReportMetric(dialCPU, "dial-cpu-µs/req")
 	if floorCPU > 0 {
 		b.ReportMetric(gwCPU/floorCPU, "x-floor")
 		b.ReportMetric(trCPU/floorCPU, "x-floor-traced")
+		b.ReportMetric(dialCPU/floorCPU, "x-floor-dial")
 	}
 	if stream {
 		toks := reqs * tokens
 		b.ReportMetric((float64(fM)-float64(dM))/toks, "floor-allocs/token")
 		b.ReportMetric((float64(gM)-float64(dM))/toks, "gateway-allocs/token")
 		b.ReportMetric((float64(tM)-float64(dM))/toks, "traced-allocs/token")
+		b.ReportMetric((float64(xM)-float64(dM))/toks, "dial-allocs/token")
 	}
 }

@@ -101,8 +101,6 @@ type upstream struct {
 	client     *http.Client
 	// streamUsage asks for the usage chunk of streams.
 	streamUsage bool
-	plain       bool // base is http:// (cleartext HTTP/1.1, or h2c)
-	h2c         bool // protocol: h2c
 }
 
 func newUpstream(p *Provider, tr http.RoundTripper) *upstream {
@@ -124,8 +122,6 @@ func newUpstream(p *Provider, tr http.RoundTripper) *upstream {
 
 		streamUsage: !p.NoStreamUsage,
 	}
-	u.plain = strings.HasPrefix(strings.ToLower(u.base), "http://")
-	u.h2c = p.Protocol == ProtocolH2C
 	if u.kind == KindAzure {
 		u.authHeader, u.authPrefix = "Api-Key", ""
 	}
@@ -205,23 +201,29 @@ func (u *upstream) do(hr *http.Request) (*http.Response, error) {
 func (u *upstream) send(hr *http.Request) (*http.Response, error) {
 	var answered atomic.Bool // set on the transport's goroutine
 	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { answered.Store(true) }}
-	var try *quietTry
-	if !u.plain { // a cleartext connection carries one request (newRequest)
-		try = new(quietTry)
-		trace.GotConn = try.gotConn
-	}
+	try := new(quietTry)
+	trace.GotConn = try.gotConn
 	resp, err := u.client.Do(hr.WithContext(httptrace.WithClientTrace(hr.Context(), trace)))
+	qc := try.conn.Load()
 	if try.unsent() {
 		if err == nil {
 			_ = resp.Body.Close() // unread: the connection is closed
 		}
+		qc.spoil()
 		return nil, &protocolError{err: errUnsolicited}
 	}
 	if err != nil {
+		if qc != nil {
+			qc.spoil()
+		}
 		if answered.Load() && hr.Context().Err() == nil {
 			return nil, &protocolError{err: err}
 		}
 		return nil, err
+	}
+	if qc != nil && qc.pool != nil {
+		s := resp.StatusCode
+		resp.Body = &reuseOnEOF{ReadCloser: resp.Body, c: qc, final: !resp.Close && s >= 200 && s < 600 && (s < 300 || s >= 400)}
 	}
 	return resp, nil
 }
@@ -246,23 +248,11 @@ func (u *upstream) newRequest(ctx context.Context, req *llm.Request, requestID s
 	if err != nil {
 		return nil, err
 	}
-	if u.plain {
-		ctx = context.WithValue(ctx, plainHTTPKey{}, true) // see quietDial
-	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url(req.Model, req.Stream), requestBody{bytes.NewReader(body)})
 	if err != nil {
 		return nil, err
 	}
 	hr.ContentLength = int64(len(body))
-	// A cleartext upstream speaks HTTP/1.1 (h2c has its own transport):
-	// one connection per request, closed after its answer, so that bytes
-	// the upstream sends after an answer reach no other request. Reusing
-	// one under the quiet rule, as quietConn does for TLS, saves no dial
-	// under load: net/http hands out the most recently used connection,
-	// which is young whenever requests come faster than one per ReuseQuiet,
-	// and is then refused and replaced (BenchmarkFloor: more allocations
-	// and CPU per request than a connection per request).
-	hr.Close = u.plain && !u.h2c
 	hr.GetBody = func() (io.ReadCloser, error) { return requestBody{bytes.NewReader(body)}, nil }
 	h := hr.Header
 	h["Content-Type"] = []string{"application/json"}
@@ -332,7 +322,7 @@ const transportBufferSize = 1 << 10
 // takes a new request only after it was quiet for ReuseQuiet since its
 // last answer, so that bytes sent after an answer cannot be read as the
 // answer to another request.
-func NewTransport(p Protocol, o TransportOptions) *http.Transport {
+func NewTransport(p Protocol, o TransportOptions) *Transport {
 	if o.MaxIdleConnsPerHost == 0 {
 		o.MaxIdleConnsPerHost = 256
 	}
@@ -384,13 +374,32 @@ func NewTransport(p Protocol, o TransportOptions) *http.Transport {
 		alpn = []string{"h2", "http/1.1"}
 	}
 	tr.Protocols = &protos
+	t := &Transport{Transport: tr}
 	if o.ReuseQuiet > 0 && p != ProtocolH2C {
-		// Cleartext connections speak HTTP/1.1 here; TLS ones are dialed
-		// by the gateway, which sees what ALPN chose.
-		tr.DialContext = dialWithConnectTimeout(quietDial(d.DialContext, o.ReuseQuiet))
+		// Cleartext connections speak HTTP/1.1 here, pooled by the
+		// gateway (plainTransport); TLS ones are dialed by the gateway,
+		// which sees what ALPN chose.
+		t.plain = &plainTransport{outer: tr, pool: newConnPool(o.ReuseQuiet, o.IdleConnTimeout, o.MaxIdleConnsPerHost)}
+		tr.RegisterProtocol("http", t.plain)
 		tr.DialTLSContext = dialWithConnectTimeout(quietDialTLS(d.DialContext, o.TLSConfig, alpn, tr.TLSHandshakeTimeout, o.ReuseQuiet))
 	}
-	return tr
+	return t
+}
+
+// Transport is the gateway's upstream transport: net/http's, with the
+// connections to cleartext HTTP/1.1 upstreams pooled under the quiet rule
+// (see NewTransport).
+type Transport struct {
+	*http.Transport
+	plain *plainTransport // nil: cleartext connections are net/http's (h2c, or ReuseQuiet < 0)
+}
+
+// CloseIdleConnections closes the idle connections of both pools.
+func (t *Transport) CloseIdleConnections() {
+	t.Transport.CloseIdleConnections()
+	if t.plain != nil {
+		t.plain.pool.closeIdle()
+	}
 }
 
 // dialWithConnectTimeout bounds dial by the connect timeout the attempt's

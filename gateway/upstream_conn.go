@@ -18,28 +18,38 @@ import (
 // while no request is in flight on it; what it cannot see is bytes that
 // arrive after the connection was handed the next request.
 //
-// A cleartext upstream (http://) therefore gets a connection per request,
-// closed after its answer (upstream.newRequest sets Request.Close): nothing
-// it sends after an answer can reach another request. Over TLS, where
-// HTTP/2 is the rule and its streams are numbered, a connection that
-// negotiated HTTP/1.1 is wrapped in quietConn: it takes a new request only
-// once it has been quiet (no byte received) for TransportOptions.ReuseQuiet
-// since the last byte of its previous answer. Bytes the upstream sends
-// within that time reach the Transport while the connection is idle, and
-// it closes the connection. A younger connection refuses the request
-// before writing a byte of it: the Transport closes it and sends the
-// request on another connection (a retry net/http makes for a reused
-// connection that wrote nothing; the request body is replayable).
-// net/http may hand a connection straight to a waiting request and read
-// bytes already there (or arriving in that instant) as its answer before
-// the request is refused, or even before it is written: upstream.do
-// discards an answer read on a connection that had not started sending
-// the request (quietConn.requestsSent) and sends the request again. What
-// no rule at this level can tell apart is an extra answer that arrives
-// after the next request was written; the quiet time makes the upstream
-// wait for that. The price is reuse: a connection busy back to back is
-// replaced by a new one for each request (BenchmarkUpstreamReuse measures
-// it). HTTP/2 connections are not wrapped.
+// An HTTP/1.1 connection therefore takes a new request only once it has
+// been quiet (no byte received) for TransportOptions.ReuseQuiet since the
+// last byte of its previous answer; bytes the upstream sends within that
+// time close it, and never reach another request. HTTP/2 connections
+// (their streams are numbered) are not concerned.
+//
+// Cleartext (http://) connections are the gateway's own to pool
+// (connPool, upstream_pool.go): net/http closes one after each answer, the
+// pool keeps it when its answer was read to its end, and hands out the one
+// quiet the longest, after peeking at its socket (quietSocket): bytes or
+// an end of stream waiting close it instead.
+//
+// Over TLS, where HTTP/2 is the rule, a connection that negotiated
+// HTTP/1.1 stays in net/http's pool, wrapped in quietConn. Bytes the
+// upstream sends while it is idle reach the Transport, which closes it. A
+// connection younger than ReuseQuiet refuses the request before writing a
+// byte of it: the Transport closes it and sends the request on another
+// connection (a retry net/http makes for a reused connection that wrote
+// nothing; the request body is replayable). net/http may hand a
+// connection straight to a waiting request and read bytes already there
+// (or arriving in that instant) as its answer before the request is
+// refused, or even before it is written: upstream.do discards an answer
+// read on a connection that had not started sending the request
+// (quietConn.requestsSent) and sends the request again.
+//
+// What no rule at this level can tell apart is an extra answer that
+// arrives after the next request was written; the quiet time makes the
+// upstream wait for that. The price is reuse: a connection is reused only
+// when requests to its upstream come no faster than the pool holds
+// connections per ReuseQuiet (MaxIdleConnsPerHost, 256 per 250 ms by
+// default); beyond that a request dials (BenchmarkFloor's dial figures,
+// BenchmarkUpstreamReuse).
 
 // DefaultReuseQuiet is TransportOptions.ReuseQuiet's default.
 const DefaultReuseQuiet = 250 * time.Millisecond
@@ -60,6 +70,15 @@ type quietConn struct {
 	lastRead atomic.Int64  // Unix nanoseconds of the last read that returned bytes; 0: none yet
 	writing  atomic.Bool   // a request is being written (its first Write passed the check)
 	sent     atomic.Uint64 // requests whose first Write passed the check
+
+	// A cleartext connection is kept by pool when net/http lets it go
+	// (Close), and handed out again under the quiet rule (connPool).
+	pool     *connPool
+	addr     string      // its pool key
+	answered atomic.Bool // its answer was read to its end (reuseOnEOF)
+	reading  atomic.Bool // a Read is in flight
+	closed   atomic.Bool
+	parked   time.Time // when Close gave it to pool
 }
 
 // requestsSent is how many requests c started to send. An answer read on c
@@ -69,7 +88,9 @@ type quietConn struct {
 func (c *quietConn) requestsSent() uint64 { return c.sent.Load() }
 
 func (c *quietConn) Read(p []byte) (int, error) {
+	c.reading.Store(true)
 	n, err := c.Conn.Read(p)
+	c.reading.Store(false)
 	if n > 0 {
 		c.lastRead.Store(time.Now().UnixNano())
 		c.writing.Store(false) // an answer is arriving: the next Write starts a new request
@@ -87,6 +108,31 @@ func (c *quietConn) Write(p []byte) (int, error) {
 		c.sent.Add(1)
 	}
 	return c.Conn.Write(p)
+}
+
+// Close closes c, or gives a cleartext connection to its pool, which
+// decides whether it may carry another request.
+func (c *quietConn) Close() error {
+	if c.pool == nil {
+		return c.Conn.Close()
+	}
+	if c.closed.Swap(true) {
+		return nil
+	}
+	c.parked = time.Now()
+	if c.pool.put(c) {
+		return nil
+	}
+	return c.Conn.Close()
+}
+
+// spoil closes a pooled connection whose answer was not read to its end
+// (a failed round trip, a body closed early, a 101), kept by its pool or
+// not: it is never handed out again (connPool.get drops it).
+func (c *quietConn) spoil() {
+	if c.pool != nil {
+		_ = c.Conn.Close()
+	}
 }
 
 // quietTry follows one round trip's HTTP/1.1 connection (its GotConn
@@ -114,23 +160,6 @@ func (t *quietTry) unsent() bool {
 	}
 	qc := t.conn.Load()
 	return qc != nil && qc.requestsSent() == t.sent.Load()
-}
-
-// plainHTTPKey marks the context of a request to an http:// upstream.
-type plainHTTPKey struct{}
-
-// quietDial wraps in quietConn the connections dial makes for requests to
-// http:// upstreams (their context is marked with plainHTTPKey). Others
-// are left alone: the Transport dials the same way to an HTTP proxy that
-// tunnels TLS, whose connection may carry HTTP/2.
-func quietDial(dial func(ctx context.Context, network, addr string) (net.Conn, error), quiet time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil || ctx.Value(plainHTTPKey{}) == nil {
-			return c, err
-		}
-		return &quietConn{Conn: c, quiet: quiet}, nil
-	}
 }
 
 // quietDialTLS dials TLS with ALPN protos itself (Transport.DialTLSContext):
