@@ -338,7 +338,10 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 	// Events are flushed to the client before the attempt waits for more
 	// upstream input, not one by one: events that arrived together leave
 	// in one write, and nothing that arrived waits on the network.
-	lf := &lazyFlush{r: &capped{r: resp.Body, left: responseCap(d.Target)}, flush: func() { _ = x.rc.Flush() }}
+	// The meter charges the byte budget for the decoder's copies of the
+	// event being read, before it is complete (eventMeter).
+	meter := &eventMeter{body: capped{r: resp.Body, left: responseCap(d.Target)}, x: x}
+	lf := &lazyFlush{r: meter, flush: func() { _ = x.rc.Flush() }}
 	defer lf.now()
 	dec := u.codec.NewStreamDecoder(lf)
 	var (
@@ -388,6 +391,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 	}
 	for {
 		ev, err := dec.Next()
+		meter.delivered()
 		if err != nil {
 			var ee *sse.EventError
 			switch {

@@ -71,9 +71,10 @@ type LimitsConfig struct {
 	MaxConcurrentStreams int `yaml:"max_concurrent_streams,omitempty"`
 	// MaxInflightBytes is the memory every inference request in flight
 	// may hold together: bodies, their decoded forms (estimated from the
-	// body before decoding) and held stream buffers. A request takes its
-	// share before its body is read; beyond the budget it is refused with
-	// 503 and Retry-After. Default: a quarter of the memory the process
+	// body before decoding), a stream's fixed buffers, and what upstream
+	// answers make requests hold, counted as it arrives (answers, a
+	// stream's event buffers). A request takes its share before its body
+	// is read; beyond the budget it is refused with 503 and Retry-After. Default: a quarter of the memory the process
 	// may use (the cgroup's limit, GOMEMLIMIT or the machine's memory; at
 	// least 256 MiB).
 	MaxInflightBytes int64 `yaml:"max_inflight_bytes,omitempty"`

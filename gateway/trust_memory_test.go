@@ -206,3 +206,79 @@ func closeOnce(c chan struct{}) {
 		close(c)
 	}
 }
+
+// TestStreamEventChargedWhileArriving: a stream's event buffers count
+// against the byte budget while the event is still arriving. An upstream
+// sends a first token, then ~600 KiB of one event without its blank line,
+// and holds: while it holds, the gateway's in-flight bytes grow by the
+// event's copies (gateway.EventCopies times its size, at least the event), a request beyond the budget is refused with 503
+// and Retry-After, and once the stream ends the budget is back to its
+// level before and a new request is served.
+func TestStreamEventChargedWhileArriving(t *testing.T) {
+	const eventSize = 600 << 10
+	release := make(chan struct{})
+	sent := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if !strings.Contains(r.Header.Get("Accept"), "event-stream") {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+			return
+		}
+		const head = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"`
+		const tail = `"},"finish_reason":null}]}` + "\n\n"
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, head+"first"+tail)
+		_, _ = io.WriteString(w, head+strings.Repeat("z", eventSize)) // the event, unfinished
+		w.(http.Flusher).Flush()
+		closeOnce(sent)
+		<-release
+		_, _ = io.WriteString(w, tail+`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(up.Close)
+	t.Cleanup(func() { closeOnce(release) })
+	// 1 MiB: a few streams of small events fit (each takes tens of KiB),
+	// one with the event above in progress does not leave room.
+	cfg, err := gateway.ParseConfig("event.yaml", []byte(`version: 1
+providers:
+  - {name: p, kind: openai, base_url: "`+up.URL+`/v1"}
+routes:
+  - name: chat
+    targets: [{provider: p, model: m, timeouts: {idle: 30s, total: 60s}}]
+cache: {max_entries: -1}
+detectors: {disable: true}
+limits: {max_inflight_bytes: 1048576}
+`), gateway.LoadOptions{})
+	require.NoError(t, err)
+	g := startGateway(t, cfg, gateway.Options{Logger: discardLogger()})
+	const inflight = "brownout_inflight_bytes"
+	before := metricValue(t, g, inflight)
+
+	resp := post(t, g.url, "/v1/chat/completions", openaiBody(true), nil)
+	defer resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+	select {
+	case <-sent:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream did not send the event")
+	}
+	// The whole event, as its copies (gateway.EventCopies), and more than
+	// the event itself.
+	require.Eventually(t, func() bool {
+		return metricValue(t, g, inflight)-before >= gateway.EventCopies*eventSize
+	}, 10*time.Second, 5*time.Millisecond, "the event in progress is charged")
+
+	status, h, body := send(t, g.url, "/v1/chat/completions", openaiBody(false), nil)
+	require.Equal(t, 503, status, body)
+	require.NotEmpty(t, h.Get("Retry-After"))
+
+	closeOnce(release)
+	got, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Contains(t, string(got), "[DONE]")
+	require.Eventually(t, func() bool {
+		return metricValue(t, g, inflight) == before
+	}, 10*time.Second, 5*time.Millisecond, "the stream's bytes were given back")
+	status, _, body = send(t, g.url, "/v1/chat/completions", openaiBody(false), nil)
+	require.Equal(t, 200, status, body)
+}

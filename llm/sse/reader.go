@@ -62,17 +62,21 @@ type Reader struct {
 	name string // last event name, reused to avoid allocating per event
 }
 
-// readBufferSize is the reader's buffered window. Lines longer than it are
-// assembled in Reader.line, so it bounds memory per open stream (many
+// ReadBufferSize is the reader's buffered window: what a Reader holds of
+// its input besides the event in progress (whose line and data it keeps in
+// buffers of their own, up to the maximum event size). Lines longer than
+// it are assembled apart, so it bounds memory per open stream (many
 // streams are held at once), not event size. 1 KiB holds a typical
 // provider chunk (a few hundred bytes) and matches the gateway's upstream
-// connection buffers; 4 KiB cost 3 KiB more per held stream.
-const readBufferSize = 1 << 10
+// connection buffers; 4 KiB cost 3 KiB more per held stream. It is
+// exported for callers that account for the memory of the streams they
+// hold.
+const ReadBufferSize = 1 << 10
 
 // NewReader returns a reader of events from r with the default maximum event
 // size.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, readBufferSize), max: DefaultMaxEventSize, index: -1}
+	return &Reader{br: bufio.NewReaderSize(r, ReadBufferSize), max: DefaultMaxEventSize, index: -1}
 }
 
 // SetMaxEventSize sets the bound on one event's size in bytes; n <= 0
