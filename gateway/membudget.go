@@ -69,7 +69,7 @@ const eventCopies = 8
 // event was handed over (eventMeter counts from there). What grows with
 // the answer is counted as it arrives (exchange.hold): the copies of the
 // largest event (eventMeter) and the text kept for continuation.
-const streamFixedBytes = 2*transportBufferSize + sse.ReadBufferSize +
+const streamFixedBytes = transportReadBufferSize + transportWriteBufferSize + sse.ReadBufferSize +
 	clientConnBuffers + clientRespBuffer + eventCopies*sse.ReadBufferSize
 
 // byteBudget is the gateway's in-flight byte budget.

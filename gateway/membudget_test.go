@@ -83,7 +83,7 @@ func TestEventCopies(t *testing.T) {
 func TestStreamFixedBytesCountsTransport(t *testing.T) {
 	for _, p := range []Protocol{ProtocolAuto, ProtocolHTTP1, ProtocolH2C} {
 		tr := NewTransport(p, TransportOptions{})
-		require.Equal(t, 2*transportBufferSize, tr.ReadBufferSize+tr.WriteBufferSize, p)
+		require.Equal(t, transportReadBufferSize+transportWriteBufferSize, tr.ReadBufferSize+tr.WriteBufferSize, p)
 	}
 	require.Equal(t, int64(streamFixedBytes), requestBytes(0, 0, true)-requestBytes(0, 0, false))
 }
