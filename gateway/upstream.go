@@ -204,26 +204,17 @@ func (u *upstream) send(hr *http.Request) (*http.Response, error) {
 	try := new(quietTry)
 	trace.GotConn = try.gotConn
 	resp, err := u.client.Do(hr.WithContext(httptrace.WithClientTrace(hr.Context(), trace)))
-	qc := try.conn.Load()
 	if try.unsent() {
 		if err == nil {
 			_ = resp.Body.Close() // unread: the connection is closed
 		}
-		qc.spoil()
 		return nil, &protocolError{err: errUnsolicited}
 	}
 	if err != nil {
-		if qc != nil {
-			qc.spoil()
-		}
 		if answered.Load() && hr.Context().Err() == nil {
 			return nil, &protocolError{err: err}
 		}
 		return nil, err
-	}
-	if qc != nil && qc.pool != nil {
-		s := resp.StatusCode
-		resp.Body = &reuseOnEOF{ReadCloser: resp.Body, c: qc, final: !resp.Close && s >= 200 && s < 600 && (s < 300 || s >= 400)}
 	}
 	return resp, nil
 }

@@ -187,3 +187,60 @@ func TestCleartextQuietReuse(t *testing.T) {
 		})
 	}
 }
+
+// TestCleartextReuseNeedsWholeAnswer: a cleartext connection is reused
+// (after ReuseQuiet) only when its answer was read to its end, error
+// answers included; one whose body was closed early, or that answered
+// with a 101, is closed.
+func TestCleartextReuseNeedsWholeAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		read   int // bytes of the body read before closing it; -1: all
+		conns  int64
+	}{
+		{"whole answer", 200, -1, 1},
+		{"whole error answer", 429, -1, 1},
+		{"body closed early", 200, 10, 2},
+		{"switching protocols", 101, 0, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var conns atomic.Int64
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				if tc.status == 101 {
+					w.Header().Set("Connection", "Upgrade")
+					w.Header().Set("Upgrade", "x")
+					w.WriteHeader(101)
+					return
+				}
+				w.WriteHeader(tc.status)
+				_, _ = io.WriteString(w, strings.Repeat("answer ", 2000))
+			}))
+			srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+				if st == http.StateNew {
+					conns.Add(1)
+				}
+			}
+			srv.Start()
+			defer srv.Close()
+			tr := NewTransport(ProtocolAuto, TransportOptions{ReuseQuiet: time.Millisecond})
+			tr.Proxy = nil
+			defer tr.CloseIdleConnections()
+			c := &http.Client{Transport: tr}
+			for range 2 {
+				// Pacing: 20 ms outlasts the 1 ms quiet.
+				time.Sleep(20 * time.Millisecond)
+				resp, err := c.Post(srv.URL, "application/json", strings.NewReader("{}"))
+				require.NoError(t, err)
+				if tc.read < 0 {
+					_, _ = io.Copy(io.Discard, resp.Body)
+				} else {
+					_, _ = io.CopyN(io.Discard, resp.Body, int64(tc.read))
+				}
+				_ = resp.Body.Close()
+			}
+			require.Equal(t, tc.conns, conns.Load())
+		})
+	}
+}

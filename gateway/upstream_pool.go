@@ -5,7 +5,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,7 +51,27 @@ func (p *plainTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return &quietConn{Conn: c, quiet: p.pool.quiet, pool: p.pool, addr: addr}, nil
 		}
 	})
-	return p.inner.RoundTrip(req)
+	// The connection the request went out on (the last, when net/http
+	// retried on another): its answer's body says whether it may be
+	// reused (reuseOnEOF).
+	var conn atomic.Pointer[quietConn]
+	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+		qc, _ := i.Conn.(*quietConn)
+		conn.Store(qc)
+	}}
+	resp, err := p.inner.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	qc := conn.Load()
+	if err != nil {
+		if qc != nil {
+			qc.spoil()
+		}
+		return nil, err
+	}
+	if qc != nil {
+		s := resp.StatusCode
+		resp.Body = &reuseOnEOF{ReadCloser: resp.Body, c: qc, final: !resp.Close && s >= 200 && s < 600 && (s < 300 || s >= 400)}
+	}
+	return resp, nil
 }
 
 // connPool keeps the cleartext HTTP/1.1 connections whose last answer was
