@@ -9,18 +9,23 @@ PGO ?= $(CURDIR)/cmd/brownout/default.pgo
 
 .PHONY: build install test vet staticcheck bench pgo fuzz demo clean
 
-# Release builds leave out the symbol table and DWARF (-s -w: 42 MB ->
-# under 30 MB); the build info (--version) stays. TAGS=otlpgrpc adds the
-# OTLP/gRPC trace exporter.
+# Release builds leave out the symbol table and DWARF (-s -w); the build
+# info (--version) stays. TAGS=otlpgrpc adds the OTLP/gRPC trace exporter.
+# grpcnotrace keeps gRPC's golang.org/x/net/trace (and with it html/template's
+# execution, whose reflect MethodByName stops the linker dropping unused
+# methods) out of the binary: 21.9 MB, 32.5 MB without the tag (linux/amd64,
+# Go 1.26.8, measured 2026-12-02).
 LDFLAGS ?= -s -w
 TAGS ?=
+comma := ,
+BUILDTAGS := grpcnotrace$(if $(TAGS),$(comma)$(TAGS))
 
 build:
-	$(GO) build -buildvcs=auto -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/brownout ./cmd/brownout
+	$(GO) build -buildvcs=auto -tags '$(BUILDTAGS)' -ldflags '$(LDFLAGS)' -o bin/brownout ./cmd/brownout
 
 # The brownout binary in $(go env GOPATH)/bin (or $GOBIN).
 install:
-	$(GO) install -buildvcs=auto -tags '$(TAGS)' -ldflags '$(LDFLAGS)' ./cmd/brownout
+	$(GO) install -buildvcs=auto -tags '$(BUILDTAGS)' -ldflags '$(LDFLAGS)' ./cmd/brownout
 
 vet:
 	$(GO) vet $(PKGS)
