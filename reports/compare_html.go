@@ -2,7 +2,6 @@ package reports
 
 import (
 	"fmt"
-	"html/template"
 	"io"
 	"math"
 	"strings"
@@ -31,16 +30,19 @@ func WriteCompareHTML(w io.Writer, c *scenarios.Comparison) error {
 	}
 	data.Span = len(t.names) + 1
 	for i := range t.names {
-		data.Colors = append(data.Colors, template.CSS(palette[i%len(palette)])) // #nosec: a constant colour
+		data.Colors = append(data.Colors, markup(palette[i%len(palette)])) // a constant colour
 	}
 	for _, s := range overlayCharts(c) {
-		data.Charts = append(data.Charts, template.HTML(s)) // #nosec: built by plot with every text escaped
+		data.Charts = append(data.Charts, markup(s)) // built by plot with every text escaped
 	}
 	data.Verdict = "PASS"
 	if !c.Pass {
 		data.Verdict = "FAIL"
 	}
-	return compareTmpl.Execute(w, data)
+	var p htmlPage
+	data.write(&p)
+	_, err := io.WriteString(w, p.b.String())
+	return err
 }
 
 type compareHTMLData struct {
@@ -49,9 +51,9 @@ type compareHTMLData struct {
 	Seeds   string // seedsOf
 	Names   []string
 	Rows    []compareHTMLRow
-	Span    int            // columns of the table
-	Colors  []template.CSS // each contestant's line colour
-	Charts  []template.HTML
+	Span    int      // columns of the table
+	Colors  []markup // each contestant's line colour
+	Charts  []markup
 }
 
 type compareHTMLRow struct {
@@ -152,10 +154,57 @@ func overlayCharts(c *scenarios.Comparison) []string {
 	}
 }
 
-var compareTmpl = template.Must(template.New("compare").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>bake-off {{.C.Scenario}}</title>
+func (d *compareHTMLData) write(p *htmlPage) {
+	c := d.C
+	p.printf(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>bake-off %v</title>
 <style>
-body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#222}
+`, c.Scenario)
+	p.raw(compareCSS)
+	for i, col := range d.Colors {
+		p.printf("svg .c%v{stroke:%v}\n", i, col)
+	}
+	cls := "fail"
+	if c.Pass {
+		cls = "pass"
+	}
+	p.printf(`</style></head><body>
+<h1>Bake-off: %v — <span class="%v">%v</span></h1>
+<p>Live, %v: the same traffic and faults against each gateway in turn, every gateway scored as a black box (from its users' answers and the mock providers' journals).</p>
+<ul>`, c.Scenario, cls, d.Verdict, d.Seeds)
+	for _, ct := range c.Contestants {
+		p.printf("<li><b>%v</b>: %v</li>", ct.Name, ct.Where())
+	}
+	p.raw("</ul>\n")
+	for _, ch := range d.Charts {
+		p.printf("%v\n", ch)
+	}
+	p.raw("\n<table><tr><th>score</th>")
+	for _, n := range d.Names {
+		p.printf("<th>%v</th>", n)
+	}
+	p.raw("</tr>\n")
+	for _, r := range d.Rows {
+		if r.Section {
+			p.printf(`<tr class="section"><td colspan="%v">%v</td></tr>`, d.Span, r.Label)
+		} else {
+			p.printf("<tr><td>%v</td>", r.Label)
+			for _, cell := range r.Cells {
+				if cell.Class != "" {
+					p.printf(`<td class="%v">%v</td>`, cell.Class, cell.V)
+				} else {
+					p.printf("<td>%v</td>", cell.V)
+				}
+			}
+			p.raw("</tr>")
+		}
+		p.raw("\n")
+	}
+	p.raw("</table>\n</body></html>\n")
+}
+
+// compareCSS styles the bake-off page; each contestant's colour follows.
+const compareCSS = `body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#222}
 h1{font-size:20px}.pass{color:#1e7d3c}.fail{color:#b3261e}
 table{border-collapse:collapse;margin:12px 0;width:100%}td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
 tr.section td{font-weight:600;background:#f6f6f6}
@@ -165,15 +214,4 @@ svg .grid{stroke:#e6e6e6}svg .tick{stroke:#999}
 svg .fault{fill:#d62728;fill-opacity:.08;stroke:#d62728;stroke-opacity:.25}svg .faultlabel{font-size:10px;fill:#a33}
 svg polyline{fill:none;stroke-width:1.8}
 svg .slo{stroke:#2e9e6a;stroke-dasharray:6 4}svg .slo-label{font-size:10px;fill:#2e9e6a;text-anchor:end}
-{{range $i, $c := .Colors}}svg .c{{$i}}{stroke:{{$c}}}
-{{end}}</style></head><body>
-<h1>Bake-off: {{.C.Scenario}} — <span class="{{if .C.Pass}}pass{{else}}fail{{end}}">{{.Verdict}}</span></h1>
-<p>Live, {{.Seeds}}: the same traffic and faults against each gateway in turn, every gateway scored as a black box (from its users' answers and the mock providers' journals).</p>
-<ul>{{range .C.Contestants}}<li><b>{{.Name}}</b>: {{.Where}}</li>{{end}}</ul>
-{{range .Charts}}{{.}}
-{{end}}
-<table><tr><th>score</th>{{range .Names}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}{{if .Section}}<tr class="section"><td colspan="{{$.Span}}">{{.Label}}</td></tr>{{else}}<tr><td>{{.Label}}</td>{{range .Cells}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.V}}</td>{{end}}</tr>{{end}}
-{{end}}</table>
-</body></html>
-`))
+`

@@ -2,8 +2,9 @@ package reports
 
 import (
 	"fmt"
-	"html/template"
+	"html"
 	"io"
+	"strings"
 
 	"github.com/brownout-dev/brownout/scenarios/score"
 )
@@ -18,7 +19,7 @@ func WriteHTML(w io.Writer, r *score.Result) error {
 		Timeline:     groupTimeline(r.Start, r.Series.Timeline), Kinds: timelineKinds(r.Series.Timeline), KindTotals: notableKinds(r), TimelineNote: timelineNote(r),
 		PageRows: htmlTimelinePage}
 	for _, s := range charts(r) {
-		data.Charts = append(data.Charts, template.HTML(s)) // #nosec: built by plot with every text escaped
+		data.Charts = append(data.Charts, markup(s)) // built by plot with every text escaped
 	}
 	if r.PromAlerts != nil {
 		data.PromAlerts, data.PromAlertsAbout = promAlertsTable(r), promAlertsAbout(r)
@@ -26,7 +27,10 @@ func WriteHTML(w io.Writer, r *score.Result) error {
 	for _, al := range r.Alerts {
 		data.Alerts = append(data.Alerts, []string{al.Name, al.Severity, fmt.Sprint(al.Fired), countMap(al.Delivered), countMap(al.Undelivered)})
 	}
-	return htmlTmpl.Execute(w, data)
+	var p htmlPage
+	data.write(&p)
+	_, err := io.WriteString(w, p.b.String())
+	return err
 }
 
 // htmlTimelinePage is how many timeline rows a page of report.html shows
@@ -37,7 +41,7 @@ type htmlData struct {
 	R                          *score.Result
 	Verdict                    string
 	Expectations               []score.Verdict
-	Charts                     []template.HTML
+	Charts                     []markup
 	Overall                    [][2]string
 	Faults, Targets, Demotions table
 	FalseAlarms                table
@@ -52,14 +56,162 @@ type htmlData struct {
 	TimelineNote               string
 }
 
-var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"dur": fmtDur, "pct": fmtPct, "slo": sloParts,
-}).Parse(`<!doctype html>
+// markup is HTML that htmlPage writes as it is: the charts, built by plot
+// with every text escaped.
+type markup string
+
+// htmlPage builds an HTML page. Its printf escapes every argument that is
+// not markup, so text from a scenario or a run cannot become markup.
+//
+// The pages are written by hand, not with html/template: executing a
+// template calls reflect's MethodByName, which makes the linker keep every
+// exported method of every type in the binary (a third of its size).
+type htmlPage struct{ b strings.Builder }
+
+// printf formats with %v verbs only; each argument that is not markup is
+// printed as fmt.Sprint prints it, then escaped.
+func (p *htmlPage) printf(format string, args ...any) {
+	for i, a := range args {
+		if m, ok := a.(markup); ok {
+			args[i] = string(m)
+		} else {
+			args[i] = html.EscapeString(fmt.Sprint(a))
+		}
+	}
+	fmt.Fprintf(&p.b, format, args...)
+}
+
+func (p *htmlPage) raw(s string) { p.b.WriteString(s) }
+
+// table writes t with a header row of its columns' long names.
+func (p *htmlPage) table(t table) {
+	p.raw("<table><tr>")
+	for _, c := range t.Cols {
+		p.printf("<th>%v</th>", c.Long)
+	}
+	p.raw("</tr>\n")
+	for _, row := range t.Rows {
+		p.raw("<tr>")
+		for _, v := range row {
+			p.printf("<td>%v</td>", v)
+		}
+		p.raw("</tr>\n")
+	}
+	p.raw("</table>")
+}
+
+func (d *htmlData) write(p *htmlPage) {
+	r := d.R
+	p.printf(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Game day: {{.R.Scenario}} — {{.Verdict}}</title>
+<title>Game day: %v — %v</title>
 <style>
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1040px;padding:16px 24px;color:#1d232a;background:#fff}
+`, r.Scenario, d.Verdict)
+	p.raw(reportCSS)
+	p.raw("</style></head><body>\n")
+	p.printf(`<h1>Game day: %v <span class="verdict %v">%v</span></h1>
+<p class="meta">mode %v · seed %v · ran %v of %v · SLO %v`, r.Scenario, d.Verdict, d.Verdict, r.Mode, r.Seed, fmtDur(r.Elapsed), fmtDur(r.Duration), sloParts(r.SLO))
+	if r.BlackBox {
+		p.raw(" · black-box (traffic-shift detection)")
+	}
+	if r.Aborted {
+		p.printf(" · <strong>aborted: %v</strong>", r.AbortReason)
+	}
+	p.raw("</p>\n\n<h2 id=\"expectations\">Expectations</h2>\n")
+	if len(d.Expectations) > 0 {
+		p.raw("<table><tr><th></th><th>expectation</th><th>step</th><th>target</th><th>want</th><th>got</th></tr>\n")
+		for _, v := range d.Expectations {
+			verdict := markup(`fail">FAIL`)
+			if v.Pass {
+				verdict = `pass">PASS`
+			}
+			p.printf("<tr><td class=\"%v</td><td>%v</td><td>%v</td><td>%v</td><td>%v</td><td>%v</td></tr>\n", verdict, v.Name, v.Step, v.Target, v.Want, v.Got)
+		}
+		p.raw("</table>")
+	} else {
+		p.raw("<p>The scenario states no expectations.</p>")
+	}
+	p.raw("\n\n<h2>Over time</h2>\n")
+	for _, c := range d.Charts {
+		p.printf("%v\n", c)
+	}
+	if len(d.Charts) == 0 {
+		p.raw("<p>No time series in this result.</p>")
+	}
+	p.raw("\n\n<h2>Overall</h2>\n<table>")
+	for _, kv := range d.Overall {
+		p.printf("<tr><th>%v</th><td>%v</td></tr>", kv[0], kv[1])
+	}
+	p.raw("</table>\n\n")
+	if len(d.FalseAlarms.Rows) > 0 {
+		p.printf("<h2>False alarms</h2>\n<p class=\"meta\">%v</p>\n", d.FalseAlarmsAbout)
+		p.table(d.FalseAlarms)
+	}
+	p.raw("\n\n")
+	if len(d.Faults.Rows) > 0 {
+		p.raw("<h2>Fault steps</h2>\n")
+		p.table(d.Faults)
+	}
+	p.raw("\n\n")
+	if len(d.Targets.Rows) > 0 {
+		p.raw("<h2>Targets</h2>\n")
+		p.table(d.Targets)
+		p.raw("\n<h2>Demotions and flaps per target</h2>\n<p class=\"meta\">Demotions are breaker openings and unhealthy markings: re-detections within a fault, oscillations after one, false positives outside every fault. Flaps are oscillations plus false positives.</p>\n")
+		p.table(d.Demotions)
+	}
+	p.raw("\n\n")
+	if len(d.Alerts) > 0 {
+		p.raw("<h2>Alerts</h2>\n<table><tr><th>alert</th><th>severity</th><th>fired</th><th>delivered</th><th>undelivered</th></tr>\n")
+		for _, row := range d.Alerts {
+			p.raw("<tr>")
+			for _, v := range row {
+				p.printf("<td>%v</td>", v)
+			}
+			p.raw("</tr>\n")
+		}
+		p.raw("</table>")
+	}
+	p.raw("\n\n")
+	if len(d.PromAlerts.Rows) > 0 {
+		p.printf("<h2>Prometheus alerts</h2>\n<p class=\"meta\">%v</p>\n", d.PromAlertsAbout)
+		p.table(d.PromAlerts)
+	}
+	p.raw("\n\n<h2>Event timeline</h2>\n")
+	if d.TimelineNote != "" {
+		p.printf("<p class=\"cut\"><strong>Not the whole run:</strong> this timeline holds %v.</p>", d.TimelineNote)
+	}
+	p.raw(`
+<p class="meta">Consecutive events that read the same are one row with a count; per-request events (tier.served, budget.exhausted, stream.*) are one row per target and detail between two other events. Every row result.json holds is here: filter by text or kind, and page through them.</p>
+<div id="controls"><input id="filter" type="search" placeholder="filter: target, name, reason…">
+`)
+	for _, k := range d.Kinds {
+		p.printf(`<label class="kind"><input type="checkbox" class="kindbox" value="%v" checked> %v (%v`, k.Kind, k.Kind, k.Count)
+		if t := d.KindTotals[k.Kind]; t > k.Count {
+			p.printf(" of %v", t)
+		}
+		p.raw(")</label>")
+	}
+	p.raw(`
+<div id="pager"><button type="button" id="prev">← earlier</button> <span id="page"></span> <button type="button" id="next">later →</button></div></div>
+<table id="timeline"><tr><th>at</th><th>kind</th><th>count</th><th>target</th><th>detail</th></tr>
+`)
+	for _, t := range d.Timeline {
+		p.printf("<tr data-kind=\"%v\"><td>%v</td><td>%v</td><td>%v</td><td>%v</td><td>%v</td></tr>\n", t.Kind, t.At(), t.Kind, t.Times(), t.Target, t.Detail)
+	}
+	p.raw("</table>\n\n")
+	if r.Source != "" {
+		p.raw("<h2>Scenario file")
+		if r.File != "" {
+			p.printf(" (%v)", r.File)
+		}
+		p.printf("</h2>\n<pre>%v</pre>", r.Source)
+	}
+	p.printf("\n\n<script>\n"+timelineScript+"</script>\n</body></html>\n", d.PageRows)
+}
+
+// reportCSS styles report.html.
+const reportCSS = `body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1040px;padding:16px 24px;color:#1d232a;background:#fff}
 h1{font-size:22px;margin:8px 0}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
 .verdict{display:inline-block;padding:2px 10px;border-radius:4px;color:#fff;font-weight:600}
 .PASS{background:#2e9e6a}.FAIL{background:#c0392b}.ABORTED{background:#b9770e}
@@ -87,62 +239,11 @@ pre{background:#f6f7f9;padding:10px;overflow:auto;font-size:12px;border:1px soli
 #pager{margin:6px 0;font-size:12px}.cut{background:#fff4e5;border:1px solid #f0ad4e;padding:6px 10px}
 label.kind{margin-right:10px;font-size:12px;white-space:nowrap}
 @media print{body{max-width:none;padding:0}#controls{display:none}h2{break-after:avoid}svg.chart,table{break-inside:avoid}}
-</style></head><body>
-<h1>Game day: {{.R.Scenario}} <span class="verdict {{.Verdict}}">{{.Verdict}}</span></h1>
-<p class="meta">mode {{.R.Mode}} · seed {{.R.Seed}} · ran {{dur .R.Elapsed}} of {{dur .R.Duration}} · SLO {{slo .R.SLO}}{{if .R.BlackBox}} · black-box (traffic-shift detection){{end}}{{if .R.Aborted}} · <strong>aborted: {{.R.AbortReason}}</strong>{{end}}</p>
+`
 
-<h2 id="expectations">Expectations</h2>
-{{if .Expectations}}<table><tr><th></th><th>expectation</th><th>step</th><th>target</th><th>want</th><th>got</th></tr>
-{{range .Expectations}}<tr><td class="{{if .Pass}}pass">PASS{{else}}fail">FAIL{{end}}</td><td>{{.Name}}</td><td>{{.Step}}</td><td>{{.Target}}</td><td>{{.Want}}</td><td>{{.Got}}</td></tr>
-{{end}}</table>{{else}}<p>The scenario states no expectations.</p>{{end}}
-
-<h2>Over time</h2>
-{{range .Charts}}{{.}}
-{{else}}<p>No time series in this result.</p>{{end}}
-
-<h2>Overall</h2>
-<table>{{range .Overall}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
-
-{{if .FalseAlarms.Rows}}<h2>False alarms</h2>
-<p class="meta">{{.FalseAlarmsAbout}}</p>
-{{template "table" .FalseAlarms}}{{end}}
-
-{{if .Faults.Rows}}<h2>Fault steps</h2>
-{{template "table" .Faults}}{{end}}
-
-{{if .Targets.Rows}}<h2>Targets</h2>
-{{template "table" .Targets}}
-<h2>Demotions and flaps per target</h2>
-<p class="meta">Demotions are breaker openings and unhealthy markings: re-detections within a fault, oscillations after one, false positives outside every fault. Flaps are oscillations plus false positives.</p>
-{{template "table" .Demotions}}{{end}}
-
-{{if .Alerts}}<h2>Alerts</h2>
-<table><tr><th>alert</th><th>severity</th><th>fired</th><th>delivered</th><th>undelivered</th></tr>
-{{range .Alerts}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>{{end}}
-
-{{if .PromAlerts.Rows}}<h2>Prometheus alerts</h2>
-<p class="meta">{{.PromAlertsAbout}}</p>
-{{template "table" .PromAlerts}}{{end}}
-
-<h2>Event timeline</h2>
-{{if .TimelineNote}}<p class="cut"><strong>Not the whole run:</strong> this timeline holds {{.TimelineNote}}.</p>{{end}}
-<p class="meta">Consecutive events that read the same are one row with a count; per-request events (tier.served, budget.exhausted, stream.*) are one row per target and detail between two other events. Every row result.json holds is here: filter by text or kind, and page through them.</p>
-<div id="controls"><input id="filter" type="search" placeholder="filter: target, name, reason…">
-{{range .Kinds}}<label class="kind"><input type="checkbox" class="kindbox" value="{{.Kind}}" checked> {{.Kind}} ({{.Count}}{{$t := index $.KindTotals .Kind}}{{if gt $t .Count}} of {{$t}}{{end}})</label>{{end}}
-<div id="pager"><button type="button" id="prev">← earlier</button> <span id="page"></span> <button type="button" id="next">later →</button></div></div>
-<table id="timeline"><tr><th>at</th><th>kind</th><th>count</th><th>target</th><th>detail</th></tr>
-{{range .Timeline}}<tr data-kind="{{.Kind}}"><td>{{.At}}</td><td>{{.Kind}}</td><td>{{.Times}}</td><td>{{.Target}}</td><td>{{.Detail}}</td></tr>
-{{end}}</table>
-
-{{if .R.Source}}<h2>Scenario file{{if .R.File}} ({{.R.File}}){{end}}</h2>
-<pre>{{.R.Source}}</pre>{{end}}
-{{define "table"}}<table><tr>{{range .Cols}}<th>{{.Long}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>{{end}}
-<script>
-(function(){
-  var size={{.PageRows}},page=0,f=document.getElementById('filter'),boxes=document.querySelectorAll('.kindbox'),
+// timelineScript filters and pages the timeline; %v is the rows per page.
+const timelineScript = `(function(){
+  var size=%v,page=0,f=document.getElementById('filter'),boxes=document.querySelectorAll('.kindbox'),
     rows=document.querySelectorAll('#timeline tr[data-kind]'),label=document.getElementById('page'),
     prev=document.getElementById('prev'),next=document.getElementById('next');
   function apply(){var q=f.value.toLowerCase(),on={},hit=[];boxes.forEach(function(b){on[b.value]=b.checked});
@@ -155,6 +256,4 @@ label.kind{margin-right:10px;font-size:12px;white-space:nowrap}
   prev.addEventListener('click',function(){page--;apply()});next.addEventListener('click',function(){page++;apply()});
   apply();
 })();
-</script>
-</body></html>
-`))
+`

@@ -102,8 +102,10 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Version = versionString(debug.ReadBuildInfo)
-	cmd.SetVersionTemplate("{{.Version}}\n")
+	// --version prints cobra's "brownout version …". A version template
+	// would link text/template's execution, whose reflect MethodByName
+	// makes the linker keep every exported method of every type.
+	cmd.Version = strings.TrimPrefix(versionString(debug.ReadBuildInfo), "brownout ")
 	cmd.SetIn(f.IO.In)
 	cmd.SetOut(f.IO.Out)
 	cmd.SetErr(f.IO.ErrOut)
