@@ -37,12 +37,11 @@ CHECKFLAGS := -race -pgo=off
 vet:
 	$(GO) vet $(CHECKFLAGS) $(PKGS)
 
-# staticcheck itself is built as usual (out/staticcheck); only its loading
-# of the packages (go list, through GOFLAGS) uses CHECKFLAGS.
+# staticcheck, the go.mod tool, is built as usual (`go tool -n` builds it
+# into the cache and names it); only its loading of the packages (go list,
+# through GOFLAGS) uses CHECKFLAGS.
 staticcheck:
-	@mkdir -p out
-	$(GO) build -o out/staticcheck honnef.co/go/tools/cmd/staticcheck
-	GOFLAGS="$$($(GO) env GOFLAGS) $(CHECKFLAGS)" out/staticcheck $(PKGS)
+	GOFLAGS="$$($(GO) env GOFLAGS) $(CHECKFLAGS)" "$$($(GO) tool -n staticcheck)" $(PKGS)
 
 # The tests of ./scenarios that skip under the race detector (live timing,
 # the long single-goroutine simulations): make test runs them in a second
