@@ -164,18 +164,7 @@ func TestHeldAnswerCountsInByteBudget(t *testing.T) {
 	}))
 	t.Cleanup(up.Close)
 	t.Cleanup(func() { closeOnce(release) })
-	cfg, err := gateway.ParseConfig("held.yaml", []byte(`version: 1
-providers:
-  - {name: p, kind: openai, base_url: "`+up.URL+`/v1"}
-routes:
-  - name: chat
-    targets: [{provider: p, model: m, timeouts: {idle: 30s, total: 60s}}]
-cache: {max_entries: -1}
-detectors: {disable: true}
-limits: {max_inflight_bytes: 4194304}
-`), gateway.LoadOptions{})
-	require.NoError(t, err)
-	g := startGateway(t, cfg, gateway.Options{Logger: discardLogger()})
+	g := heldStreamGateway(t, up.URL, 4<<20)
 
 	resp := post(t, g.url, "/v1/chat/completions", openaiBody(true), nil)
 	defer resp.Body.Close()
@@ -239,18 +228,7 @@ func TestStreamEventChargedWhileArriving(t *testing.T) {
 	t.Cleanup(func() { closeOnce(release) })
 	// 1 MiB: a few streams of small events fit (each takes tens of KiB),
 	// one with the event above in progress does not leave room.
-	cfg, err := gateway.ParseConfig("event.yaml", []byte(`version: 1
-providers:
-  - {name: p, kind: openai, base_url: "`+up.URL+`/v1"}
-routes:
-  - name: chat
-    targets: [{provider: p, model: m, timeouts: {idle: 30s, total: 60s}}]
-cache: {max_entries: -1}
-detectors: {disable: true}
-limits: {max_inflight_bytes: 1048576}
-`), gateway.LoadOptions{})
-	require.NoError(t, err)
-	g := startGateway(t, cfg, gateway.Options{Logger: discardLogger()})
+	g := heldStreamGateway(t, up.URL, 1<<20)
 	const inflight = "brownout_inflight_bytes"
 	before := metricValue(t, g, inflight)
 
@@ -281,4 +259,23 @@ limits: {max_inflight_bytes: 1048576}
 	}, 10*time.Second, 5*time.Millisecond, "the stream's bytes were given back")
 	status, _, body = send(t, g.url, "/v1/chat/completions", openaiBody(false), nil)
 	require.Equal(t, 200, status, body)
+}
+
+// heldStreamGateway is a gateway whose only route streams from the
+// upstream at url, with patient timeouts (tests hold streams open), no
+// detectors and an in-flight byte budget of budget bytes.
+func heldStreamGateway(t *testing.T, url string, budget int) *gw {
+	t.Helper()
+	cfg, err := gateway.ParseConfig("held.yaml", []byte(`version: 1
+providers:
+  - {name: p, kind: openai, base_url: "`+url+`/v1"}
+routes:
+  - name: chat
+    targets: [{provider: p, model: m, timeouts: {idle: 30s, total: 60s}}]
+cache: {max_entries: -1}
+detectors: {disable: true}
+limits: {max_inflight_bytes: `+strconv.Itoa(budget)+`}
+`), gateway.LoadOptions{})
+	require.NoError(t, err)
+	return startGateway(t, cfg, gateway.Options{Logger: discardLogger()})
 }

@@ -20,10 +20,13 @@ import (
 
 // BenchmarkUpstreamReuse is one small request and answer on loopback
 // HTTP/1.1 through the upstream transport, back to back: with the quiet
-// rule (a connection younger than ReuseQuiet since its last answer is
-// replaced: here every request dials) and with net/http's own reuse.
+// rule (a connection younger than ReuseQuiet since its last answer is not
+// handed out: here every request dials) and with net/http's own reuse.
 // "quiet-idle" waits past a short ReuseQuiet between requests, so the
-// connection is reused and only the wrapper's bookkeeping is measured.
+// gateway's pool hands the connection out again (no dial); against
+// "net-http-idle" it measures what the pool costs: net/http takes each
+// reused connection as a new one and builds its reader, writer and
+// goroutines again.
 func BenchmarkUpstreamReuse(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)

@@ -24,8 +24,9 @@ func WriteHTML(w io.Writer, r *score.Result) error {
 	if r.PromAlerts != nil {
 		data.PromAlerts, data.PromAlertsAbout = promAlertsTable(r), promAlertsAbout(r)
 	}
+	data.Alerts.Cols = []column{{Long: "alert"}, {Long: "severity"}, {Long: "fired"}, {Long: "delivered"}, {Long: "undelivered"}}
 	for _, al := range r.Alerts {
-		data.Alerts = append(data.Alerts, []string{al.Name, al.Severity, fmt.Sprint(al.Fired), countMap(al.Delivered), countMap(al.Undelivered)})
+		data.Alerts.Rows = append(data.Alerts.Rows, []string{al.Name, al.Severity, fmt.Sprint(al.Fired), countMap(al.Delivered), countMap(al.Undelivered)})
 	}
 	var p htmlPage
 	data.write(&p)
@@ -46,7 +47,7 @@ type htmlData struct {
 	Faults, Targets, Demotions table
 	FalseAlarms                table
 	FalseAlarmsAbout           string
-	Alerts                     [][]string
+	Alerts                     table
 	PromAlerts                 table
 	PromAlertsAbout            string
 	Timeline                   []timelineRow
@@ -161,16 +162,9 @@ func (d *htmlData) write(p *htmlPage) {
 		p.table(d.Demotions)
 	}
 	p.raw("\n\n")
-	if len(d.Alerts) > 0 {
-		p.raw("<h2>Alerts</h2>\n<table><tr><th>alert</th><th>severity</th><th>fired</th><th>delivered</th><th>undelivered</th></tr>\n")
-		for _, row := range d.Alerts {
-			p.raw("<tr>")
-			for _, v := range row {
-				p.printf("<td>%v</td>", v)
-			}
-			p.raw("</tr>\n")
-		}
-		p.raw("</table>")
+	if len(d.Alerts.Rows) > 0 {
+		p.raw("<h2>Alerts</h2>\n")
+		p.table(d.Alerts)
 	}
 	p.raw("\n\n")
 	if len(d.PromAlerts.Rows) > 0 {
