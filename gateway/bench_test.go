@@ -62,12 +62,18 @@ func newBenchEnvTB(b testing.TB) *benchEnv {
 // startBenchGateway starts a gateway on benchConfig for the mock at
 // mockURL; extra is appended to its configuration.
 func startBenchGateway(b testing.TB, mockURL, extra string) (*gateway.Server, *httptest.Server) {
+	return startBenchGatewayOn(b, mockURL, extra, nil)
+}
+
+// startBenchGatewayOn is startBenchGateway with the gateway's upstream
+// transport tr (nil: its own).
+func startBenchGatewayOn(b testing.TB, mockURL, extra string, tr http.RoundTripper) (*gateway.Server, *httptest.Server) {
 	b.Helper()
 	cfg, err := gateway.ParseConfig("bench.yaml", []byte(benchConfig(mockURL)+extra), gateway.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := gateway.New(cfg, gateway.Options{Events: events.Discard, Logger: discardLogger()})
+	srv, err := gateway.New(cfg, gateway.Options{Events: events.Discard, Logger: discardLogger(), Transport: tr})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -341,3 +347,17 @@ cache: {max_entries: -1}
 }
 
 var _ = strings.Contains
+
+// discardCollector starts an OTLP/HTTP collector that reads and discards
+// every export, with the OTEL_* endpoint variables cleared for the
+// benchmark, and returns its URL.
+func discardCollector(b *testing.B) string {
+	b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	b.Cleanup(collector.Close)
+	return collector.URL
+}

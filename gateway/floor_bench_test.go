@@ -2,8 +2,6 @@ package gateway_test
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -12,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brownout-dev/brownout/events"
 	"github.com/brownout-dev/brownout/gateway"
 )
 
@@ -61,33 +58,14 @@ func benchFloor(b *testing.B, stream bool, clients int) {
 	b.Cleanup(floor.Close)
 	direct, through := benchBody(stream, "gpt-4o"), benchBody(stream, "chat")
 	floorURL := floor.URL + "/v1/chat/completions"
-	b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
-	b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
-	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/x-protobuf")
-	}))
-	b.Cleanup(collector.Close)
-	_, on := startBenchGateway(b, e.mock.URL, "tracing: {enabled: true, endpoint: \""+collector.URL+"\"}\n")
+	collector := discardCollector(b)
+	_, on := startBenchGateway(b, e.mock.URL, "tracing: {enabled: true, endpoint: \""+collector+"\"}\n")
 	tracedURL := on.URL + "/v1/chat/completions"
 	// A gateway whose upstream connections are never quiet long enough to
 	// be reused: every request dials, as when requests to one upstream
 	// come faster than the pool covers (MaxIdleConnsPerHost per
 	// ReuseQuiet: 256 per 250 ms by default).
-	dialCfg, err := gateway.ParseConfig("bench.yaml", []byte(benchConfig(e.mock.URL)), gateway.LoadOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	dialSrv, err := gateway.New(dialCfg, gateway.Options{Events: events.Discard, Logger: discardLogger(),
-		Transport: gateway.NewTransport(gateway.ProtocolAuto, gateway.TransportOptions{ReuseQuiet: time.Hour})})
-	if err != nil {
-		b.Fatal(err)
-	}
-	dialGW := httptest.NewServer(dialSrv.Handler())
-	b.Cleanup(func() {
-		dialGW.Close()
-		_ = dialSrv.Close()
-	})
+	_, dialGW := startBenchGatewayOn(b, e.mock.URL, "", gateway.NewTransport(gateway.ProtocolAuto, gateway.TransportOptions{ReuseQuiet: time.Hour}))
 	dialURL := dialGW.URL + "/v1/chat/completions"
 
 	run := func(url string, body []byte) (cpu time.Duration, mallocs uint64) {

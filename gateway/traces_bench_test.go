@@ -1,9 +1,6 @@
 package gateway_test
 
 import (
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -26,15 +23,9 @@ func BenchmarkTracing(b *testing.B) {
 }
 
 func benchTracing(b *testing.B, stream bool) {
-	b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
-	b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
-	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/x-protobuf")
-	}))
-	b.Cleanup(collector.Close)
+	collector := discardCollector(b)
 	e := newBenchEnv(b) // tracing off
-	_, on := startBenchGateway(b, e.mock.URL, "tracing: {enabled: true, endpoint: \""+collector.URL+"\"}\n")
+	_, on := startBenchGateway(b, e.mock.URL, "tracing: {enabled: true, endpoint: \""+collector+"\"}\n")
 	off, traced := e.through, on.URL+"/v1/chat/completions"
 	body := benchBody(stream, "chat")
 	for range 50 {

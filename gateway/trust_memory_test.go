@@ -147,22 +147,14 @@ func TestInflightByteBudget(t *testing.T) {
 func TestHeldAnswerCountsInByteBudget(t *testing.T) {
 	release := make(chan struct{})
 	chunk := strings.Repeat("z", 64<<10)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		if !strings.Contains(r.Header.Get("Accept"), "event-stream") {
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
+	up := heldUpstream(t, func(w http.ResponseWriter) {
 		for range 96 { // 6 MiB of text
 			_, _ = io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"`+chunk+`"},"finish_reason":null}]}`+"\n\n")
 		}
 		w.(http.Flusher).Flush()
 		<-release
 		_, _ = io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
-	}))
-	t.Cleanup(up.Close)
+	})
 	t.Cleanup(func() { closeOnce(release) })
 	g := heldStreamGateway(t, up.URL, 4<<20)
 
@@ -200,31 +192,24 @@ func closeOnce(c chan struct{}) {
 // against the byte budget while the event is still arriving. An upstream
 // sends a first token, then ~600 KiB of one event without its blank line,
 // and holds: while it holds, the gateway's in-flight bytes grow by the
-// event's copies (gateway.EventCopies times its size, at least the event), a request beyond the budget is refused with 503
-// and Retry-After, and once the stream ends the budget is back to its
+// event's copies (gateway.EventCopies times its size, at least the
+// event), a request beyond the budget is refused with 503 and
+// Retry-After, and once the stream ends the budget is back to its
 // level before and a new request is served.
 func TestStreamEventChargedWhileArriving(t *testing.T) {
 	const eventSize = 600 << 10
 	release := make(chan struct{})
 	sent := make(chan struct{})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		if !strings.Contains(r.Header.Get("Accept"), "event-stream") {
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
-			return
-		}
+	up := heldUpstream(t, func(w http.ResponseWriter) {
 		const head = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"`
 		const tail = `"},"finish_reason":null}]}` + "\n\n"
-		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = io.WriteString(w, head+"first"+tail)
 		_, _ = io.WriteString(w, head+strings.Repeat("z", eventSize)) // the event, unfinished
 		w.(http.Flusher).Flush()
 		closeOnce(sent)
 		<-release
 		_, _ = io.WriteString(w, tail+`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
-	}))
-	t.Cleanup(up.Close)
+	})
 	t.Cleanup(func() { closeOnce(release) })
 	// 1 MiB: a few streams of small events fit (each takes tens of KiB),
 	// one with the event above in progress does not leave room.
@@ -278,4 +263,22 @@ limits: {max_inflight_bytes: `+strconv.Itoa(budget)+`}
 `), gateway.LoadOptions{})
 	require.NoError(t, err)
 	return startGateway(t, cfg, gateway.Options{Logger: discardLogger()})
+}
+
+// heldUpstream is an OpenAI upstream that answers a non-streamed request
+// at once and hands a streamed one to stream (its Content-Type set).
+func heldUpstream(t *testing.T, stream func(w http.ResponseWriter)) *httptest.Server {
+	t.Helper()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if !strings.Contains(r.Header.Get("Accept"), "event-stream") {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		stream(w)
+	}))
+	t.Cleanup(up.Close)
+	return up
 }

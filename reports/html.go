@@ -84,6 +84,19 @@ func (p *htmlPage) printf(format string, args ...any) {
 
 func (p *htmlPage) raw(s string) { p.b.WriteString(s) }
 
+// section writes t under an h2 title and, when about is not empty, a
+// line that says what it shows; nothing when t has no rows.
+func (p *htmlPage) section(title, about string, t table) {
+	if len(t.Rows) == 0 {
+		return
+	}
+	p.printf("<h2>%v</h2>\n", title)
+	if about != "" {
+		p.printf("<p class=\"meta\">%v</p>\n", about)
+	}
+	p.table(t)
+}
+
 // table writes t with a header row of its columns' long names.
 func (p *htmlPage) table(t table) {
 	p.raw("<table><tr>")
@@ -145,32 +158,19 @@ func (d *htmlData) write(p *htmlPage) {
 		p.printf("<tr><th>%v</th><td>%v</td></tr>", kv[0], kv[1])
 	}
 	p.raw("</table>\n\n")
-	if len(d.FalseAlarms.Rows) > 0 {
-		p.printf("<h2>False alarms</h2>\n<p class=\"meta\">%v</p>\n", d.FalseAlarmsAbout)
-		p.table(d.FalseAlarms)
-	}
+	p.section("False alarms", d.FalseAlarmsAbout, d.FalseAlarms)
 	p.raw("\n\n")
-	if len(d.Faults.Rows) > 0 {
-		p.raw("<h2>Fault steps</h2>\n")
-		p.table(d.Faults)
-	}
+	p.section("Fault steps", "", d.Faults)
 	p.raw("\n\n")
 	if len(d.Targets.Rows) > 0 {
-		p.raw("<h2>Targets</h2>\n")
-		p.table(d.Targets)
-		p.raw("\n<h2>Demotions and flaps per target</h2>\n<p class=\"meta\">Demotions are breaker openings and unhealthy markings: re-detections within a fault, oscillations after one, false positives outside every fault. Flaps are oscillations plus false positives.</p>\n")
-		p.table(d.Demotions)
+		p.section("Targets", "", d.Targets)
+		p.raw("\n")
+		p.section("Demotions and flaps per target", "Demotions are breaker openings and unhealthy markings: re-detections within a fault, oscillations after one, false positives outside every fault. Flaps are oscillations plus false positives.", d.Demotions)
 	}
 	p.raw("\n\n")
-	if len(d.Alerts.Rows) > 0 {
-		p.raw("<h2>Alerts</h2>\n")
-		p.table(d.Alerts)
-	}
+	p.section("Alerts", "", d.Alerts)
 	p.raw("\n\n")
-	if len(d.PromAlerts.Rows) > 0 {
-		p.printf("<h2>Prometheus alerts</h2>\n<p class=\"meta\">%v</p>\n", d.PromAlertsAbout)
-		p.table(d.PromAlerts)
-	}
+	p.section("Prometheus alerts", d.PromAlertsAbout, d.PromAlerts)
 	p.raw("\n\n<h2>Event timeline</h2>\n")
 	if d.TimelineNote != "" {
 		p.printf("<p class=\"cut\"><strong>Not the whole run:</strong> this timeline holds %v.</p>", d.TimelineNote)
