@@ -61,8 +61,8 @@
 // only once it has been quiet for TransportOptions.ReuseQuiet (250 ms)
 // after its last answer, so that bytes an upstream sends after an answer
 // are never read as another request's answer (cleartext connections are
-// pooled by the gateway, which peeks at a kept connection's socket before
-// handing it out); an answer read on it before the request was sent is
+// spread over slots, so that a request goes to the connection quiet the
+// longest); an answer read on it before the request was sent is
 // discarded and the request sent again. An upstream that answers with a
 // 101, a 1xx final answer or a redirect (3xx, never followed), or whose
 // answer is not valid HTTP, fails the attempt as a protocol_error.

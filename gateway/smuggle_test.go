@@ -98,9 +98,9 @@ cache: {max_entries: -1}
 // HTTP/1.1 upstream writes an extra answer 30 ms after each answer: none is
 // served an extra answer sent within the default ReuseQuiet (250 ms) of
 // its real one, and none fails. A cleartext connection is handed out again
-// only after 250 ms without a byte and with nothing waiting on its socket
-// (connPool); net/http's own reuse rule served 40–66 of the 200 the extra
-// answer.
+// only after 250 ms without a byte (plainTransport's slots; net/http's
+// read loop closes one that receives bytes while idle); net/http's own
+// reuse rule served 40–66 of the 200 the extra answer.
 func TestUpstreamSmuggling(t *testing.T) {
 	served, _, failed := smuggled(t, nil, gateway.DefaultReuseQuiet)
 	require.Zero(t, served, "smuggled answers served")

@@ -378,7 +378,7 @@ func NewTransport(p Protocol, o TransportOptions) *Transport {
 		// Cleartext connections speak HTTP/1.1 here, pooled by the
 		// gateway (plainTransport); TLS ones are dialed by the gateway,
 		// which sees what ALPN chose.
-		t.plain = &plainTransport{outer: tr, pool: newConnPool(o.ReuseQuiet, o.IdleConnTimeout, o.MaxIdleConnsPerHost)}
+		t.plain = newPlainTransport(tr, o.ReuseQuiet, o.MaxIdleConnsPerHost)
 		tr.RegisterProtocol("http", t.plain)
 		tr.DialTLSContext = dialWithConnectTimeout(quietDialTLS(d.DialContext, o.TLSConfig, alpn, tr.TLSHandshakeTimeout, o.ReuseQuiet))
 	}
@@ -397,7 +397,7 @@ type Transport struct {
 func (t *Transport) CloseIdleConnections() {
 	t.Transport.CloseIdleConnections()
 	if t.plain != nil {
-		t.plain.pool.closeIdle()
+		t.plain.closeIdle()
 	}
 }
 

@@ -24,15 +24,15 @@ import (
 // time close it, and never reach another request. HTTP/2 connections
 // (their streams are numbered) are not concerned.
 //
-// Cleartext (http://) connections are the gateway's own to pool
-// (connPool, upstream_pool.go): net/http closes one after each answer, the
-// pool keeps it when its answer was read to its end, and hands out the one
-// quiet the longest, after peeking at its socket (quietSocket): bytes or
-// an end of stream waiting close it instead.
+// Cleartext (http://) connections are spread over slots, each a net/http
+// Transport keeping one connection alive (plainTransport,
+// upstream_pool.go): a request goes to the slot whose connection has been
+// quiet the longest, when that is ReuseQuiet or more, else to a new one.
 //
 // Over TLS, where HTTP/2 is the rule, a connection that negotiated
-// HTTP/1.1 stays in net/http's pool, wrapped in quietConn. Bytes the
-// upstream sends while it is idle reach the Transport, which closes it. A
+// HTTP/1.1 stays in net/http's pool, wrapped in quietConn. Either way,
+// bytes the upstream sends while a connection is idle reach the
+// Transport's read loop, which closes it. A
 // connection younger than ReuseQuiet refuses the request before writing a
 // byte of it: the Transport closes it and sends the request on another
 // connection (a retry net/http makes for a reused connection that wrote
@@ -70,15 +70,7 @@ type quietConn struct {
 	lastRead atomic.Int64  // Unix nanoseconds of the last read that returned bytes; 0: none yet
 	writing  atomic.Bool   // a request is being written (its first Write passed the check)
 	sent     atomic.Uint64 // requests whose first Write passed the check
-
-	// A cleartext connection is kept by pool when net/http lets it go
-	// (Close), and handed out again under the quiet rule (connPool).
-	pool     *connPool
-	addr     string      // its pool key
-	answered atomic.Bool // its answer was read to its end (reuseOnEOF)
-	reading  atomic.Bool // a Read is in flight
-	closed   atomic.Bool
-	parked   time.Time // when Close gave it to pool
+	closed   atomic.Bool   // Close was called
 }
 
 // requestsSent is how many requests c started to send. An answer read on c
@@ -88,9 +80,7 @@ type quietConn struct {
 func (c *quietConn) requestsSent() uint64 { return c.sent.Load() }
 
 func (c *quietConn) Read(p []byte) (int, error) {
-	c.reading.Store(true)
 	n, err := c.Conn.Read(p)
-	c.reading.Store(false)
 	if n > 0 {
 		c.lastRead.Store(time.Now().UnixNano())
 		c.writing.Store(false) // an answer is arriving: the next Write starts a new request
@@ -110,29 +100,11 @@ func (c *quietConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// Close closes c, or gives a cleartext connection to its pool, which
-// decides whether it may carry another request.
+// Close closes c and notes it (a slot whose connection is closed dials a
+// new one, plainTransport).
 func (c *quietConn) Close() error {
-	if c.pool == nil {
-		return c.Conn.Close()
-	}
-	if c.closed.Swap(true) {
-		return nil
-	}
-	c.parked = time.Now()
-	if c.pool.put(c) {
-		return nil
-	}
+	c.closed.Store(true)
 	return c.Conn.Close()
-}
-
-// spoil closes a pooled connection whose answer was not read to its end
-// (a failed round trip, a body closed early, a 101), kept by its pool or
-// not: it is never handed out again (connPool.get drops it).
-func (c *quietConn) spoil() {
-	if c.pool != nil {
-		_ = c.Conn.Close()
-	}
 }
 
 // quietTry follows one round trip's HTTP/1.1 connection (its GotConn

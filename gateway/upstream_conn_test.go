@@ -23,10 +23,8 @@ import (
 // rule (a connection younger than ReuseQuiet since its last answer is not
 // handed out: here every request dials) and with net/http's own reuse.
 // "quiet-idle" waits past a short ReuseQuiet between requests, so the
-// gateway's pool hands the connection out again (no dial); against
-// "net-http-idle" it measures what the pool costs: net/http takes each
-// reused connection as a new one and builds its reader, writer and
-// goroutines again.
+// gateway hands the connection out again (no dial); against
+// "net-http-idle" it measures what the slots (plainTransport) cost.
 func BenchmarkUpstreamReuse(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -72,8 +70,8 @@ func BenchmarkUpstreamReuse(b *testing.B) {
 // TestQuietConnRetires: back-to-back requests to an HTTP/1.1 upstream over
 // TLS (bodies larger than the connection's write buffer) each go out on a
 // new connection, the young one retired without a failed request; after a
-// quiet pause the connection is reused. (A cleartext upstream gets one
-// connection per request: TestCleartextConnPerRequest.)
+// quiet pause the connection is reused. (Cleartext upstreams:
+// TestCleartextQuietReuse.)
 func TestQuietConnRetires(t *testing.T) {
 	var conns atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -116,7 +114,7 @@ func TestQuietConnRetires(t *testing.T) {
 
 // TestCleartextQuietReuse: a cleartext HTTP/1.1 upstream's connection
 // carries another request only once it was quiet for ReuseQuiet after its
-// answer (connPool): reused after a quiet pause, replaced back to back,
+// answer (plainTransport): reused after a quiet pause, replaced back to back,
 // and closed, never reused, when the upstream sent bytes after an answer
 // or closed its side; no request fails for it.
 func TestCleartextQuietReuse(t *testing.T) {

@@ -5,194 +5,208 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
 // plainTransport carries the requests to cleartext (http://) HTTP/1.1
-// upstreams (Transport registers it for the scheme). It is net/http's
-// Transport with its own pooling turned off (MaxIdleConnsPerHost < 0: it
-// closes a connection after each answer, without asking the upstream to)
-// and a connPool in its place, which hands a connection out again only
-// under the quiet rule (see upstream_conn.go). net/http's pool hands out
-// the connection that finished last, which is too young whenever requests
-// come faster than one per ReuseQuiet; the connPool hands out the one that
-// has been quiet longest.
+// upstreams (Transport registers it for the scheme). net/http's Transport
+// keeps connections alive, but hands out the one whose answer ended last,
+// which is too young for the quiet rule (see upstream_conn.go) whenever
+// requests to an upstream come faster than one per ReuseQuiet: each would
+// be refused, and every request would dial.
+//
+// So the connections to an upstream are spread over slots. A slot is a
+// net/http Transport of its own that keeps at most one connection alive,
+// and carries one request at a time. A request goes to the free slot whose
+// connection has been quiet the longest, once that is ReuseQuiet or more,
+// and to a new slot (a new connection) when none has been. A kept
+// connection stays net/http's: its reader, writer and read loop live on
+// between requests (nothing is rebuilt per request), and the read loop
+// closes a connection that receives bytes, or an end of stream, while it
+// is idle. The quietConn under it refuses a request when bytes came after
+// all in the moment before it was sent (net/http then sends it on a new
+// connection).
+//
+// An upstream has at most max slots (MaxIdleConnsPerHost); a request that
+// finds every one busy or too young beyond that goes out on a connection
+// of its own, closed after its answer (overflow).
 type plainTransport struct {
 	outer *http.Transport
-	pool  *connPool
-	once  sync.Once
-	inner *http.Transport
+	quiet time.Duration // the quiet rule (ReuseQuiet)
+	max   int           // slots per upstream address (MaxIdleConnsPerHost)
+
+	mu     sync.Mutex
+	free   map[string][]*slot // per address, the free slots in the order they were let go
+	slots  map[string][]*slot // per address, every slot
+	closed bool               // CloseIdleConnections was called
+
+	once     sync.Once
+	overflow *http.Transport // no keep-alive: one connection per request
+}
+
+// slot is one of plainTransport's net/http Transports, for one address.
+type slot struct {
+	tr   *http.Transport
+	conn atomic.Pointer[quietConn] // the connection it dialed last (the one its requests go out on)
+}
+
+// idle reports whether s may take a request at now: its connection has
+// been quiet for quiet, or it has none (a new one is dialed).
+func (s *slot) idle(now time.Time, quiet time.Duration) bool {
+	c := s.conn.Load()
+	if c == nil || c.closed.Load() {
+		return true
+	}
+	last := c.lastRead.Load()
+	return last == 0 || now.Sub(time.Unix(0, last)) >= quiet
+}
+
+func newPlainTransport(outer *http.Transport, quiet time.Duration, max int) *plainTransport {
+	return &plainTransport{outer: outer, quiet: quiet, max: max, free: map[string][]*slot{}, slots: map[string][]*slot{}}
+}
+
+// clone is a Transport cloned from the outer one (what was set on it until
+// then, a proxy, a dialer, holds here too), speaking HTTP/1.1, keeping
+// keep connections alive per host, whose dials go through dial.
+func (p *plainTransport) clone(keep int, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Transport {
+	t := p.outer.Clone()
+	t.MaxIdleConnsPerHost = keep
+	t.MaxIdleConns = 0
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	t.Protocols = &protos
+	t.DialContext = dial
+	return t
+}
+
+func (p *plainTransport) dial() func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if d := p.outer.DialContext; d != nil {
+		return d
+	}
+	return (&net.Dialer{}).DialContext
 }
 
 func (p *plainTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	p.once.Do(func() {
-		// Cloned at first use: what was set on the outer transport until
-		// then (a proxy, a dialer) holds here too.
-		p.inner = p.outer.Clone()
-		p.inner.MaxIdleConnsPerHost = -1
-		var protos http.Protocols
-		protos.SetHTTP1(true)
-		p.inner.Protocols = &protos
-		dial := p.outer.DialContext
-		if dial == nil {
-			dial = (&net.Dialer{}).DialContext
-		}
-		p.inner.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if c := p.pool.get(addr, time.Now()); c != nil {
-				return c, nil
-			}
-			c, err := dial(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return &quietConn{Conn: c, quiet: p.pool.quiet, pool: p.pool, addr: addr}, nil
-		}
-	})
-	// The connection the request went out on (the last, when net/http
-	// retried on another): its answer's body says whether it may be
-	// reused (reuseOnEOF).
-	var conn atomic.Pointer[quietConn]
-	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
-		qc, _ := i.Conn.(*quietConn)
-		conn.Store(qc)
-	}}
-	resp, err := p.inner.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
-	qc := conn.Load()
+	addr := req.URL.Host
+	s := p.get(addr, time.Now())
+	if s == nil {
+		p.once.Do(func() {
+			dial := p.dial()
+			p.overflow = p.clone(-1, func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := dial(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return &quietConn{Conn: c, quiet: p.quiet}, nil
+			})
+		})
+		return p.overflow.RoundTrip(req)
+	}
+	resp, err := s.tr.RoundTrip(req)
 	if err != nil {
-		if qc != nil {
-			qc.spoil()
-		}
+		p.put(addr, s)
 		return nil, err
 	}
-	if qc != nil {
-		s := resp.StatusCode
-		resp.Body = &reuseOnEOF{ReadCloser: resp.Body, c: qc, final: !resp.Close && s >= 200 && s < 600 && (s < 300 || s >= 400)}
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// The body is the connection itself, the caller's now (and a
+		// ReadWriteCloser, which a wrapper would hide).
+		s.conn.Store(nil)
+		p.put(addr, s)
+		return resp, nil
 	}
+	resp.Body = &slotBody{ReadCloser: resp.Body, p: p, s: s, addr: addr}
 	return resp, nil
 }
 
-// connPool keeps the cleartext HTTP/1.1 connections whose last answer was
-// read to its end, oldest first, and hands one out once it has received
-// nothing for quiet since that answer and has nothing waiting to be read
-// (quietSocket): bytes an upstream sends after an answer close the
-// connection instead of answering the next request.
-type connPool struct {
-	quiet time.Duration // the quiet rule (ReuseQuiet)
-	idle  time.Duration // a connection idle longer is closed (IdleConnTimeout)
-	max   int           // connections kept per address (MaxIdleConnsPerHost)
-
-	mu     sync.Mutex
-	conns  map[string][]*quietConn // per address, in the order they were let go
-	closed bool
-}
-
-func newConnPool(quiet, idle time.Duration, max int) *connPool {
-	return &connPool{quiet: quiet, idle: idle, max: max, conns: map[string][]*quietConn{}}
-}
-
-// put takes c, which net/http let go: false when the pool is full or
-// closed (the caller closes c). Whether c's answer was read to its end may
-// be known only a moment later (quietConn.answered): get decides then.
-func (p *connPool) put(c *quietConn) bool {
-	// A reader still blocked on the connection (net/http closes a
-	// connection on errors while its read loop waits) returns at once;
-	// get clears the deadline when it hands the connection out.
-	if c.Conn.SetReadDeadline(aLongTimeAgo) != nil {
-		return false
-	}
+// get takes the free slot of addr that may carry a request now (the first
+// let go whose connection is quiet), or a new slot; nil when addr has max
+// slots and none is free and quiet.
+func (p *plainTransport) get(addr string, now time.Time) *slot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	q := p.conns[c.addr]
-	if p.closed || len(q) >= p.max {
-		return false
-	}
-	p.conns[c.addr] = append(q, c)
-	return true
-}
-
-var aLongTimeAgo = time.Unix(1, 0)
-
-// get returns a connection to addr that may carry a new request, in a
-// new quietConn, or nil. Connections it finds unfit on the way (answer not
-// read to its end, idle too long, bytes or an end of stream waiting) are
-// closed.
-func (p *connPool) get(addr string, now time.Time) net.Conn {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	q := p.conns[addr]
-	i := 0
-	var found *quietConn
-	for ; i < len(q); i++ {
-		c := q[i]
-		if !c.answered.Load() || c.reading.Load() {
-			if now.Sub(c.parked) < p.quiet {
-				break // maybe still finishing; the ones after it are younger
-			}
-			_ = c.Conn.Close()
-			continue
+	q := p.free[addr]
+	for i, s := range q {
+		if !s.idle(now, p.quiet) {
+			// Slots are let go in about the order their answers end:
+			// the ones after it are younger.
+			break
 		}
-		age := now.Sub(time.Unix(0, c.lastRead.Load()))
-		if age < p.quiet {
-			break // connections are let go in about the order their answers end
-		}
-		if age > p.idle || !quietSocket(c.Conn) || c.Conn.SetReadDeadline(time.Time{}) != nil {
-			_ = c.Conn.Close()
-			continue
-		}
-		found = c
-		i++
-		break
+		p.free[addr] = append(q[:i], q[i+1:]...)
+		return s
 	}
-	if i > 0 {
-		n := copy(q, q[i:])
-		clear(q[n:])
-		p.conns[addr] = q[:n]
-	}
-	if found == nil {
+	if len(p.slots[addr]) >= p.max {
 		return nil
 	}
-	nc := &quietConn{Conn: found.Conn, quiet: p.quiet, pool: p, addr: addr}
-	nc.lastRead.Store(found.lastRead.Load())
-	return nc
+	s := new(slot)
+	dial := p.dial()
+	s.tr = p.clone(1, func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		qc := &quietConn{Conn: c, quiet: p.quiet}
+		s.conn.Store(qc)
+		return qc, nil
+	})
+	p.slots[addr] = append(p.slots[addr], s)
+	return s
 }
 
-// closeIdle closes every kept connection, and those let go from now on.
-func (p *connPool) closeIdle() {
+// put lets s go after its request: its answer was read to its end or
+// closed (net/http kept its connection or closed it), or it failed.
+func (p *plainTransport) put(addr string, s *slot) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for addr, q := range p.conns {
-		for _, c := range q {
-			_ = c.Conn.Close()
-		}
-		delete(p.conns, addr)
+	p.free[addr] = append(p.free[addr], s)
+	if p.closed {
+		s.tr.CloseIdleConnections()
 	}
+}
+
+// closeIdle closes every slot's idle connection, and, from now on, the
+// connection of a slot when it is let go.
+func (p *plainTransport) closeIdle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.closed = true
+	for _, q := range p.slots {
+		for _, s := range q {
+			s.tr.CloseIdleConnections()
+		}
+	}
 }
 
-// reuseOnEOF is the body of an answer on a pooled connection: reading it
-// to its end is what lets the pool hand the connection out again; closing
-// it before that closes the connection.
-type reuseOnEOF struct {
+// slotBody is the body of an answer on a slot: its end (or its closing,
+// or a failed read) lets the slot go.
+type slotBody struct {
 	io.ReadCloser
-	c     *quietConn
-	final bool // the answer is a final one (2xx, 4xx, 5xx), not a 101
+	p    *plainTransport
+	s    *slot
+	addr string
+	done atomic.Bool
 }
 
-func (r *reuseOnEOF) Read(p []byte) (int, error) {
-	n, err := r.ReadCloser.Read(p)
-	if err == io.EOF && r.final {
-		r.c.answered.Store(true)
+func (b *slotBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		// At io.EOF net/http has already kept the connection (it does so
+		// before the body returns its end); on any other error it closes
+		// it.
+		b.release()
 	}
 	return n, err
 }
 
-func (r *reuseOnEOF) Close() error {
-	err := r.ReadCloser.Close()
-	if !r.c.answered.Load() {
-		r.c.spoil()
-	}
+func (b *slotBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.release()
 	return err
+}
+
+func (b *slotBody) release() {
+	if !b.done.Swap(true) {
+		b.p.put(b.addr, b.s)
+	}
 }
