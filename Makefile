@@ -7,7 +7,7 @@ SCENARIO ?= examples/gamedays/primary-429-storm.yaml
 # optimization); `make bench` builds with it too, PGO=off to compare.
 PGO ?= $(CURDIR)/cmd/brownout/default.pgo
 
-.PHONY: build install test vet staticcheck bench pgo fuzz demo clean
+.PHONY: build install test vet staticcheck vet-nice staticcheck-nice otlpgrpc otlpgrpc-nice norace norace-long bench pgo fuzz demo clean
 
 # Release builds leave out the symbol table and DWARF (-s -w); the build
 # info (--version) stays. TAGS=otlpgrpc adds the OTLP/gRPC trace exporter.
@@ -48,18 +48,40 @@ staticcheck:
 # pass without it. TestMakefileNamesEveryRaceSkip (scenarios) fails when a
 # name here no longer exists or a test that skips under -race is missing.
 NORACE_TESTS := TestGameDayLibrary|TestGameDayLibrarySeeds|TestFeedMatchesScore|TestDifferential|TestFidelity|TestLiveBlackBox|TestLiveEndLetsRequestsFinish|TestFleetSharedBeatsLocal|TestLiveFleetRedis|TestLivePrometheusAlerts|TestLiveFlagshipPrometheusAlerts
+# The longest of them (3m50s of real time, little CPU) runs beside the others.
+NORACE_LONG := TestLiveFlagshipPrometheusAlerts
 
-test: vet staticcheck
+# make test: the race tests, then side by side (make -j) the checks that
+# need no race build of the tests and the non-race pass; the live game days
+# mostly wait on real time, so vet's and staticcheck's analysis (niced, so
+# that the live game days' timing comes first) fill the CPU meanwhile. From
+# an empty cache the race tests compile every dependency once with the
+# race detector (vet and staticcheck load those), and the README test's
+# builds (-pgo=off, see TestREADME) compile the non-race ones the
+# scenarios' pass then uses.
+test:
 	$(GO) test $(CHECKFLAGS) -shuffle=on -timeout 14m $(PKGS)
-	# Without the race detector: every example game day, its scoring as the
-	# log is written, the sim-vs-live differential test, the live and fleet
-	# game days. Each top-level test's verdict is listed (none may skip).
-	@mkdir -p out
-	@$(GO) test -pgo=off -shuffle=on -v -run '^($(NORACE_TESTS))$$' ./scenarios > out/norace.log 2>&1 || { cat out/norace.log; exit 1; }
-	@grep -E '^(--- |ok|PASS|FAIL)' out/norace.log
-	@if [ -n "$$CI" ] && grep -E "^--- SKIP" out/norace.log; then echo "a test skipped in CI"; exit 1; fi
-	# The OTLP/gRPC exporter, in builds with -tags otlpgrpc only (with
-	# CHECKFLAGS: its dependencies are the race build's, already compiled).
+	@mkdir -p out/norace
+	@# The scenarios' non-race test binary, built once for both of its runs.
+	@$(GO) test -c -pgo=off -o out/norace/scenarios.test ./scenarios
+	@$(MAKE) --no-print-directory -j -O vet-nice staticcheck-nice otlpgrpc-nice norace norace-long
+
+vet-nice staticcheck-nice otlpgrpc-nice:
+	nice -n 10 $(MAKE) --no-print-directory $(@:-nice=)
+
+# Without the race detector: every example game day, its scoring as the
+# log is written, the sim-vs-live differential test, the live and fleet
+# game days. Each top-level test's verdict is listed (none may skip in CI).
+norace: NORACE_RUN = -test.run '^($(NORACE_TESTS))$$' -test.skip '^($(NORACE_LONG))$$'
+norace-long: NORACE_RUN = -test.run '^($(NORACE_LONG))$$'
+norace norace-long:
+	@cd scenarios && ../out/norace/scenarios.test -test.v -test.shuffle=on -test.timeout 14m $(NORACE_RUN) > ../out/$@.log 2>&1 || { cat ../out/$@.log; exit 1; }
+	@grep -E '^(--- |ok|PASS|FAIL)' out/$@.log
+	@if [ -n "$$CI" ] && grep -E "^--- SKIP" out/$@.log; then echo "a test skipped in CI"; exit 1; fi
+
+# The OTLP/gRPC exporter, in builds with -tags otlpgrpc only (with
+# CHECKFLAGS: its dependencies are the race build's, already compiled).
+otlpgrpc:
 	$(GO) test $(CHECKFLAGS) -tags otlpgrpc -run 'OTLP|TestCheck|TestNewProvider' ./gateway/tracing ./gateway
 
 # Benchmarks only (no tests), built as the binary is (PGO); compare runs

@@ -232,6 +232,7 @@ func TestFleetTokensPerMinute(t *testing.T) {
 	var mu sync.Mutex
 	statuses := map[int]int{}
 	var wg sync.WaitGroup
+	start := time.Now()
 	for i := range 50 {
 		wg.Go(func() {
 			status, h, b := send(t, gs[i%3].url, "/v1/chat/completions", body, map[string]string{"Authorization": "Bearer " + keyApp})
@@ -245,8 +246,13 @@ func TestFleetTokensPerMinute(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	t.Logf("statuses %v (limit %d tokens a minute, worst case %d a request)", statuses, tpm, worst)
-	require.LessOrEqual(t, statuses[200], tpm/worst+1, "the fleet admitted beyond the limit's worth of worst cases")
+	// The bucket refills at tpm a minute while the burst lasts (seconds on
+	// a loaded machine): what it admits is bounded by the limit, plus the
+	// refill over the burst, plus one worst case.
+	elapsed := time.Since(start)
+	allowed := int((tpm+tpm*elapsed.Minutes())/float64(worst)) + 1
+	t.Logf("statuses %v in %v (limit %d tokens a minute, worst case %d a request: at most %d admitted)", statuses, elapsed, tpm, worst, allowed)
+	require.LessOrEqual(t, statuses[200], allowed, "the fleet admitted beyond the limit's worth of worst cases")
 	require.GreaterOrEqual(t, statuses[200], 2)
 	require.Positive(t, statuses[429])
 }

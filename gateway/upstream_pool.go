@@ -121,19 +121,18 @@ func (p *plainTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // get takes the free slot of addr that may carry a request now (the first
-// let go whose connection is quiet), or a new slot; nil when addr has max
-// slots and none is free and quiet.
+// let go, when its connection is quiet or closed), or a new slot; nil when
+// addr has max slots and none is free and quiet.
 func (p *plainTransport) get(addr string, now time.Time) *slot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	q := p.free[addr]
-	for i, s := range q {
-		if !s.idle(now, p.quiet) {
-			// Slots are let go in about the order their answers end:
-			// the ones after it are younger.
-			break
-		}
-		p.free[addr] = append(q[:i], q[i+1:]...)
+	// Slots are let go in about the order their answers end: when the
+	// first one let go is not quiet yet, the ones after it are younger.
+	if q := p.free[addr]; len(q) > 0 && q[0].idle(now, p.quiet) {
+		s := q[0]
+		n := copy(q, q[1:])
+		q[n] = nil
+		p.free[addr] = q[:n]
 		return s
 	}
 	if len(p.slots[addr]) >= p.max {
