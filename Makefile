@@ -62,8 +62,9 @@ NORACE_LONG := TestLiveFlagshipPrometheusAlerts
 test:
 	$(GO) test $(CHECKFLAGS) -shuffle=on -timeout 14m $(PKGS)
 	@mkdir -p out/norace
-	@# The scenarios' non-race test binary, built once for both of its runs.
-	@$(GO) test -c -pgo=off -o out/norace/scenarios.test ./scenarios
+	@# The scenarios' non-race test binary, built once for both of its runs,
+	@# as the README test builds (-pgo=off, grpcnotrace): one compile for both.
+	@$(GO) test -c -pgo=off -tags grpcnotrace -o out/norace/scenarios.test ./scenarios
 	@$(MAKE) --no-print-directory -j -O vet-nice staticcheck-nice otlpgrpc-nice norace norace-long
 
 vet-nice staticcheck-nice otlpgrpc-nice:

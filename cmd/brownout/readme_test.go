@@ -132,10 +132,11 @@ func TestREADME(t *testing.T) {
 	t.Logf("BROWNOUT_BASE_PORT=%d", base)
 	// The README's builds (go install, make build, go test -bench) are made
 	// without the PGO profile (-pgo=off; the profile changes speed, not
-	// behaviour): so they share the compiled dependencies of make test's
-	// non-race pass (-pgo=off too) instead of compiling the 500 of them a
+	// behaviour) and all with make build's grpcnotrace tag: so they share
+	// one compile of their dependencies, and with make test's non-race
+	// pass (built the same way), instead of compiling the 500 of them a
 	// third time, with the profile. A GOFLAGS the caller set comes first.
-	goflags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -pgo=off")
+	goflags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -pgo=off -tags=grpcnotrace")
 	cmd.Env = append(os.Environ(), "GOBIN=", "GOPATH="+filepath.Join(tmp, "gopath"), "GOMODCACHE="+strings.TrimSpace(string(modcache)),
 		"GOFLAGS="+goflags, fmt.Sprintf("%s=%d", yamlfile.BasePortEnv, base))
 	// Files, not pipes: background processes keep their output open, and
