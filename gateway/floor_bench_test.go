@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -54,7 +55,18 @@ func benchFloor(b *testing.B, stream bool, clients int) {
 	}
 	rp := httputil.NewSingleHostReverseProxy(up)
 	rp.FlushInterval = -1 // stream as it arrives, as the gateway does
-	floor := httptest.NewServer(rp)
+	floor := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The ReverseProxy streams the client's request body upstream on
+		// the Transport's write loop while it relays the answer: when the
+		// upstream answers before that loop has read the body's end (it
+		// knows the length), net/http's server would discard and close
+		// the body as the answer's header goes out, failing the loop's
+		// next read, which closes the upstream connection under the
+		// answer ("use of closed network connection", seen on a loaded
+		// machine). Full duplex leaves the body to the proxy.
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		rp.ServeHTTP(w, r)
+	}))
 	b.Cleanup(floor.Close)
 	direct, through := benchBody(stream, "gpt-4o"), benchBody(stream, "chat")
 	floorURL := floor.URL + "/v1/chat/completions"
