@@ -68,40 +68,40 @@ func newPlainTransport(outer *http.Transport, quiet time.Duration, max int) *pla
 }
 
 // clone is a Transport cloned from the outer one (what was set on it until
-// then, a proxy, a dialer, holds here too), speaking HTTP/1.1, keeping
-// keep connections alive per host, whose dials go through dial.
-func (p *plainTransport) clone(keep int, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Transport {
+// then, a proxy, a dialer, holds here too), speaking HTTP/1.1 and keeping
+// keep connections alive per host (negative: none). It dials with the
+// outer dialer, wraps each connection in a quietConn and hands it to
+// dialed (nil: nobody).
+func (p *plainTransport) clone(keep int, dialed func(*quietConn)) *http.Transport {
+	dial := p.outer.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
 	t := p.outer.Clone()
 	t.MaxIdleConnsPerHost = keep
 	t.MaxIdleConns = 0
 	var protos http.Protocols
 	protos.SetHTTP1(true)
 	t.Protocols = &protos
-	t.DialContext = dial
-	return t
-}
-
-func (p *plainTransport) dial() func(ctx context.Context, network, addr string) (net.Conn, error) {
-	if d := p.outer.DialContext; d != nil {
-		return d
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		qc := &quietConn{Conn: c, quiet: p.quiet}
+		if dialed != nil {
+			dialed(qc)
+		}
+		return qc, nil
 	}
-	return (&net.Dialer{}).DialContext
+	return t
 }
 
 func (p *plainTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	addr := req.URL.Host
 	s := p.get(addr, time.Now())
 	if s == nil {
-		p.once.Do(func() {
-			dial := p.dial()
-			p.overflow = p.clone(-1, func(ctx context.Context, network, addr string) (net.Conn, error) {
-				c, err := dial(ctx, network, addr)
-				if err != nil {
-					return nil, err
-				}
-				return &quietConn{Conn: c, quiet: p.quiet}, nil
-			})
-		})
+		p.once.Do(func() { p.overflow = p.clone(-1, nil) })
 		return p.overflow.RoundTrip(req)
 	}
 	resp, err := s.tr.RoundTrip(req)
@@ -139,16 +139,7 @@ func (p *plainTransport) get(addr string, now time.Time) *slot {
 		return nil
 	}
 	s := new(slot)
-	dial := p.dial()
-	s.tr = p.clone(1, func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		qc := &quietConn{Conn: c, quiet: p.quiet}
-		s.conn.Store(qc)
-		return qc, nil
-	})
+	s.tr = p.clone(1, s.conn.Store)
 	p.slots[addr] = append(p.slots[addr], s)
 	return s
 }
