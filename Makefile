@@ -95,7 +95,7 @@ bench:
 pgo:
 	mkdir -p out/pgo
 	$(GO) test -run '^$$' -bench 'SimHour|Sim$$|SimLean' -benchtime 3x -pgo=off -cpuprofile out/pgo/sim.prof -o out/pgo/sim.test ./scenarios
-	$(GO) test -run '^$$' -bench 'Gateway|Streams' -benchtime 2s -pgo=off -cpuprofile out/pgo/gateway.prof -o out/pgo/gateway.test ./gateway
+	$(GO) test -run '^$$' -bench 'Gateway|Streams' -benchtime 2s -pgo=off -cpuprofile out/pgo/gateway.prof -o out/pgo/gateway.test ./gateway/benchmarks
 	$(GO) tool pprof -proto out/pgo/sim.prof out/pgo/gateway.prof > cmd/brownout/default.pgo
 
 # A short, bounded run of every fuzz target (FUZZTIME each).

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package gateway_test
+package benchmarks_test
 
 import "time"
 

@@ -1,11 +1,11 @@
-package gateway_test
+package benchmarks_test
 
 // # Fleet performance
 //
 // What sharing the state through Redis costs a request, side by side with
 // the in-memory state in one run:
 //
-//	go test -run '^$' -bench 'Fleet' -benchtime 2000x ./gateway
+//	go test -run '^$' -bench 'Fleet' -benchtime 2000x ./gateway/benchmarks
 //
 // BenchmarkFleet/complete alternates one call to a gateway with state in
 // memory and one to a gateway on a redis-server (loopback), both behind
@@ -21,7 +21,9 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,11 +50,11 @@ func benchFleet(b *testing.B, idempotent bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := gateway.New(cfg, gateway.Options{Events: events.Discard, Logger: discardLogger()})
+		s, err := gateway.New(cfg, gateway.Options{Events: events.Discard, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			b.Fatal(err)
 		}
-		hs := newTestServer(s)
+		hs := httptest.NewServer(s.Handler())
 		b.Cleanup(func() {
 			hs.Close()
 			_ = s.Close()

@@ -1,4 +1,4 @@
-package gateway_test
+package benchmarks_test
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ import (
 // 20-token streams), interleaved with it in every round so both see the
 // same machine load:
 //
-//	go test -run '^$' -bench Floor -benchtime 5x -count 3 ./gateway
+//	go test -run '^$' -bench Floor -benchtime 5x -count 3 ./gateway/benchmarks
 //
 // Each round plays the same 128 requests five ways, c clients at a time:
 // directly to the mock, through the ReverseProxy, through the gateway,

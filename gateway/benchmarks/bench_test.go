@@ -1,10 +1,19 @@
-package gateway_test
+// Package benchmarks_test holds the gateway's benchmarks, run against
+// real HTTP on loopback: the gateway beside a direct call to the mock
+// provider and beside a bare ReverseProxy (BenchmarkFloor), tracing's
+// cost, a fleet's, and the memory of held streams. They live apart from
+// the gateway's tests because those check the official SDKs through the
+// gateway: a benchmark build does not compile the SDKs (about five minutes
+// of CPU on a cold cache, which the README test's run of BenchmarkFloor
+// paid every time).
+package benchmarks_test
 
 import (
 	"bufio"
 	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -73,7 +82,7 @@ func startBenchGatewayOn(b testing.TB, mockURL, extra string, tr http.RoundTripp
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := gateway.New(cfg, gateway.Options{Events: events.Discard, Logger: discardLogger(), Transport: tr})
+	srv, err := gateway.New(cfg, gateway.Options{Events: events.Discard, Logger: slog.New(slog.DiscardHandler), Transport: tr})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -281,7 +290,7 @@ cache: {max_entries: -1}
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv, err := gateway.New(cfg, gateway.Options{Events: events.Discard, Logger: discardLogger()})
+		srv, err := gateway.New(cfg, gateway.Options{Events: events.Discard, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			b.Fatal(err)
 		}

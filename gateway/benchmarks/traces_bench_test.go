@@ -1,4 +1,4 @@
-package gateway_test
+package benchmarks_test
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 // SDK's batching processor) to a collector on loopback, and alternates
 // calls between them, so both see the same machine load:
 //
-//	go test -run '^$' -bench 'Tracing' -benchmem -count 6 ./gateway
+//	go test -run '^$' -bench 'Tracing' -benchmem -count 6 ./gateway/benchmarks
 //
 // It reports off-p50-µs and on-p50-µs of the request and their
 // difference, added-p50-µs (for the 20-token stream also the first

@@ -1,11 +1,11 @@
-package gateway_test
+package benchmarks_test
 
 // # Performance
 //
 // The targets (2-core machine, mock provider on loopback) are
 // measured side by side, direct and through the gateway, in one process:
 //
-//	go test -run '^$' -bench 'Compare' -benchmem -count 6 ./gateway
+//	go test -run '^$' -bench 'Compare' -benchmem -count 6 ./gateway/benchmarks
 //
 // BenchmarkCompare/complete and /stream alternate one direct call and one
 // call through the gateway (one client, sequential), so both see the same
