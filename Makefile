@@ -7,7 +7,7 @@ SCENARIO ?= examples/gamedays/primary-429-storm.yaml
 # optimization); `make bench` builds with it too, PGO=off to compare.
 PGO ?= $(CURDIR)/cmd/brownout/default.pgo
 
-.PHONY: build install test checks live vet staticcheck staticcheck-tool otlpgrpc norace norace-long bench pgo fuzz demo clean
+.PHONY: build install test vet staticcheck vet-nice staticcheck-nice otlpgrpc otlpgrpc-nice norace norace-long bench pgo fuzz demo clean
 
 # Release builds leave out the symbol table and DWARF (-s -w); the build
 # info (--version) stays. TAGS=otlpgrpc adds the OTLP/gRPC trace exporter.
@@ -34,8 +34,6 @@ install:
 # vet would compile its 500 dependencies a second time with the profile.
 CHECKFLAGS := -race -pgo=off
 
-# Every go vet check; make test runs them within the race tests instead
-# (go test -vet=all, on the same packages and their tests).
 vet:
 	$(GO) vet $(CHECKFLAGS) $(PKGS)
 
@@ -53,37 +51,24 @@ NORACE_TESTS := TestGameDayLibrary|TestGameDayLibrarySeeds|TestFeedMatchesScore|
 # The longest of them (3m50s of real time, little CPU) runs beside the others.
 NORACE_LONG := TestLiveFlagshipPrometheusAlerts
 
-# make test: two lanes side by side (make -j). The checks lane runs the
-# race tests with every go vet check (-vet=all: go test vets each package
-# and its tests, so a separate go vet would only type-check everything and
-# derive the dependencies' facts a second time), then staticcheck and the
-# OTLP/gRPC build's tests side by side; all of it niced, because the live
-# lane comes first: it builds the scenarios' non-race test binary (as the
-# README test builds: -pgo=off, grpcnotrace, one compile for both) and
-# plays the tests that skip under the race detector, the live game days
-# among them, which mostly wait on real time (the flagship with the team's
-# Prometheus alerts: 3m50s) and must not wait on the CPU. So their real
-# time passes beside the race build's CPU instead of after it. From an
-# empty cache the race tests compile every dependency once with the race
-# detector (staticcheck then loads those), the live lane once without it.
-# The race tests run three packages at a time (-p 3): the README test and
-# the live bake-offs hold a package slot for minutes while mostly waiting.
+# make test: the race tests, then side by side (make -j) the checks that
+# need no race build of the tests and the non-race pass; the live game days
+# mostly wait on real time, so vet's and staticcheck's analysis (niced, so
+# that the live game days' timing comes first) fill the CPU meanwhile. From
+# an empty cache the race tests compile every dependency once with the
+# race detector (vet and staticcheck load those), and the README test's
+# builds (-pgo=off, see TestREADME) compile the non-race ones the
+# scenarios' pass then uses.
 test:
+	$(GO) test $(CHECKFLAGS) -shuffle=on -timeout 14m $(PKGS)
 	@mkdir -p out/norace
-	@$(MAKE) --no-print-directory -j checks live
-
-checks:
-	nice -n 10 $(GO) test $(CHECKFLAGS) -vet=all -p 3 -shuffle=on -timeout 14m $(PKGS)
-	@nice -n 10 $(MAKE) --no-print-directory -j -O staticcheck otlpgrpc
-
-live:
+	@# The scenarios' non-race test binary, built once for both of its runs,
+	@# as the README test builds (-pgo=off, grpcnotrace): one compile for both.
 	@$(GO) test -c -pgo=off -tags grpcnotrace -o out/norace/scenarios.test ./scenarios
-	@$(MAKE) --no-print-directory -j -O norace norace-long staticcheck-tool
+	@$(MAKE) --no-print-directory -j -O vet-nice staticcheck-nice otlpgrpc-nice norace norace-long
 
-# Builds the staticcheck tool into the build cache (the live lane does,
-# niced, while its game days wait), so the checks lane finds it built.
-staticcheck-tool:
-	@nice -n 10 $(GO) tool -n staticcheck > /dev/null
+vet-nice staticcheck-nice otlpgrpc-nice:
+	nice -n 10 $(MAKE) --no-print-directory $(@:-nice=)
 
 # Without the race detector: every example game day, its scoring as the
 # log is written, the sim-vs-live differential test, the live and fleet
