@@ -24,7 +24,13 @@ import (
 // is appended to the configuration (clients, state options).
 func fleetOf(t *testing.T, m *mocks, srv *redistest.Server, n int, extra string) []*gw {
 	t.Helper()
-	state := fmt.Sprintf("state: {backend: redis, url: %q}\n", srv.URL())
+	// A store call slower than state.timeout (default 100 ms) counts as
+	// the store being unavailable, and the replica follows its local
+	// state: on a loaded machine under -race that was seen to happen
+	// (TestFleetBudgetReservesWorstCase), and these tests measure the
+	// shared state, not the fallback (the tests that stop the store see
+	// it refuse connections at once, well inside this bound).
+	state := fmt.Sprintf("state: {backend: redis, url: %q, timeout: 5s}\n", srv.URL())
 	gs := make([]*gw, n)
 	for i := range gs {
 		gs[i] = startGateway(t, trustConfig(t, m, extra+state), gateway.Options{Logger: discardLogger()})
