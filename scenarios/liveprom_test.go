@@ -135,6 +135,19 @@ func TestLiveFlagshipPrometheusAlerts(t *testing.T) {
 	requirePrometheus(t, err)
 	require.NoError(t, err)
 	require.Equal(t, "prometheus", live.PromAlerts.Source)
+	// The storm's two steps, written back to back, are one incident in
+	// both modes: the sim's touch exactly, a live run's land microseconds
+	// apart (score.PromTouch); as two, an alert that fired in the first
+	// and kept firing was scored "never fired" in the second, live only.
+	incidents := func(r *score.Result) []string {
+		var names []string
+		for _, in := range r.PromAlerts.Incidents {
+			names = append(names, in.Name)
+		}
+		return names
+	}
+	require.Equal(t, []string{"openai-429-half+openai-429-full"}, incidents(sim))
+	require.Equal(t, incidents(sim), incidents(live))
 	ss, ls := ttf(sim), ttf(live)
 	ff := firstFallback(t, live)
 	fire := live.PromAlerts.Incidents[0].Start.Sub(live.Start) + ls

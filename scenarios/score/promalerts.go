@@ -25,7 +25,7 @@ type PromAlerts struct {
 	Rules    []PromRule    `json:"rules"`
 	Episodes []PromEpisode `json:"episodes,omitempty"`
 	// Incidents are the fault windows: fault steps that overlap or touch
-	// are one incident.
+	// (within PromTouch) are one incident.
 	Incidents []PromIncident `json:"incidents,omitempty"`
 	// NeverFired are the rules that never fired in the run.
 	NeverFired []string `json:"never_fired,omitempty"`
@@ -82,6 +82,14 @@ type PromIncidentAlert struct {
 // keeps seeing the fault that long.
 const PromGrace = 5 * time.Minute
 
+// PromTouch is how far apart two fault steps may be and still touch, one
+// incident: a live run starts and ends its steps on real timers, so steps
+// written back to back (one at 1m for 1m, the next at 2m) land
+// microseconds apart, where the simulator's touch exactly. Without it an
+// alert that fired in the first step and kept firing through the second
+// was scored as never firing in the second, in live runs only.
+const PromTouch = time.Second
+
 // StepWindow is a fault step's span, for ScorePromAlerts.
 type StepWindow struct {
 	Step       string
@@ -94,7 +102,7 @@ func ScorePromAlerts(p *PromAlerts, windows []StepWindow) {
 	slices.SortStableFunc(ws, func(a, b StepWindow) int { return a.Start.Compare(b.Start) })
 	p.Incidents = nil
 	for _, w := range ws {
-		if n := len(p.Incidents); n > 0 && !w.Start.After(p.Incidents[n-1].End) {
+		if n := len(p.Incidents); n > 0 && !w.Start.After(p.Incidents[n-1].End.Add(PromTouch)) {
 			in := &p.Incidents[n-1]
 			if !strings.Contains("+"+in.Name+"+", "+"+w.Step+"+") {
 				in.Name += "+" + w.Step
