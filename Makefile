@@ -7,7 +7,7 @@ SCENARIO ?= examples/gamedays/primary-429-storm.yaml
 # optimization); `make bench` builds with it too, PGO=off to compare.
 PGO ?= $(CURDIR)/cmd/brownout/default.pgo
 
-.PHONY: build install test vet staticcheck vet-nice staticcheck-nice otlpgrpc otlpgrpc-nice norace norace-long bench pgo fuzz demo clean
+.PHONY: build install test race race-nice vet staticcheck vet-nice staticcheck-nice otlpgrpc otlpgrpc-nice norace norace-long bench pgo fuzz demo clean
 
 # Release builds leave out the symbol table and DWARF (-s -w); the build
 # info (--version) stays. TAGS=otlpgrpc adds the OTLP/gRPC trace exporter.
@@ -55,32 +55,40 @@ staticcheck:
 # pass without it. TestMakefileNamesEveryRaceSkip (scenarios) fails when a
 # name here no longer exists or a test that skips under -race is missing.
 NORACE_TESTS := TestGameDayLibrary|TestGameDayLibrarySeeds|TestFeedMatchesScore|TestDifferential|TestFidelity|TestLiveBlackBox|TestLiveEndLetsRequestsFinish|TestFleetSharedBeatsLocal|TestLiveFleetRedis|TestLivePrometheusAlerts|TestLiveFlagshipPrometheusAlerts
-# The longest of them (3m50s of real time, little CPU) runs beside the others.
+# The longest of them (3m50s of real time, little CPU) runs beside the race
+# tests.
 NORACE_LONG := TestLiveFlagshipPrometheusAlerts
 
-# make test: the race tests, then side by side (make -j) the checks that
-# need no race build of the tests and the non-race pass; the live game days
-# mostly wait on real time, so vet's and staticcheck's analysis (niced, so
-# that the live game days' timing comes first) fill the CPU meanwhile. From
-# an empty cache the race tests compile every dependency once with the
-# race detector (vet and staticcheck load those), and the README test's
-# builds (-pgo=off, see TestREADME) compile the non-race ones the
-# scenarios' pass then uses.
-#
-# -p 4 (the go command's default is one per core): go test counts a running
-# test binary as one of its -p programs, and the longest (the README test,
-# the naive proxies' bake-offs) mostly wait on live game days; with two
-# slots on a 2-core machine they held both and the compiles behind them
-# waited, the CPU a quarter busy for minutes.
+# make test, on a 2-core machine from an empty build cache (the times are
+# in the README):
+#  1. the scenarios' non-race test binary, as the README test builds
+#     (-pgo=off, grpcnotrace): its dependencies compiled once without the
+#     race detector, for both of its runs and the README test's builds;
+#  2. the race tests (niced) beside the longest non-race test, the live
+#     flagship game day (3m50s of real time, little CPU: its timing comes
+#     first), which would otherwise end the run alone;
+#  3. side by side (make -j), the checks that need no race build of the
+#     tests (vet and staticcheck, niced, load the race tests' build) and the
+#     rest of the non-race pass, whose live game days mostly wait on real
+#     time.
+# The race tests run without go test's own vet (-vet=off): `make vet` runs
+# every analyzer over the same packages and their tests, and go test's
+# subset computed its facts over every dependency a second time.
 test:
-	$(GO) test $(CHECKFLAGS) -p 4 -shuffle=on -timeout 14m $(PKGS)
 	@mkdir -p out/norace
-	@# The scenarios' non-race test binary, built once for both of its runs,
-	@# as the README test builds (-pgo=off, grpcnotrace): one compile for both.
-	@$(GO) test -c -pgo=off -tags grpcnotrace -o out/norace/scenarios.test ./scenarios
-	@$(MAKE) --no-print-directory -j -O vet-nice staticcheck-nice otlpgrpc-nice norace norace-long
+	$(GO) test -c -pgo=off -tags grpcnotrace -o out/norace/scenarios.test ./scenarios
+	@$(MAKE) --no-print-directory -j -O race-nice norace-long
+	@$(MAKE) --no-print-directory -j -O vet-nice staticcheck-nice otlpgrpc-nice norace
 
-vet-nice staticcheck-nice otlpgrpc-nice:
+# The race tests. -p 4 (the go command's default is one per core): go test
+# counts a running test binary as one of its -p programs, and the longest
+# (the README test, the naive proxies' bake-offs) mostly wait on live game
+# days; with two slots on a 2-core machine they held both and the compiles
+# behind them waited, the CPU a quarter busy for minutes.
+race:
+	$(GO) test $(CHECKFLAGS) -vet=off -p 4 -shuffle=on -timeout 14m $(PKGS)
+
+race-nice vet-nice staticcheck-nice otlpgrpc-nice:
 	nice -n 10 $(MAKE) --no-print-directory $(@:-nice=)
 
 # Without the race detector: every example game day, its scoring as the
