@@ -428,8 +428,10 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 			upID, upStart, x.upModel = ev.ID, ev.Usage, ev.Model
 			continue
 		case llm.EventTextDelta, llm.EventToolCallDelta:
-			now := time.Now()
-			w.token(now)
+			// A token arrived when the read that completed it returned
+			// (lazyFlush.at): the events of one read arrived together,
+			// and the clock is read once per read, not once per token.
+			w.token(lf.arrived())
 			tokens++
 			if continuing {
 				if !x.continueDelta(a, d, emit, &ev) {
@@ -555,11 +557,25 @@ type lazyFlush struct {
 	r       io.Reader
 	flush   func()
 	pending bool
+	at      time.Time // when the last read that brought bytes returned
 }
 
 func (l *lazyFlush) Read(p []byte) (int, error) {
 	l.now()
-	return l.r.Read(p)
+	n, err := l.r.Read(p)
+	if n > 0 {
+		l.at = time.Now()
+	}
+	return n, err
+}
+
+// arrived returns when the bytes being decoded arrived: the time of the
+// last read that brought any.
+func (l *lazyFlush) arrived() time.Time {
+	if l.at.IsZero() {
+		return time.Now()
+	}
+	return l.at
 }
 
 // now flushes what is pending.

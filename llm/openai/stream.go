@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"unsafe"
 
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/sse"
@@ -206,7 +208,7 @@ func (d *streamDecoder) Next() (llm.StreamEvent, error) {
 		if d.done {
 			return llm.StreamEvent{}, d.endErr()
 		}
-		ev, err := d.r.Next()
+		_, raw, err := d.r.NextBytes()
 		if err == io.EOF {
 			d.done = true
 			return llm.StreamEvent{}, d.endErr()
@@ -214,14 +216,19 @@ func (d *streamDecoder) Next() (llm.StreamEvent, error) {
 		if err != nil {
 			return llm.StreamEvent{}, err
 		}
-		if ev.Data == "[DONE]" {
+		// data views the reader's buffer, which the next event overwrites:
+		// the fast parser slices it without copying, and emit copies what
+		// the events keep (a token's text, a few bytes), so a chunk costs
+		// no copy of its whole data.
+		data := unsafe.String(unsafe.SliceData(raw), len(raw))
+		if data == "[DONE]" {
 			d.done, d.finished = true, true
 			return llm.StreamEvent{}, io.EOF
 		}
-		if ev.Data == "" {
+		if data == "" {
 			continue
 		}
-		if err := d.decodeChunk(ev.Data); err != nil {
+		if err := d.decodeChunk(data); err != nil {
 			return llm.StreamEvent{}, &sse.EventError{Index: d.r.Index(), Err: err}
 		}
 	}
@@ -241,7 +248,7 @@ func (d *streamDecoder) decodeChunk(data string) error {
 			u := d.fast.usage
 			usage = &u
 		}
-		d.emit(&d.fast, usage)
+		d.emit(&d.fast, usage, strings.Clone)
 		return nil
 	}
 	c, usage, inband, err := slowChunk(data)
@@ -253,7 +260,7 @@ func (d *streamDecoder) decodeChunk(data string) error {
 		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventError, Err: inband})
 		return nil
 	}
-	d.emit(c, usage)
+	d.emit(c, usage, func(s string) string { return s }) // encoding/json's own strings
 	return nil
 }
 
@@ -293,10 +300,12 @@ func slowChunk(data string) (*chunk, *llm.Usage, *llm.Error, error) {
 }
 
 // emit queues the events of one chunk.
-func (d *streamDecoder) emit(c *chunk, usage *llm.Usage) {
+// emit queues the events of chunk c; own gives a string of c that an event
+// keeps a life of its own (c may view the reader's buffer).
+func (d *streamDecoder) emit(c *chunk, usage *llm.Usage, own func(string) string) {
 	if !d.started {
 		d.started = true
-		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventStart, ID: c.id, Model: c.model})
+		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventStart, ID: own(c.id), Model: own(c.model)})
 	}
 	for i := range c.choices {
 		ch := &c.choices[i]
@@ -304,19 +313,19 @@ func (d *streamDecoder) emit(c *chunk, usage *llm.Usage) {
 			continue // the normalized model has one choice
 		}
 		if ch.content != "" {
-			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventTextDelta, Text: ch.content})
+			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventTextDelta, Text: own(ch.content)})
 		}
 		if ch.refusal != "" {
-			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventTextDelta, Text: ch.refusal})
+			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventTextDelta, Text: own(ch.refusal)})
 		}
 		for _, tc := range ch.toolCalls {
 			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{
-				Index: tc.index, ID: tc.id, Name: tc.name, Arguments: tc.args,
+				Index: tc.index, ID: own(tc.id), Name: own(tc.name), Arguments: own(tc.args),
 			}})
 		}
 		if ch.finish != "" {
 			d.finished = true
-			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventFinish, FinishReason: fromFinishReason(ch.finish)})
+			d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventFinish, FinishReason: fromFinishReason(own(ch.finish))})
 		}
 	}
 	if usage != nil {

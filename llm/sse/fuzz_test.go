@@ -48,6 +48,29 @@ func FuzzReader(f *testing.F) {
 		}
 		whole, err1 := read(bytes.NewReader(in))
 		bytewise, err2 := read(iotest.OneByteReader(bytes.NewReader(in)))
+		// NextBytes reads what Next reads.
+		rb := sse.NewReader(iotest.HalfReader(bytes.NewReader(in)))
+		rb.SetMaxEventSize(max)
+		var raw []sse.Event
+		var err3 error
+		for {
+			ev, data, err := rb.NextBytes()
+			if err != nil {
+				err3 = err
+				break
+			}
+			if ev.Data != "" {
+				t.Fatalf("NextBytes set Data %q", ev.Data)
+			}
+			ev.Data = string(data)
+			raw = append(raw, ev)
+		}
+		if err3 != err1 {
+			t.Fatalf("NextBytes ends with %v, Next with %v", err3, err1)
+		}
+		if diff := cmp.Diff(whole, raw); diff != "" {
+			t.Fatalf("NextBytes differs from Next:\n%s", diff)
+		}
 		if err1 != err2 {
 			t.Fatalf("errors differ by chunking: %v vs %v", err1, err2)
 		}

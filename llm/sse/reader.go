@@ -100,8 +100,23 @@ func (r *Reader) Index() int { return r.index }
 // nothing, as the standard says. Any other error of the underlying reader is
 // returned as is.
 func (r *Reader) Next() (Event, error) {
+	ev, data, err := r.NextBytes()
+	if err != nil {
+		return Event{}, err
+	}
+	ev.Data = string(data)
+	return ev, nil
+}
+
+// NextBytes is Next without the copy of the event's data into a string:
+// the event's Data is empty and its data is returned as bytes of the
+// reader's own buffer, valid until the next call to Next or NextBytes (as
+// bufio.Scanner's Bytes). A decoder that parses an event's data at once
+// and keeps little of it saves an allocation of the event's size per
+// event.
+func (r *Reader) NextBytes() (Event, []byte, error) {
 	if r.err != nil {
-		return Event{}, r.err
+		return Event{}, nil, r.err
 	}
 	if !r.started {
 		r.started = true
@@ -123,15 +138,15 @@ func (r *Reader) Next() (Event, error) {
 				// A final event without its blank line: deliver it; the
 				// next call returns io.EOF.
 				r.err = io.EOF
-				return r.dispatch(named, retry), nil
+				return r.dispatch(named, retry), r.data, nil
 			}
 			r.err = err
-			return Event{}, err
+			return Event{}, nil, err
 		}
 		size += len(line)
 		if len(line) == 0 {
 			if hasData {
-				return r.dispatch(named, retry), nil
+				return r.dispatch(named, retry), r.data, nil
 			}
 			// An empty block (or only comments, event, id or retry):
 			// nothing to dispatch; reset the event name.
@@ -173,17 +188,17 @@ func (r *Reader) Next() (Event, error) {
 			// Last line had no terminator.
 			if hasData {
 				r.err = io.EOF
-				return r.dispatch(named, retry), nil
+				return r.dispatch(named, retry), r.data, nil
 			}
 			r.err = io.EOF
-			return Event{}, io.EOF
+			return Event{}, nil, io.EOF
 		}
 	}
 }
 
 func (r *Reader) dispatch(named bool, retry int) Event {
 	r.index++
-	ev := Event{ID: r.id, Data: string(r.data), Retry: retry}
+	ev := Event{ID: r.id, Retry: retry}
 	if named {
 		ev.Event = r.name
 	}

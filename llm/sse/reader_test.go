@@ -259,3 +259,38 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 }
+
+// TestNextBytesAllocations: NextBytes hands each event's data over in the
+// reader's buffer, without allocating per event once its buffers have
+// grown, where Next allocates the data's string.
+func TestNextBytesAllocations(t *testing.T) {
+	const ev = "data: {\"choices\":[{\"delta\":{\"content\":\"Prov\"}}]}\n\n"
+	in := strings.NewReader(strings.Repeat(ev, 2000))
+	rd := sse.NewReader(in)
+	for range 10 { // buffers grow to the event's size
+		if _, _, err := rd.NextBytes(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var data []byte
+	allocs := testing.AllocsPerRun(500, func() {
+		var err error
+		if _, data, err = rd.NextBytes(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("NextBytes: %.1f allocations per event, want 0", allocs)
+	}
+	if want := strings.TrimSuffix(strings.TrimPrefix(ev, "data: "), "\n\n"); string(data) != want {
+		t.Errorf("data = %q, want %q", data, want)
+	}
+	allocs = testing.AllocsPerRun(500, func() {
+		if _, err := rd.Next(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 1 {
+		t.Errorf("Next: %.1f allocations per event, want 1 (its data)", allocs)
+	}
+}
