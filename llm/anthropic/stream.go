@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/sse"
@@ -298,6 +299,8 @@ func (d *streamDecoder) fastTextDelta(data string) bool {
 		}
 	} else if !utf8.ValidString(text) {
 		return false
+	} else {
+		text = strings.Clone(text) // data is the reader's buffer
 	}
 	b, ok := d.blocks[n]
 	if !ok || b.kind != blockText {
@@ -465,7 +468,7 @@ func (d *streamDecoder) Next() (llm.StreamEvent, error) {
 		if d.ended {
 			return llm.StreamEvent{}, d.err
 		}
-		ev, err := d.r.Next()
+		ev, raw, err := d.r.NextBytes()
 		if err != nil {
 			if err != io.EOF {
 				return llm.StreamEvent{}, err
@@ -477,7 +480,11 @@ func (d *streamDecoder) Next() (llm.StreamEvent, error) {
 			}
 			continue
 		}
-		if err := d.handle(ev); err != nil {
+		// The event's data views the reader's buffer, which the next event
+		// overwrites: handle copies what the events keep (the fast path a
+		// token's text; encoding/json its own strings), so an event costs
+		// no copy of its whole data.
+		if err := d.handle(ev.Event, unsafe.String(unsafe.SliceData(raw), len(raw))); err != nil {
 			return llm.StreamEvent{}, &sse.EventError{Index: d.r.Index(), Err: err}
 		}
 	}
@@ -490,11 +497,13 @@ func (d *streamDecoder) start() {
 	}
 }
 
-func (d *streamDecoder) handle(ev sse.Event) error {
-	if ev.Event != "error" && d.fastTextDelta(ev.Data) {
+// handle decodes one event, name and its data (a view of the reader's
+// buffer).
+func (d *streamDecoder) handle(name, raw string) error {
+	if name != "error" && d.fastTextDelta(raw) {
 		return nil
 	}
-	data := bytes.TrimSpace([]byte(ev.Data))
+	data := bytes.TrimSpace([]byte(raw))
 	if len(data) == 0 {
 		return nil
 	}
@@ -504,8 +513,8 @@ func (d *streamDecoder) handle(ev sse.Event) error {
 		return err
 	}
 	typ := we.Type
-	if ev.Event == "error" || typ == "" {
-		typ = ev.Event
+	if name == "error" || typ == "" {
+		typ = name
 	}
 	switch typ {
 	case "message_start":

@@ -1,11 +1,11 @@
 package gemini
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/brownout-dev/brownout/llm"
 	"github.com/brownout-dev/brownout/llm/sse"
@@ -181,7 +181,9 @@ type streamDecoder struct {
 func (d *streamDecoder) Next() (llm.StreamEvent, error) {
 	for d.head == len(d.queue) {
 		d.queue, d.head = d.queue[:0], 0
-		ev, err := d.r.Next()
+		// The data is the reader's buffer, decoded at once by
+		// encoding/json (which copies what it keeps): no string of it.
+		_, data, err := d.r.NextBytes()
 		if err == io.EOF {
 			if d.finished {
 				return llm.StreamEvent{}, io.EOF
@@ -191,10 +193,10 @@ func (d *streamDecoder) Next() (llm.StreamEvent, error) {
 		if err != nil {
 			return llm.StreamEvent{}, err
 		}
-		if strings.TrimSpace(ev.Data) == "" {
+		if len(bytes.TrimSpace(data)) == 0 {
 			continue
 		}
-		if err := d.chunk(ev.Data); err != nil {
+		if err := d.chunk(data); err != nil {
 			d.queue = d.queue[:0]
 			return llm.StreamEvent{}, &sse.EventError{Index: d.r.Index(), Err: err}
 		}
@@ -205,9 +207,9 @@ func (d *streamDecoder) Next() (llm.StreamEvent, error) {
 	return ev, nil
 }
 
-func (d *streamDecoder) chunk(data string) error {
+func (d *streamDecoder) chunk(data []byte) error {
 	var c response
-	if err := json.Unmarshal([]byte(data), &c); err != nil {
+	if err := json.Unmarshal(data, &c); err != nil {
 		return err
 	}
 	if c.Error != nil {

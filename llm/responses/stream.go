@@ -257,7 +257,9 @@ func (d *streamDecoder) Next() (llm.StreamEvent, error) {
 		if d.done {
 			return llm.StreamEvent{}, io.EOF
 		}
-		raw, err := d.r.Next()
+		// The data is the reader's buffer, decoded at once by
+		// encoding/json (which copies what it keeps): no string of it.
+		_, data, err := d.r.NextBytes()
 		if err == io.EOF {
 			return llm.StreamEvent{}, io.ErrUnexpectedEOF
 		}
@@ -265,7 +267,7 @@ func (d *streamDecoder) Next() (llm.StreamEvent, error) {
 			return llm.StreamEvent{}, err
 		}
 		var w wireEvent
-		if err := json.Unmarshal([]byte(raw.Data), &w); err != nil {
+		if err := json.Unmarshal(data, &w); err != nil {
 			return llm.StreamEvent{}, &sse.EventError{Index: d.r.Index(), Err: err}
 		}
 		switch w.Type {
