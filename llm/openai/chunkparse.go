@@ -29,6 +29,9 @@ type choice struct {
 	content, refusal string
 	finish           string
 	toolCalls        []toolCallDelta
+	// contentAt and contentEnd delimit the delta's content string in the
+	// input, quotes included (contentEnd 0: no content string was read).
+	contentAt, contentEnd int
 }
 
 type toolCallDelta struct {
@@ -254,7 +257,14 @@ func (p *chunkParser) delta(ch *choice) bool {
 		case !ok:
 			return false
 		case n == 0:
-			return p.optString(&ch.content)
+			at := p.i
+			if !p.optString(&ch.content) {
+				return false
+			}
+			if p.s[at] == '"' {
+				ch.contentAt, ch.contentEnd = at, p.i
+			}
+			return true
 		case n == 1:
 			return p.optString(&ch.refusal)
 		case n == 2:

@@ -120,3 +120,62 @@ func FuzzStreamDecoder(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTextChunkTemplate: a chunk decodes to the same events (or the same
+// error) right after a plain text chunk, whose bytes around its content
+// string the decoder keeps to read the next text chunks by their string
+// alone, as after a chunk that teaches it nothing (the role chunk).
+func FuzzTextChunkTemplate(f *testing.F) {
+	const pre, suf = `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":`, `},"finish_reason":null}]}`
+	for _, s := range []string{
+		pre + `"lo"` + suf,
+		pre + `"a\"b\\c\n\u00e9\ud83d\ude00"` + suf,
+		pre + `""` + suf,
+		pre + `"x","content":"y"` + suf,
+		pre + `"x" ` + suf,
+		pre + `"x\u0000"` + suf,
+		pre + "\"\xff\"" + suf,
+		pre + `"a"` + `},"finish_reason":"stop"}]}`,
+		pre + `"a"},"finish_reason":null}],"usage":{"prompt_tokens":1}}`,
+		pre + `null` + suf,
+		pre + `"a" , "b"` + suf,
+		pre + `"a"}},{"index":0,"delta":{"content":"b"` + suf,
+		strings.Replace(pre, `"c1"`, `"c2"`, 1) + `"lo"` + suf,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, chunk string) {
+		if strings.ContainsAny(chunk, "\r\n") {
+			return // one data line
+		}
+		tail := func(lead string) ([]llm.StreamEvent, error) {
+			d := codec().NewStreamDecoder(strings.NewReader(chunkRole + lead + "data: " + chunk + "\n\n" + chunkDone))
+			var evs []llm.StreamEvent
+			for {
+				ev, err := d.Next()
+				if err != nil {
+					var ee *sse.EventError
+					if errors.As(err, &ee) {
+						err = errors.New("event error")
+					}
+					return evs, err
+				}
+				evs = append(evs, ev)
+			}
+		}
+		learned, err1 := tail("data: " + pre + `"Hel"` + suf + "\n\n")
+		fresh, err2 := tail("")
+		if (err1 == nil) != (err2 == nil) || (err1 != nil && err1.Error() != err2.Error()) {
+			t.Fatalf("after a text chunk: %v; after the role chunk: %v", err1, err2)
+		}
+		if len(learned) < 2 || learned[1].Text != "Hel" {
+			t.Fatalf("the text chunk decoded to %+v", learned)
+		}
+		// learned: start, "Hel", the chunk's events; fresh: start, the chunk's.
+		learned = append(learned[:1], learned[2:]...)
+		byMessage := cmp.Comparer(func(a, b *llm.Error) bool { return (a == nil) == (b == nil) && (a == nil || a.Message == b.Message) })
+		if diff := cmp.Diff(fresh, learned, byMessage); diff != "" {
+			t.Fatalf("the chunk decodes differently after a text chunk (-fresh +learned):\n%s", diff)
+		}
+	})
+}

@@ -185,6 +185,9 @@ type streamDecoder struct {
 	finished bool // a finish_reason or an in-band error was seen
 	done     bool // the input is over
 	fast     chunk
+	// A text chunk's bytes around its content string, learned from the
+	// last text chunk the parser read (see textChunk).
+	textPrefix, textSuffix []byte
 }
 
 func newStreamDecoder(r io.Reader) *streamDecoder {
@@ -242,12 +245,16 @@ func (d *streamDecoder) endErr() error {
 }
 
 func (d *streamDecoder) decodeChunk(data string) error {
+	if d.textChunk(data) {
+		return nil
+	}
 	if parseChunk(data, &d.fast) {
 		var usage *llm.Usage
 		if d.fast.hasUsage {
 			u := d.fast.usage
 			usage = &u
 		}
+		d.learn(data, &d.fast, usage)
 		d.emit(&d.fast, usage, strings.Clone)
 		return nil
 	}
@@ -262,6 +269,50 @@ func (d *streamDecoder) decodeChunk(data string) error {
 	}
 	d.emit(c, usage, func(s string) string { return s }) // encoding/json's own strings
 	return nil
+}
+
+// A stream's text chunks differ only in their content string: the id,
+// created, model, index and the rest are the same from one to the next
+// (the upstream writes them from one template). When a chunk the parser
+// read was a plain text chunk (one choice, index 0, a content string and
+// nothing else that makes an event), the bytes before and after its
+// content string are kept; a chunk with the same bytes around a string is
+// then the same chunk with another text, and only that string is read.
+// Anything else (another shape, a finish reason, usage, a field that
+// varies per chunk) differs in those bytes and takes the parser.
+
+// learn keeps the bytes around c's content string when c is a plain text
+// chunk read from data, and forgets them otherwise.
+func (d *streamDecoder) learn(data string, c *chunk, usage *llm.Usage) {
+	d.textPrefix, d.textSuffix = d.textPrefix[:0], d.textSuffix[:0]
+	if !d.started || usage != nil || len(c.choices) != 1 {
+		return
+	}
+	ch := &c.choices[0]
+	if ch.index != 0 || ch.contentEnd == 0 || ch.refusal != "" || len(ch.toolCalls) > 0 || ch.finish != "" {
+		return
+	}
+	d.textPrefix = append(d.textPrefix, data[:ch.contentAt]...)
+	d.textSuffix = append(d.textSuffix, data[ch.contentEnd:]...)
+}
+
+// textChunk decodes data when it is a text chunk with the learned bytes
+// around its content string.
+func (d *streamDecoder) textChunk(data string) bool {
+	pre, suf := d.textPrefix, d.textSuffix
+	if len(pre) == 0 || len(data) < len(pre)+len(suf)+2 ||
+		data[:len(pre)] != string(pre) || data[len(data)-len(suf):] != string(suf) {
+		return false
+	}
+	p := chunkParser{s: data[len(pre) : len(data)-len(suf)]}
+	text, ok := p.str()
+	if !ok || p.i != len(p.s) {
+		return false
+	}
+	if text != "" {
+		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventTextDelta, Text: strings.Clone(text)})
+	}
+	return true
 }
 
 // slowChunk decodes a chunk with encoding/json: the reference the fast path
