@@ -22,6 +22,10 @@ type chunk struct {
 	choices   []choice
 	usage     llm.Usage
 	hasUsage  bool // a usage object (not null) was read into usage
+	// obfAt and obfEnd delimit the string value of a top-level
+	// "obfuscation" member (OpenAI's random padding, different in every
+	// chunk), quotes included; obfEnd 0: none.
+	obfAt, obfEnd int
 }
 
 type choice struct {
@@ -54,6 +58,7 @@ func parseChunk(data string, c *chunk) bool {
 	c.id, c.model = "", ""
 	c.choices = c.choices[:0]
 	c.usage, c.hasUsage = llm.Usage{}, false
+	c.obfAt, c.obfEnd = 0, 0
 	p.ws()
 	if !p.top(c) {
 		return false
@@ -221,6 +226,13 @@ func (p *chunkParser) top(c *chunk) bool {
 			return p.usage(&c.usage) // as in a chat.completion (respparse.go)
 		case n == 4: // error: only null is handled here
 			return p.null()
+		case key == "obfuscation" && p.peek() == '"':
+			at := p.i
+			if !p.skip(0) {
+				return false
+			}
+			c.obfAt, c.obfEnd = at, p.i
+			return true
 		default:
 			return p.skip(0)
 		}

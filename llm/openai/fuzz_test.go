@@ -127,7 +127,17 @@ func FuzzStreamDecoder(f *testing.F) {
 // alone, as after a chunk that teaches it nothing (the role chunk).
 func FuzzTextChunkTemplate(f *testing.F) {
 	const pre, suf = `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":`, `},"finish_reason":null}]}`
+	// OpenAI's chunks end with a random "obfuscation" string by default.
+	const sufObf = `},"finish_reason":null}],"obfuscation":"Zq3"}`
 	for _, s := range []string{
+		pre + `"lo"` + `},"finish_reason":null}],"obfuscation":"x"}`,
+		pre + `"lo"` + `},"finish_reason":null}],"obfuscation":""}`,
+		pre + `"lo"` + `},"finish_reason":null}],"obfuscation":"\u00e9\"x"}`,
+		pre + `"lo"` + `},"finish_reason":null}],"obfuscation":"x","obfuscation":"y"}`,
+		pre + `"lo"` + `},"finish_reason":null}],"obfuscation":"x"} `,
+		pre + `"lo"` + `},"finish_reason":null}],"obfuscation":1}`,
+		pre + `"lo"` + "},\"finish_reason\":null}],\"obfuscation\":\"\xff\"}",
+		pre + `"a"` + `},"finish_reason":"stop"}],"obfuscation":"x"}`,
 		pre + `"lo"` + suf,
 		pre + `"a\"b\\c\n\u00e9\ud83d\ude00"` + suf,
 		pre + `""` + suf,
@@ -142,9 +152,10 @@ func FuzzTextChunkTemplate(f *testing.F) {
 		pre + `"a"}},{"index":0,"delta":{"content":"b"` + suf,
 		strings.Replace(pre, `"c1"`, `"c2"`, 1) + `"lo"` + suf,
 	} {
-		f.Add(s)
+		f.Add(s, false)
+		f.Add(s, true)
 	}
-	f.Fuzz(func(t *testing.T, chunk string) {
+	f.Fuzz(func(t *testing.T, chunk string, obf bool) {
 		if strings.ContainsAny(chunk, "\r\n") {
 			return // one data line
 		}
@@ -163,7 +174,11 @@ func FuzzTextChunkTemplate(f *testing.F) {
 				evs = append(evs, ev)
 			}
 		}
-		learned, err1 := tail("data: " + pre + `"Hel"` + suf + "\n\n")
+		teach := pre + `"Hel"` + suf
+		if obf {
+			teach = pre + `"Hel"` + sufObf
+		}
+		learned, err1 := tail("data: " + teach + "\n\n")
 		fresh, err2 := tail("")
 		if (err1 == nil) != (err2 == nil) || (err1 != nil && err1.Error() != err2.Error()) {
 			t.Fatalf("after a text chunk: %v; after the role chunk: %v", err1, err2)

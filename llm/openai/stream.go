@@ -185,9 +185,11 @@ type streamDecoder struct {
 	finished bool // a finish_reason or an in-band error was seen
 	done     bool // the input is over
 	fast     chunk
-	// A text chunk's bytes around its content string, learned from the
-	// last text chunk the parser read (see textChunk).
-	textPrefix, textSuffix []byte
+	// A text chunk's bytes around its content string (and its obfuscation
+	// string, when it has one), learned from the last text chunk the
+	// parser read (see textChunk).
+	textPrefix, textMid, textTail []byte
+	textObf                       bool // textMid is followed by the obfuscation string, then textTail
 }
 
 func newStreamDecoder(r io.Reader) *streamDecoder {
@@ -271,20 +273,22 @@ func (d *streamDecoder) decodeChunk(data string) error {
 	return nil
 }
 
-// A stream's text chunks differ only in their content string: the id,
-// created, model, index and the rest are the same from one to the next
-// (the upstream writes them from one template). When a chunk the parser
-// read was a plain text chunk (one choice, index 0, a content string and
-// nothing else that makes an event), the bytes before and after its
-// content string are kept; a chunk with the same bytes around a string is
-// then the same chunk with another text, and only that string is read.
-// Anything else (another shape, a finish reason, usage, a field that
-// varies per chunk) differs in those bytes and takes the parser.
+// A stream's text chunks differ only in their content string (and in
+// OpenAI's obfuscation padding, a random string at the end of each): the
+// id, created, model, index and the rest are the same from one to the
+// next (the upstream writes them from one template). When a chunk the
+// parser read was a plain text chunk (one choice, index 0, a content
+// string and nothing else that makes an event), the bytes around its
+// content string (and its obfuscation string) are kept; a chunk with the
+// same bytes around such strings is then the same chunk with another text,
+// and only the strings are read. Anything else (another shape, a finish
+// reason, usage, another field that varies per chunk) differs in those
+// bytes and takes the parser.
 
 // learn keeps the bytes around c's content string when c is a plain text
 // chunk read from data, and forgets them otherwise.
 func (d *streamDecoder) learn(data string, c *chunk, usage *llm.Usage) {
-	d.textPrefix, d.textSuffix = d.textPrefix[:0], d.textSuffix[:0]
+	d.textPrefix, d.textMid, d.textTail, d.textObf = d.textPrefix[:0], d.textMid[:0], d.textTail[:0], false
 	if !d.started || usage != nil || len(c.choices) != 1 {
 		return
 	}
@@ -293,21 +297,41 @@ func (d *streamDecoder) learn(data string, c *chunk, usage *llm.Usage) {
 		return
 	}
 	d.textPrefix = append(d.textPrefix, data[:ch.contentAt]...)
-	d.textSuffix = append(d.textSuffix, data[ch.contentEnd:]...)
+	if c.obfEnd > 0 && c.obfAt >= ch.contentEnd {
+		d.textObf = true
+		d.textMid = append(d.textMid, data[ch.contentEnd:c.obfAt]...)
+		d.textTail = append(d.textTail, data[c.obfEnd:]...)
+		return
+	}
+	d.textMid = append(d.textMid, data[ch.contentEnd:]...)
 }
 
 // textChunk decodes data when it is a text chunk with the learned bytes
-// around its content string.
+// around its strings.
 func (d *streamDecoder) textChunk(data string) bool {
-	pre, suf := d.textPrefix, d.textSuffix
-	if len(pre) == 0 || len(data) < len(pre)+len(suf)+2 ||
-		data[:len(pre)] != string(pre) || data[len(data)-len(suf):] != string(suf) {
+	pre := d.textPrefix
+	if len(pre) == 0 || len(data) < len(pre) || data[:len(pre)] != string(pre) {
 		return false
 	}
-	p := chunkParser{s: data[len(pre) : len(data)-len(suf)]}
+	p := chunkParser{s: data, i: len(pre)}
 	text, ok := p.str()
-	if !ok || p.i != len(p.s) {
+	if !ok {
 		return false
+	}
+	rest := data[p.i:]
+	if !d.textObf {
+		if rest != string(d.textMid) {
+			return false
+		}
+	} else {
+		mid := d.textMid
+		if len(rest) < len(mid) || rest[:len(mid)] != string(mid) {
+			return false
+		}
+		p.i += len(mid)
+		if _, ok := p.str(); !ok || data[p.i:] != string(d.textTail) {
+			return false
+		}
 	}
 	if text != "" {
 		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventTextDelta, Text: strings.Clone(text)})
