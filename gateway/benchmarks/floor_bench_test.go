@@ -29,11 +29,7 @@ import (
 // smuggling guard's cost when requests to one upstream come faster than
 // its pool of quiet connections covers). Rounds are ReuseQuiet apart, so
 // the gateways reuse their quiet connections as the ReverseProxy reuses
-// its own. Every run starts on a collected heap (runtime.GC), so the
-// collections a run pays for are the ones its own garbage brings, not
-// those the run before left due (the ReverseProxy allocates a 32 KB copy
-// buffer per request, the gateway less in all). The process's CPU time
-// (getrusage) of the direct run is what
+// its own. The process's CPU time (getrusage) of the direct run is what
 // the client and the mock cost; subtracted from the others it leaves the
 // CPU per request of each proxy: floor-cpu-µs/req, gateway-cpu-µs/req,
 // traced-cpu-µs/req (the collector's share included), dial-cpu-µs/req,
@@ -49,9 +45,7 @@ func BenchmarkFloor(b *testing.B) {
 
 func benchFloor(b *testing.B, stream bool, clients int) {
 	// 128 requests per path and round, however many clients: fewer leave
-	// the c=1 figures to the noise of the subtraction. More would outrun
-	// the gateways' pool of quiet connections (MaxIdleConnsPerHost, 256):
-	// the gateway would dial, which the dialing gateway measures apart.
+	// the c=1 figures to the noise of the subtraction.
 	const tokens = 20
 	perClient := 128 / clients
 	e := newBenchEnv(b)
@@ -87,10 +81,6 @@ func benchFloor(b *testing.B, stream bool, clients int) {
 	dialURL := dialGW.URL + "/v1/chat/completions"
 
 	run := func(url string, body []byte) (cpu time.Duration, mallocs uint64) {
-		// Each path starts on a collected heap: the collections during
-		// its run are the ones its own garbage brings, not the ones the
-		// path before left due.
-		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		m0, c0 := ms.Mallocs, processCPU()
