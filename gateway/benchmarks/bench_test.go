@@ -308,26 +308,32 @@ limits: {max_concurrent_streams: %d}
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	var wg sync.WaitGroup
+	defer func() { // also when a refused stream fails the benchmark (FailNow)
+		close(up.release)
+		wg.Wait()
+		client.CloseIdleConnections()
+		if cleanup != nil {
+			cleanup()
+		}
+	}()
 	opened := make(chan struct{}, n)
 	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+			if err == nil && resp.StatusCode != http.StatusOK {
+				// Refused (a limit of the gateway's): the stream is not held.
+				msg, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				err = fmt.Errorf("stream refused: %d %s", resp.StatusCode, msg)
+			}
 			if err != nil {
 				b.Error(err)
 				opened <- struct{}{}
 				return
 			}
 			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				// Refused (a limit of the gateway's): the stream is not
-				// held, and would leave the count of held streams short.
-				msg, _ := io.ReadAll(resp.Body)
-				b.Errorf("stream refused: %d %s", resp.StatusCode, msg)
-				opened <- struct{}{}
-				return
-			}
 			br := bufio.NewReader(resp.Body)
 			_, _ = br.ReadString('\n') // the first chunk arrived: the upstream holds the stream
 			opened <- struct{}{}
@@ -338,11 +344,6 @@ limits: {max_concurrent_streams: %d}
 		<-opened
 	}
 	if b.Failed() {
-		close(up.release)
-		wg.Wait()
-		if cleanup != nil {
-			cleanup()
-		}
 		b.FailNow()
 	}
 	runtime.GC()
@@ -359,12 +360,6 @@ limits: {max_concurrent_streams: %d}
 			_ = pprof.Lookup("goroutine").WriteTo(f, 1)
 			f.Close()
 		}
-	}
-	close(up.release)
-	wg.Wait()
-	client.CloseIdleConnections()
-	if cleanup != nil {
-		cleanup()
 	}
 	used := float64(during.HeapInuse+during.StackInuse) - float64(before.HeapInuse+before.StackInuse)
 	return used / float64(n), (float64(during.StackInuse) - float64(before.StackInuse)) / float64(n)
