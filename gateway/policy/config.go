@@ -109,10 +109,22 @@ type Target struct {
 	// SLA cutoffs mark the target unhealthy when breached. A provider:model
 	// used by several routes must have the same SLA in each.
 	SLA SLA `yaml:"sla"`
+
+	// key is Provider+":"+Model, kept by withDefaults so that the engine's
+	// targets (Decision.Target) answer Key without building it each time.
+	key string
 }
 
 // Key returns "provider:model", the key of breakers, health and events.
-func (t *Target) Key() string { return t.Provider + ":" + t.Model }
+func (t *Target) Key() string {
+	// The kept key is used only while it still spells Provider and Model:
+	// a target copied and then changed, or built by hand, builds its own.
+	p, k := len(t.Provider), t.key
+	if len(k) == p+1+len(t.Model) && k[p] == ':' && k[:p] == t.Provider && k[p+1:] == t.Model {
+		return k
+	}
+	return t.Provider + ":" + t.Model
+}
 
 // Capabilities says what a target supports.
 type Capabilities struct {
@@ -374,6 +386,7 @@ func (t Target) withDefaults() Target {
 	s := &t.SLA
 	s.Window = yamlfile.Duration(orDur(s.Window, time.Minute))
 	s.MinSamples = orInt(s.MinSamples, 5)
+	t.key = t.Provider + ":" + t.Model
 	return t
 }
 

@@ -188,3 +188,29 @@ func FuzzConfig(f *testing.F) {
 		}
 	})
 }
+
+var keySink string // Key's result escapes here, as the gateway's do
+
+// TestTargetKey: Key is "provider:model" for the engine's targets (kept,
+// built without allocating), for targets built by hand, and for a copy of
+// an engine target whose provider or model was changed afterwards.
+func TestTargetKey(t *testing.T) {
+	require.Equal(t, "p:m", (&Target{Provider: "p", Model: "m"}).Key())
+	require.Equal(t, ":", (&Target{}).Key())
+
+	e := newEngine(t, oneRoute(tgt("ab:c")), nil)
+	d := e.Begin(t0, Request{Route: "chat"}).Next(t0)
+	require.Equal(t, Send, d.Kind)
+	require.Equal(t, "ab:c", d.Target.Key())
+	require.Zero(t, testing.AllocsPerRun(100, func() { keySink = d.Target.Key() }), "the engine's target keeps its key")
+
+	c := *d.Target
+	c.Provider, c.Model = "a", "bc" // same length as the kept key
+	require.Equal(t, "a:bc", c.Key())
+	c.Provider, c.Model = "ab", "d"
+	require.Equal(t, "ab:d", c.Key())
+	c.Provider, c.Model = "x", "c"
+	require.Equal(t, "x:c", c.Key())
+	c = *d.Target
+	require.Equal(t, "ab:c", c.Key())
+}
