@@ -99,6 +99,12 @@ type upstream struct {
 	apiVersion string
 	headers    [][2]string
 	client     *http.Client
+	// tmpl is what every request to the provider starts from when its URL
+	// does not name the model (all kinds but Gemini and Azure): the URL
+	// parsed and the fixed header fields set once; newRequest clones it
+	// (http.Request.Clone copies the URL and the header). nil: each
+	// request is built whole.
+	tmpl *http.Request
 	// streamUsage asks for the usage chunk of streams.
 	streamUsage bool
 }
@@ -131,7 +137,33 @@ func newUpstream(p *Provider, tr http.RoundTripper) *upstream {
 	for k, v := range p.Headers {
 		u.headers = append(u.headers, [2]string{http.CanonicalHeaderKey(k), v.Value()})
 	}
+	if u.kind != KindGemini && u.kind != KindAzure {
+		// A base URL that does not parse fails each request, as before.
+		u.tmpl, _ = u.template(context.Background(), "", false)
+	}
 	return u
+}
+
+// template is a request to the provider's URL for model (and stream),
+// with the header fields every request carries: content type, key,
+// version, the provider's own headers.
+func (u *upstream) template(ctx context.Context, model string, stream bool) (*http.Request, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url(model, stream), nil)
+	if err != nil {
+		return nil, err
+	}
+	h := hr.Header
+	h["Content-Type"] = []string{"application/json"}
+	if u.key != "" {
+		h[u.authHeader] = []string{u.authPrefix + u.key}
+	}
+	if u.kind == KindAnthropic {
+		h["Anthropic-Version"] = []string{u.apiVersion}
+	}
+	for _, kv := range u.headers {
+		h[kv[0]] = []string{kv[1]}
+	}
+	return hr, nil
 }
 
 // requestBody is an upstream request's body. It is a type net/http does
@@ -199,25 +231,33 @@ func (u *upstream) do(hr *http.Request) (*http.Response, error) {
 // a *protocolError) when what it read came on an HTTP/1.1 connection
 // before hr was sent on it (see quietConn).
 func (u *upstream) send(hr *http.Request) (*http.Response, error) {
-	var answered atomic.Bool // set on the transport's goroutine
-	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { answered.Store(true) }}
-	try := new(quietTry)
-	trace.GotConn = try.gotConn
-	resp, err := u.client.Do(hr.WithContext(httptrace.WithClientTrace(hr.Context(), trace)))
-	if try.unsent() {
+	st := new(sendTrace)
+	st.trace.GotFirstResponseByte = st.gotFirstResponseByte
+	st.trace.GotConn = st.try.gotConn
+	resp, err := u.client.Do(hr.WithContext(httptrace.WithClientTrace(hr.Context(), &st.trace)))
+	if st.try.unsent() {
 		if err == nil {
 			_ = resp.Body.Close() // unread: the connection is closed
 		}
 		return nil, &protocolError{err: errUnsolicited}
 	}
 	if err != nil {
-		if answered.Load() && hr.Context().Err() == nil {
+		if st.answered.Load() && hr.Context().Err() == nil {
 			return nil, &protocolError{err: err}
 		}
 		return nil, err
 	}
 	return resp, nil
 }
+
+// sendTrace is what send follows of one round trip, in one allocation.
+type sendTrace struct {
+	trace    httptrace.ClientTrace
+	try      quietTry
+	answered atomic.Bool // set on the transport's goroutine
+}
+
+func (t *sendTrace) gotFirstResponseByte() { t.answered.Store(true) }
 
 func (u *upstream) url(model string, stream bool) string {
 	switch u.kind {
@@ -233,36 +273,34 @@ func (u *upstream) url(model string, stream bool) string {
 }
 
 // newRequest encodes req (whose Model is already the target's model) for
-// this provider.
+// this provider, on a clone of its template (a request of its own: URL and
+// header copied) or, when the URL names the model, a template of its own.
 func (u *upstream) newRequest(ctx context.Context, req *llm.Request, requestID string) (*http.Request, error) {
 	body, err := u.codec.EncodeRequest(req)
 	if err != nil {
 		return nil, err
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url(req.Model, req.Stream), requestBody{bytes.NewReader(body)})
-	if err != nil {
+	var hr *http.Request
+	if u.tmpl != nil {
+		hr = u.tmpl.Clone(ctx)
+	} else if hr, err = u.template(ctx, req.Model, req.Stream); err != nil {
 		return nil, err
 	}
+	hr.Body = requestBody{bytes.NewReader(body)}
 	hr.ContentLength = int64(len(body))
 	hr.GetBody = func() (io.ReadCloser, error) { return requestBody{bytes.NewReader(body)}, nil }
+	// The provider's own header fields (in the template) win, as they
+	// win over the content type and the key.
 	h := hr.Header
-	h["Content-Type"] = []string{"application/json"}
-	if req.Stream {
-		h["Accept"] = []string{"text/event-stream"}
-	} else {
-		h["Accept"] = []string{"application/json"}
+	if _, set := h["Accept"]; !set {
+		if req.Stream {
+			h["Accept"] = []string{"text/event-stream"}
+		} else {
+			h["Accept"] = []string{"application/json"}
+		}
 	}
-	if requestID != "" {
+	if _, set := h["X-Request-Id"]; !set && requestID != "" {
 		h["X-Request-Id"] = []string{requestID}
-	}
-	if u.key != "" {
-		h[u.authHeader] = []string{u.authPrefix + u.key}
-	}
-	if u.kind == KindAnthropic {
-		h["Anthropic-Version"] = []string{u.apiVersion}
-	}
-	for _, kv := range u.headers {
-		h[kv[0]] = []string{kv[1]}
 	}
 	return hr, nil
 }
