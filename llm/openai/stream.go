@@ -17,19 +17,32 @@ var doneMarker = []byte("[DONE]")
 // streamEncoder writes chat.completion.chunk events.
 type streamEncoder struct {
 	c       Codec
-	w       *sse.Writer
-	prefix  []byte // {"id":...,"object":...,"created":...,"model":...
+	w       sse.Writer // in the encoder: one allocation less per stream
+	prefix  []byte     // {"id":...,"object":...,"created":...,"model":...
 	buf     []byte
 	started bool
 	errored bool
 }
 
+// The prefix and the chunk being built share one allocation, made at the
+// start of the stream and large enough for usual chunks (an ID and a model
+// of a few dozen bytes, a delta of a few words; a usage chunk), so that
+// neither grows during the stream. A larger one grows apart.
+const (
+	encPrefixCap = 192
+	encBufCap    = 512
+)
+
 func newStreamEncoder(c Codec, w io.Writer) *streamEncoder {
-	return &streamEncoder{c: c, w: sse.NewWriter(w)}
+	return &streamEncoder{c: c, w: *sse.NewWriter(w)}
 }
 
 func (e *streamEncoder) start(id, model string) {
 	e.started = true
+	if e.prefix == nil {
+		b := make([]byte, encPrefixCap+encBufCap)
+		e.prefix, e.buf = b[:0:encPrefixCap], b[encPrefixCap:encPrefixCap]
+	}
 	p := e.prefix[:0]
 	p = append(p, `{"id":`...)
 	p = appendString(p, id)
@@ -116,13 +129,9 @@ func (e *streamEncoder) Encode(ev llm.StreamEvent) error {
 		if ev.Usage == nil {
 			return errors.New("openai: stream encoder: usage event without usage")
 		}
-		u, err := marshal(toWireUsage(*ev.Usage))
-		if err != nil {
-			return err
-		}
 		b = append(b, e.prefix...)
 		b = append(b, `,"choices":[],"usage":`...)
-		b = append(b, u...)
+		b = appendUsage(b, *ev.Usage)
 		b = append(b, '}')
 		e.buf = b
 		return e.w.Data(b)
