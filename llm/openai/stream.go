@@ -187,8 +187,9 @@ type wireChunk struct {
 
 // streamDecoder reads chat.completion.chunk events.
 type streamDecoder struct {
-	r        *sse.Reader
+	r        sse.Reader // in the decoder: one allocation less per stream
 	queue    []llm.StreamEvent
+	queue0   [2]llm.StreamEvent // queue's first backing: a chunk makes one or two events
 	next     int
 	started  bool
 	finished bool // a finish_reason or an in-band error was seen
@@ -198,11 +199,43 @@ type streamDecoder struct {
 	// string, when it has one), learned from the last text chunk the
 	// parser read (see textChunk).
 	textPrefix, textMid, textTail []byte
-	textObf                       bool // textMid is followed by the obfuscation string, then textTail
+	textObf                       bool   // textMid is followed by the obfuscation string, then textTail
+	learned                       []byte // backs textPrefix, textMid and textTail
+	// block holds the copies of the strings the events keep (own), cut
+	// one after the other from blocks of ownBlock bytes: a stream's
+	// deltas cost an allocation per block, not one each.
+	block []byte
 }
 
 func newStreamDecoder(r io.Reader) *streamDecoder {
-	return &streamDecoder{r: sse.NewReader(r)}
+	d := &streamDecoder{r: *sse.NewReader(r)}
+	d.queue = d.queue0[:0]
+	return d
+}
+
+// ownBlock is the size of the decoder's blocks of kept strings (own): the
+// ID, the model and the deltas of a short answer, or of a few dozen
+// tokens of a long one. A string longer than a quarter of it is copied
+// apart.
+const ownBlock = 512
+
+// own returns a copy of s that an event keeps (s views the reader's
+// buffer). The copy is cut from the current block; the bytes of a block
+// are written once and never changed, so the strings that view it stay
+// valid (and keep it alive) whatever the decoder reads next.
+func (d *streamDecoder) own(s string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	if len(s) > ownBlock/4 {
+		return strings.Clone(s)
+	}
+	if cap(d.block)-len(d.block) < len(s) {
+		d.block = make([]byte, 0, ownBlock)
+	}
+	n := len(d.block)
+	d.block = append(d.block, s...)
+	return unsafe.String(&d.block[n], len(s))
 }
 
 // Next returns the next event: EventStart first, then deltas, the finish,
@@ -266,7 +299,7 @@ func (d *streamDecoder) decodeChunk(data string) error {
 			usage = &u
 		}
 		d.learn(data, &d.fast, usage)
-		d.emit(&d.fast, usage, strings.Clone)
+		d.emit(&d.fast, usage, d.own)
 		return nil
 	}
 	c, usage, inband, err := slowChunk(data)
@@ -297,7 +330,7 @@ func (d *streamDecoder) decodeChunk(data string) error {
 // learn keeps the bytes around c's content string when c is a plain text
 // chunk read from data, and forgets them otherwise.
 func (d *streamDecoder) learn(data string, c *chunk, usage *llm.Usage) {
-	d.textPrefix, d.textMid, d.textTail, d.textObf = d.textPrefix[:0], d.textMid[:0], d.textTail[:0], false
+	d.textPrefix, d.textMid, d.textTail, d.textObf = nil, nil, nil, false
 	if !d.started || usage != nil || len(c.choices) != 1 {
 		return
 	}
@@ -305,14 +338,22 @@ func (d *streamDecoder) learn(data string, c *chunk, usage *llm.Usage) {
 	if ch.index != 0 || ch.contentEnd == 0 || ch.refusal != "" || len(ch.toolCalls) > 0 || ch.finish != "" {
 		return
 	}
-	d.textPrefix = append(d.textPrefix, data[:ch.contentAt]...)
+	// The three in one buffer, kept for the next chunk learned.
+	if n := ch.contentAt + len(data) - ch.contentEnd; cap(d.learned) < n {
+		d.learned = make([]byte, 0, n+n/4)
+	}
+	b := append(d.learned[:0], data[:ch.contentAt]...)
+	d.textPrefix = b
 	if c.obfEnd > 0 && c.obfAt >= ch.contentEnd {
 		d.textObf = true
-		d.textMid = append(d.textMid, data[ch.contentEnd:c.obfAt]...)
-		d.textTail = append(d.textTail, data[c.obfEnd:]...)
+		b = append(b, data[ch.contentEnd:c.obfAt]...)
+		d.textMid = b[len(d.textPrefix):]
+		b = append(b, data[c.obfEnd:]...)
+		d.textTail = b[len(d.textPrefix)+len(d.textMid):]
 		return
 	}
-	d.textMid = append(d.textMid, data[ch.contentEnd:]...)
+	b = append(b, data[ch.contentEnd:]...)
+	d.textMid = b[len(d.textPrefix):]
 }
 
 // textChunk decodes data when it is a text chunk with the learned bytes
@@ -343,7 +384,7 @@ func (d *streamDecoder) textChunk(data string) bool {
 		}
 	}
 	if text != "" {
-		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventTextDelta, Text: strings.Clone(text)})
+		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventTextDelta, Text: d.own(text)})
 	}
 	return true
 }
