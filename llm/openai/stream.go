@@ -195,6 +195,7 @@ type streamDecoder struct {
 	finished bool // a finish_reason or an in-band error was seen
 	done     bool // the input is over
 	fast     chunk
+	choices0 [1]choice // fast.choices' first backing: a chunk has one choice
 	// A text chunk's bytes around its content string (and its obfuscation
 	// string, when it has one), learned from the last text chunk the
 	// parser read (see textChunk).
@@ -209,7 +210,7 @@ type streamDecoder struct {
 
 func newStreamDecoder(r io.Reader) *streamDecoder {
 	d := &streamDecoder{r: *sse.NewReader(r)}
-	d.queue = d.queue0[:0]
+	d.queue, d.fast.choices = d.queue0[:0], d.choices0[:0]
 	return d
 }
 
