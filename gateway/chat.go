@@ -70,6 +70,12 @@ type exchange struct {
 	structured bool
 	respID     string
 	model      string // the model that served
+	// hdr backs the one-value headers a stream's commit sets (hdr*
+	// indices), and evUsage the usage of the events the relay writes (its
+	// start, its usage), so that they cost no allocation of their own:
+	// the exchange lives as long as the response.
+	hdr     [hdrCount]string
+	evUsage [2]llm.Usage
 
 	// Complete answer (non-streamed, or accumulated for the cache).
 	resp *llm.Response
@@ -487,7 +493,7 @@ func (x *exchange) done(d *policy.Decision, cacheable bool) {
 	}
 	if x.req.Stream && x.committed {
 		if by := x.lc.ServedBy(); by != "" {
-			x.w.Header()[HeaderTarget] = []string{by} // the trailer
+			x.setTrailer(x.w.Header(), by)
 		}
 		x.keep()
 		// The end marker is not flushed on its own: net/http writes it
@@ -582,6 +588,35 @@ func (x *exchange) writeAnswer(target string, attempts int, tier string) {
 	_ = x.rc.Flush()
 }
 
+// The headers of a stream's commit whose value x.hdr holds.
+const (
+	hdrTarget = iota
+	hdrAttempts
+	hdrTier
+	hdrContentType
+	hdrCacheControl
+	hdrAccel
+	hdrTrailer
+	hdrCount
+)
+
+// setHeader sets header k of h to the one value v, kept in x.hdr[i].
+func (x *exchange) setHeader(h http.Header, i int, k, v string) {
+	x.hdr[i] = v
+	h[k] = x.hdr[i : i+1 : i+1]
+}
+
+// setTrailer sets the trailer HeaderTarget to by. When the commit set the
+// header (setHeader), its value is replaced in place: an assignment to a
+// map of eight keys grows it to a table, even for a key it has.
+func (x *exchange) setTrailer(h http.Header, by string) {
+	if v := h[HeaderTarget]; len(v) == 1 && &v[0] == &x.hdr[hdrTarget] {
+		x.hdr[hdrTarget] = by
+		return
+	}
+	h[HeaderTarget] = []string{by}
+}
+
 func (x *exchange) wantUsage() bool { return x.req.IncludeUsage || x.in.Format() != llm.FormatOpenAI }
 
 // commitStream writes the stream's headers: from here on the client sees
@@ -592,12 +627,12 @@ func (x *exchange) commitStream() {
 	}
 	x.committed = true
 	h := x.w.Header()
-	h["Content-Type"] = []string{"text/event-stream"}
-	h["Cache-Control"] = []string{"no-cache"}
-	h["X-Accel-Buffering"] = []string{"no"}
+	x.setHeader(h, hdrContentType, "Content-Type", "text/event-stream")
+	x.setHeader(h, hdrCacheControl, "Cache-Control", "no-cache")
+	x.setHeader(h, hdrAccel, "X-Accel-Buffering", "no")
 	// The target that produced the end of the answer, once known: another
 	// one when a fall-back continued it.
-	h["Trailer"] = []string{HeaderTarget}
+	x.setHeader(h, hdrTrailer, "Trailer", HeaderTarget)
 	x.w.WriteHeader(http.StatusOK)
 	x.enc = x.in.NewStreamEncoder(x.w)
 }

@@ -340,19 +340,20 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 	// in one write, and nothing that arrived waits on the network.
 	// The meter charges the byte budget for the decoder's copies of the
 	// event being read, before it is complete (eventMeter).
-	meter := &eventMeter{body: capped{r: resp.Body, left: responseCap(d.Target)}, x: x}
-	lf := &lazyFlush{r: meter, flush: func() { _ = x.rc.Flush() }}
+	lf := &lazyFlush{r: eventMeter{body: capped{r: resp.Body, left: responseCap(d.Target)}, x: x}, rc: x.rc}
+	meter := &lf.r
 	defer lf.now()
 	dec := u.codec.NewStreamDecoder(lf)
 	var (
-		tokens   int
-		usage    *llm.Usage
-		finish   llm.FinishReason
-		upID     string
-		upStart  *llm.Usage // the usage the upstream's start reported
-		obs      = lifecycle.Observation{Status: resp.StatusCode}
-		ended    bool // obs.End is known
-		finished bool
+		tokens    int
+		usage     llm.Usage
+		haveUsage bool
+		finish    llm.FinishReason
+		upID      string
+		upStart   *llm.Usage // the usage the upstream's start reported
+		obs       = lifecycle.Observation{Status: resp.StatusCode}
+		ended     bool // obs.End is known
+		finished  bool
 	)
 	flush := func() { lf.pending = true }
 	emit := func(ev llm.StreamEvent) bool {
@@ -368,10 +369,11 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 			return
 		}
 		h := x.w.Header()
-		h[HeaderTarget] = []string{d.Target.Key()}
-		x.setDropped(h, d.Target.Key())
-		h[HeaderAttempts] = []string{strconv.Itoa(d.Try)}
-		h[HeaderTier] = []string{d.Tier}
+		key := d.Target.Key()
+		x.setHeader(h, hdrTarget, HeaderTarget, key)
+		x.setDropped(h, key)
+		x.setHeader(h, hdrAttempts, HeaderAttempts, strconv.Itoa(d.Try))
+		x.setHeader(h, hdrTier, HeaderTier, d.Tier)
 		x.commitStream()
 		// The client sees the model it asked for and an ID in its
 		// format's style (see writeAnswer).
@@ -385,7 +387,8 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 		// the gateway's estimate; the final usage has the billed count.
 		start := upStart
 		if start == nil || start.InputTokens == 0 {
-			start = &llm.Usage{InputTokens: x.promptTokens}
+			x.evUsage[0] = llm.Usage{InputTokens: x.promptTokens}
+			start = &x.evUsage[0]
 		}
 		_ = x.enc.Encode(llm.StreamEvent{Type: llm.EventStart, ID: x.respID, Model: x.model, Usage: start})
 	}
@@ -393,7 +396,6 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 		ev, err := dec.Next()
 		meter.delivered()
 		if err != nil {
-			var ee *sse.EventError
 			switch {
 			case err == io.EOF || (finished && errors.Is(context.Cause(ctx), errFinishedNoEnd)):
 				obs.End = lifecycle.Answered
@@ -407,7 +409,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 				if obs.End == lifecycle.Broken {
 					obs.End = lifecycle.Cut
 				}
-			case errors.As(err, &ee):
+			case isEventError(err):
 				// An event that does not parse in a stream that goes on:
 				// skipped and counted, up to the limit.
 				if skip, n := a.Malformed(x.rt.cfg.Policy.MalformedLimit()); skip {
@@ -470,10 +472,10 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 			}
 		case llm.EventUsage:
 			if ev.Usage != nil {
-				billed := *ev.Usage
-				usage = &billed
+				usage, haveUsage = *ev.Usage, true
 				if x.wantUsage() && x.committed {
-					u := billed
+					u := &x.evUsage[1]
+					*u = usage
 					if continuing {
 						// The client is owed the usage of the answer it got:
 						// the output it received, and its own prompt (a
@@ -483,7 +485,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 							u.InputTokens = max(0, u.InputTokens-a.Before())
 						}
 					}
-					emit(llm.StreamEvent{Type: llm.EventUsage, Usage: &u})
+					emit(llm.StreamEvent{Type: llm.EventUsage, Usage: u})
 				}
 			}
 			continue
@@ -497,8 +499,8 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 	obs.TTFT = w.ttft()
 	obs.Tokens = tokens
 	obs.PromptTokens = x.promptTokens
-	if usage != nil {
-		obs.Usage, obs.HaveUsage = *usage, true
+	if haveUsage {
+		obs.Usage, obs.HaveUsage = usage, true
 	}
 	outcome := lifecycle.Classify(&obs)
 	if outcome.Class == policy.OK {
@@ -519,6 +521,14 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 		return outcome
 	}
 	return outcome
+}
+
+// isEventError reports whether err is an *sse.EventError. It is apart
+// from relay, which would allocate the target of errors.As at every end
+// of a stream.
+func isEventError(err error) bool {
+	var ee *sse.EventError
+	return errors.As(err, &ee)
 }
 
 // lazyFlush reads an upstream body and flushes what was written to the
@@ -554,8 +564,8 @@ func (c *capped) Read(p []byte) (int, error) {
 }
 
 type lazyFlush struct {
-	r       io.Reader
-	flush   func()
+	r       eventMeter // the body, metered (one allocation with lazyFlush)
+	rc      *http.ResponseController
 	pending bool
 	at      time.Time // when the last read that brought bytes returned
 }
@@ -582,6 +592,6 @@ func (l *lazyFlush) arrived() time.Time {
 func (l *lazyFlush) now() {
 	if l.pending {
 		l.pending = false
-		l.flush()
+		_ = l.rc.Flush()
 	}
 }

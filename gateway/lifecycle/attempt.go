@@ -211,7 +211,15 @@ func (a *Attempt) settle(fwd string) bool {
 	return true
 }
 
+// partialCap is the room the answer so far gets at its first text: the
+// text of a short answer, which then costs one allocation, not one per
+// doubling of a builder grown from a few bytes.
+const partialCap = 256
+
 func (a *Attempt) forwarded(text string) {
+	if a.r.partial.Cap() == 0 {
+		a.r.partial.Grow(max(partialCap, len(text)))
+	}
 	a.r.partial.WriteString(text)
 	a.r.servedBy = a.target
 }

@@ -779,16 +779,17 @@ func appendExtra(body []byte, extra map[string]json.RawMessage) ([]byte, error) 
 }
 
 func encodeMessage(i int, m llm.Message) (wireMessage, error) {
-	p := fmt.Sprintf("messages[%d]", i)
+	// p names the message in an error; made only for one.
+	p := func() string { return "messages[" + strconv.Itoa(i) + "]" }
 	wm := wireMessage{Role: string(m.Role), Name: m.Name}
 	if m.IsError {
-		return wm, unsupported(p+".is_error", "Chat Completions tool messages cannot flag an error")
+		return wm, unsupported(p()+".is_error", "Chat Completions tool messages cannot flag an error")
 	}
 	if len(m.ToolCalls) > 0 && m.Role != llm.RoleAssistant {
-		return wm, unsupported(p+".tool_calls", "only assistant messages carry tool calls")
+		return wm, unsupported(p()+".tool_calls", "only assistant messages carry tool calls")
 	}
 	if m.ToolCallID != "" && m.Role != llm.RoleTool {
-		return wm, unsupported(p+".tool_call_id", "only tool messages answer a tool call")
+		return wm, unsupported(p()+".tool_call_id", "only tool messages answer a tool call")
 	}
 	images := false
 	for j, part := range m.Content {
@@ -797,14 +798,14 @@ func encodeMessage(i int, m llm.Message) (wireMessage, error) {
 		case llm.PartImage:
 			images = true
 			if part.URL == "" && len(part.Data) == 0 {
-				return wm, unsupported(fmt.Sprintf("%s.content[%d]", p, j), "image part without URL or data")
+				return wm, unsupported(fmt.Sprintf("%s.content[%d]", p(), j), "image part without URL or data")
 			}
 		default:
-			return wm, unsupported(fmt.Sprintf("%s.content[%d].type", p, j), fmt.Sprintf("content part type %q", part.Type))
+			return wm, unsupported(fmt.Sprintf("%s.content[%d].type", p(), j), fmt.Sprintf("content part type %q", part.Type))
 		}
 	}
 	if images && m.Role != llm.RoleUser {
-		return wm, unsupported(p+".content", fmt.Sprintf("images in a %s message", m.Role))
+		return wm, unsupported(p()+".content", fmt.Sprintf("images in a %s message", m.Role))
 	}
 	switch m.Role {
 	case llm.RoleSystem, llm.RoleUser:
@@ -820,13 +821,13 @@ func encodeMessage(i int, m llm.Message) (wireMessage, error) {
 		}
 	case llm.RoleTool:
 		if m.ToolCallID == "" {
-			return wm, unsupported(p+".tool_call_id", "a tool message must name the call it answers")
+			return wm, unsupported(p()+".tool_call_id", "a tool message must name the call it answers")
 		}
 		wm.Name = "" // tool messages carry no name; tool_call_id links them
 		wm.ToolCallID = m.ToolCallID
 		wm.Content = encodeContent(m.Content, "")
 	default:
-		return wm, unsupported(p+".role", fmt.Sprintf("role %q", m.Role))
+		return wm, unsupported(p()+".role", fmt.Sprintf("role %q", m.Role))
 	}
 	return wm, nil
 }

@@ -59,6 +59,26 @@ func toWireUsage(u llm.Usage) *wireUsage {
 	}
 }
 
+// appendUsage appends u as the JSON of toWireUsage(u), as marshal writes
+// it, without the allocations of encoding/json.
+func appendUsage(b []byte, u llm.Usage) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = appendInt(b, int64(u.InputTokens))
+	b = append(b, `,"completion_tokens":`...)
+	b = appendInt(b, int64(u.OutputTokens))
+	b = append(b, `,"total_tokens":`...)
+	b = appendInt(b, int64(u.InputTokens+u.OutputTokens))
+	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+	b = appendInt(b, int64(u.CachedInputTokens))
+	if u.CacheCreationTokens != 0 {
+		b = append(b, `,"cache_write_tokens":`...)
+		b = appendInt(b, int64(u.CacheCreationTokens))
+	}
+	b = append(b, `},"completion_tokens_details":{"reasoning_tokens":`...)
+	b = appendInt(b, int64(u.ReasoningTokens))
+	return append(b, "}}"...)
+}
+
 func fromWireUsage(w *wireUsage) llm.Usage {
 	u := llm.Usage{InputTokens: w.PromptTokens, OutputTokens: w.CompletionTokens}
 	if d := w.PromptTokensDetails; d != nil {

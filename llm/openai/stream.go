@@ -17,19 +17,32 @@ var doneMarker = []byte("[DONE]")
 // streamEncoder writes chat.completion.chunk events.
 type streamEncoder struct {
 	c       Codec
-	w       *sse.Writer
-	prefix  []byte // {"id":...,"object":...,"created":...,"model":...
+	w       sse.Writer // in the encoder: one allocation less per stream
+	prefix  []byte     // {"id":...,"object":...,"created":...,"model":...
 	buf     []byte
 	started bool
 	errored bool
 }
 
+// The prefix and the chunk being built share one allocation, made at the
+// start of the stream and large enough for usual chunks (an ID and a model
+// of a few dozen bytes, a delta of a few words; a usage chunk), so that
+// neither grows during the stream. A larger one grows apart.
+const (
+	encPrefixCap = 192
+	encBufCap    = 512
+)
+
 func newStreamEncoder(c Codec, w io.Writer) *streamEncoder {
-	return &streamEncoder{c: c, w: sse.NewWriter(w)}
+	return &streamEncoder{c: c, w: *sse.NewWriter(w)}
 }
 
 func (e *streamEncoder) start(id, model string) {
 	e.started = true
+	if e.prefix == nil {
+		b := make([]byte, encPrefixCap+encBufCap)
+		e.prefix, e.buf = b[:0:encPrefixCap], b[encPrefixCap:encPrefixCap]
+	}
 	p := e.prefix[:0]
 	p = append(p, `{"id":`...)
 	p = appendString(p, id)
@@ -116,13 +129,9 @@ func (e *streamEncoder) Encode(ev llm.StreamEvent) error {
 		if ev.Usage == nil {
 			return errors.New("openai: stream encoder: usage event without usage")
 		}
-		u, err := marshal(toWireUsage(*ev.Usage))
-		if err != nil {
-			return err
-		}
 		b = append(b, e.prefix...)
 		b = append(b, `,"choices":[],"usage":`...)
-		b = append(b, u...)
+		b = appendUsage(b, *ev.Usage)
 		b = append(b, '}')
 		e.buf = b
 		return e.w.Data(b)
@@ -178,22 +187,56 @@ type wireChunk struct {
 
 // streamDecoder reads chat.completion.chunk events.
 type streamDecoder struct {
-	r        *sse.Reader
+	r        sse.Reader // in the decoder: one allocation less per stream
 	queue    []llm.StreamEvent
+	queue0   [2]llm.StreamEvent // queue's first backing: a chunk makes one or two events
 	next     int
 	started  bool
 	finished bool // a finish_reason or an in-band error was seen
 	done     bool // the input is over
 	fast     chunk
+	choices0 [1]choice // fast.choices' first backing: a chunk has one choice
 	// A text chunk's bytes around its content string (and its obfuscation
 	// string, when it has one), learned from the last text chunk the
 	// parser read (see textChunk).
 	textPrefix, textMid, textTail []byte
-	textObf                       bool // textMid is followed by the obfuscation string, then textTail
+	textObf                       bool   // textMid is followed by the obfuscation string, then textTail
+	learned                       []byte // backs textPrefix, textMid and textTail
+	// block holds the copies of the strings the events keep (own), cut
+	// one after the other from blocks of ownBlock bytes: a stream's
+	// deltas cost an allocation per block, not one each.
+	block []byte
 }
 
 func newStreamDecoder(r io.Reader) *streamDecoder {
-	return &streamDecoder{r: sse.NewReader(r)}
+	d := &streamDecoder{r: *sse.NewReader(r)}
+	d.queue, d.fast.choices = d.queue0[:0], d.choices0[:0]
+	return d
+}
+
+// ownBlock is the size of the decoder's blocks of kept strings (own): the
+// ID, the model and the deltas of a short answer, or of a few dozen
+// tokens of a long one. A string longer than a quarter of it is copied
+// apart.
+const ownBlock = 512
+
+// own returns a copy of s that an event keeps (s views the reader's
+// buffer). The copy is cut from the current block; the bytes of a block
+// are written once and never changed, so the strings that view it stay
+// valid (and keep it alive) whatever the decoder reads next.
+func (d *streamDecoder) own(s string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	if len(s) > ownBlock/4 {
+		return strings.Clone(s)
+	}
+	if cap(d.block)-len(d.block) < len(s) {
+		d.block = make([]byte, 0, ownBlock)
+	}
+	n := len(d.block)
+	d.block = append(d.block, s...)
+	return unsafe.String(&d.block[n], len(s))
 }
 
 // Next returns the next event: EventStart first, then deltas, the finish,
@@ -257,7 +300,7 @@ func (d *streamDecoder) decodeChunk(data string) error {
 			usage = &u
 		}
 		d.learn(data, &d.fast, usage)
-		d.emit(&d.fast, usage, strings.Clone)
+		d.emit(&d.fast, usage, d.own)
 		return nil
 	}
 	c, usage, inband, err := slowChunk(data)
@@ -288,7 +331,7 @@ func (d *streamDecoder) decodeChunk(data string) error {
 // learn keeps the bytes around c's content string when c is a plain text
 // chunk read from data, and forgets them otherwise.
 func (d *streamDecoder) learn(data string, c *chunk, usage *llm.Usage) {
-	d.textPrefix, d.textMid, d.textTail, d.textObf = d.textPrefix[:0], d.textMid[:0], d.textTail[:0], false
+	d.textPrefix, d.textMid, d.textTail, d.textObf = nil, nil, nil, false
 	if !d.started || usage != nil || len(c.choices) != 1 {
 		return
 	}
@@ -296,14 +339,22 @@ func (d *streamDecoder) learn(data string, c *chunk, usage *llm.Usage) {
 	if ch.index != 0 || ch.contentEnd == 0 || ch.refusal != "" || len(ch.toolCalls) > 0 || ch.finish != "" {
 		return
 	}
-	d.textPrefix = append(d.textPrefix, data[:ch.contentAt]...)
+	// The three in one buffer, kept for the next chunk learned.
+	if n := ch.contentAt + len(data) - ch.contentEnd; cap(d.learned) < n {
+		d.learned = make([]byte, 0, n+n/4)
+	}
+	b := append(d.learned[:0], data[:ch.contentAt]...)
+	d.textPrefix = b
 	if c.obfEnd > 0 && c.obfAt >= ch.contentEnd {
 		d.textObf = true
-		d.textMid = append(d.textMid, data[ch.contentEnd:c.obfAt]...)
-		d.textTail = append(d.textTail, data[c.obfEnd:]...)
+		b = append(b, data[ch.contentEnd:c.obfAt]...)
+		d.textMid = b[len(d.textPrefix):]
+		b = append(b, data[c.obfEnd:]...)
+		d.textTail = b[len(d.textPrefix)+len(d.textMid):]
 		return
 	}
-	d.textMid = append(d.textMid, data[ch.contentEnd:]...)
+	b = append(b, data[ch.contentEnd:]...)
+	d.textMid = b[len(d.textPrefix):]
 }
 
 // textChunk decodes data when it is a text chunk with the learned bytes
@@ -334,7 +385,7 @@ func (d *streamDecoder) textChunk(data string) bool {
 		}
 	}
 	if text != "" {
-		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventTextDelta, Text: strings.Clone(text)})
+		d.queue = append(d.queue, llm.StreamEvent{Type: llm.EventTextDelta, Text: d.own(text)})
 	}
 	return true
 }

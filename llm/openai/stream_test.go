@@ -226,3 +226,30 @@ func TestStreamEncoderAfterError(t *testing.T) {
 		t.Errorf("stream with an error ends with [DONE]:\n%s", buf.String())
 	}
 }
+
+// TestStreamDecoderKeepsTexts: the events' strings stay as they were read
+// while the decoder reads on (they are copied out of the reader's buffer,
+// which the next events overwrite), short and long, over many chunks.
+func TestStreamDecoderKeepsTexts(t *testing.T) {
+	var in strings.Builder
+	in.WriteString(chunkRole)
+	var texts []string
+	for i := range 400 {
+		text := strings.Repeat(string(rune('a'+i%26)), 1+(i*37)%300)
+		texts = append(texts, text)
+		in.WriteString(`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"` + text + `"},"finish_reason":null}]}` + "\n\n")
+	}
+	in.WriteString(chunkStop + chunkDone)
+	evs, err := decodeAll(in.String())
+	if err != io.EOF {
+		t.Fatalf("err = %v, want EOF", err)
+	}
+	if len(evs) != len(texts)+2 || evs[0] != evStart {
+		t.Fatalf("got %d events, first %+v; want %d, first %+v", len(evs), evs[0], len(texts)+2, evStart)
+	}
+	for i, text := range texts {
+		if ev := evs[1+i]; ev.Type != llm.EventTextDelta || ev.Text != text {
+			t.Fatalf("event %d = %+v, want the text delta %q", 1+i, ev, text)
+		}
+	}
+}

@@ -75,6 +75,11 @@ type Reader struct {
 // memory of the streams they hold.
 const ReadBufferSize = 4 << 10
 
+// dataBufSize is the least a Reader's buffer of an event's data holds
+// once it reads one: the chunks of an LLM stream (a few hundred bytes, the
+// last ones the largest) then fill it without growing it.
+const dataBufSize = 512
+
 // NewReader returns a reader of events from r with the default maximum event
 // size.
 func NewReader(r io.Reader) *Reader {
@@ -165,6 +170,9 @@ func (r *Reader) NextBytes() (Event, []byte, error) {
 		}
 		switch string(field) {
 		case "data":
+			if r.data == nil {
+				r.data = make([]byte, 0, max(len(value)+len(value)/2, dataBufSize))
+			}
 			if hasData {
 				r.data = append(r.data, '\n')
 			}

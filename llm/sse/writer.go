@@ -14,6 +14,11 @@ type Writer struct {
 	buf []byte
 }
 
+// writerBufSize is the least a Writer's buffer holds once it writes: an
+// event of a few hundred bytes (an LLM stream's chunk) then costs it no
+// allocation, where growing by append cost a few in each stream.
+const writerBufSize = 512
+
 // NewWriter returns a writer of events to w.
 func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 
@@ -27,6 +32,9 @@ func (w *Writer) Event(name string, data []byte) error {
 		return errBadName
 	}
 	b := w.buf[:0]
+	if need := len("event: \ndata: \n\n") + len(name) + len(data); cap(b) < need {
+		b = make([]byte, 0, max(need+need/4, writerBufSize))
+	}
 	if name != "" {
 		b = append(b, "event: "...)
 		b = append(b, name...)
