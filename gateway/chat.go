@@ -70,7 +70,7 @@ type exchange struct {
 	structured bool
 	respID     string
 	model      string // the model that served
-	// hdr backs the one-value headers a stream's commit sets (hdr*
+	// hdr backs the one-value headers of the answer (setHeader; hdr*
 	// indices), and evUsage the usage of the events the relay writes (its
 	// start, its usage), so that they cost no allocation of their own:
 	// the exchange lives as long as the response.
@@ -493,7 +493,10 @@ func (x *exchange) done(d *policy.Decision, cacheable bool) {
 	}
 	if x.req.Stream && x.committed {
 		if by := x.lc.ServedBy(); by != "" {
-			x.setTrailer(x.w.Header(), by)
+			// The trailer: the value setServed keeps, replaced in place
+			// (an assignment to the header map, of eight keys by now,
+			// would grow it to a table, even for a key it has).
+			x.hdr[hdrTarget] = by
 		}
 		x.keep()
 		// The end marker is not flushed on its own: net/http writes it
@@ -544,10 +547,7 @@ func (x *exchange) serveCachedLookup(ctx context.Context) bool {
 // body or, for a stream, as the events of one.
 func (x *exchange) writeAnswer(target string, attempts int, tier string) {
 	h := x.w.Header()
-	h[HeaderTarget] = []string{target}
-	x.setDropped(h, target)
-	h[HeaderAttempts] = []string{strconv.Itoa(attempts)}
-	h[HeaderTier] = []string{tier}
+	x.setServed(h, target, attempts, tier)
 	if x.cacheAge > 0 {
 		h["Age"] = []string{strconv.FormatInt(int64(x.cacheAge/time.Second), 10)}
 	}
@@ -588,7 +588,7 @@ func (x *exchange) writeAnswer(target string, attempts int, tier string) {
 	_ = x.rc.Flush()
 }
 
-// The headers of a stream's commit whose value x.hdr holds.
+// The one-value headers whose value x.hdr holds (setServed, commitStream).
 const (
 	hdrTarget = iota
 	hdrAttempts
@@ -606,15 +606,14 @@ func (x *exchange) setHeader(h http.Header, i int, k, v string) {
 	h[k] = x.hdr[i : i+1 : i+1]
 }
 
-// setTrailer sets the trailer HeaderTarget to by. When the commit set the
-// header (setHeader), its value is replaced in place: an assignment to a
-// map of eight keys grows it to a table, even for a key it has.
-func (x *exchange) setTrailer(h http.Header, by string) {
-	if v := h[HeaderTarget]; len(v) == 1 && &v[0] == &x.hdr[hdrTarget] {
-		x.hdr[hdrTarget] = by
-		return
-	}
-	h[HeaderTarget] = []string{by}
+// setServed sets the headers naming what served the answer: the target
+// (whose value a stream's trailer replaces, see done), the parameters it
+// dropped, the attempts and the tier.
+func (x *exchange) setServed(h http.Header, target string, attempts int, tier string) {
+	x.setHeader(h, hdrTarget, HeaderTarget, target)
+	x.setDropped(h, target)
+	x.setHeader(h, hdrAttempts, HeaderAttempts, strconv.Itoa(attempts))
+	x.setHeader(h, hdrTier, HeaderTier, tier)
 }
 
 func (x *exchange) wantUsage() bool { return x.req.IncludeUsage || x.in.Format() != llm.FormatOpenAI }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -368,12 +367,7 @@ func (x *exchange) relay(parent, ctx context.Context, d *policy.Decision, u *ups
 		if x.committed {
 			return
 		}
-		h := x.w.Header()
-		key := d.Target.Key()
-		x.setHeader(h, hdrTarget, HeaderTarget, key)
-		x.setDropped(h, key)
-		x.setHeader(h, hdrAttempts, HeaderAttempts, strconv.Itoa(d.Try))
-		x.setHeader(h, hdrTier, HeaderTier, d.Tier)
+		x.setServed(x.w.Header(), d.Target.Key(), d.Try, d.Tier)
 		x.commitStream()
 		// The client sees the model it asked for and an ID in its
 		// format's style (see writeAnswer).
