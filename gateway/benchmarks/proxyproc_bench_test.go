@@ -28,10 +28,9 @@ import (
 // count them, and not also its client's and upstream's: the mock and the
 // client stay in the benchmark's process. In one process (this
 // benchmark's way until 2026-12-08, by subtracting a direct run) every
-// proxy was also charged with what its answers cost the client to read
-// (the gateway's answer has more header fields), and the proxies, the
-// mock and the client shared one heap and one collector, whose pacing
-// each one's garbage changed for the others.
+// proxy was also charged with whatever its client did differently to
+// read its answers, and the proxies, the mock and the client shared one
+// heap and one collector.
 const (
 	proxyRoleEnv     = "BROWNOUT_BENCH_PROXY"          // floor, gateway, traced or dial
 	proxyUpstreamEnv = "BROWNOUT_BENCH_PROXY_UPSTREAM" // the mock's URL
